@@ -1,0 +1,111 @@
+// One error base with stable codes, shared by every process (openai-agents-js errors.ts).
+import { z } from "zod";
+
+/** Stable error codes. Clients switch on these, so they never change meaning. */
+export const errorCodes = {
+  validation_failed: 400,
+  payload_too_large: 413,
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  conflict: 409,
+  rate_limited: 429,
+  protocol_mismatch: 400,
+  no_drone_online: 503,
+  unavailable: 503,
+  internal: 500,
+} as const;
+export type ErrorCode = keyof typeof errorCodes;
+
+export type ErrorDetails = unknown;
+
+/** Base of every error Gadget Code raises on purpose. */
+export class GadgetError extends Error {
+  readonly code: string;
+  readonly details: ErrorDetails;
+
+  constructor(
+    code: string,
+    message: string,
+    options?: { details?: ErrorDetails; cause?: unknown },
+  ) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.name = new.target.name;
+    this.code = code;
+    this.details = options?.details;
+  }
+
+  /** The HTTP status this error answers with at a REST edge. */
+  get status(): number {
+    return (errorCodes as Record<string, number>)[this.code] ?? 500;
+  }
+
+  toJSON(): ApiErrorBody {
+    return {
+      error: {
+        code: this.code,
+        message: this.message,
+        ...(this.details === undefined ? {} : { details: this.details }),
+      },
+    };
+  }
+}
+
+/** The caller did something wrong: bad input, missing rights, a stale version. */
+export class UserError extends GadgetError {}
+
+/** Something broke on our side or in a dependency; the caller may retry. */
+export class SystemError extends GadgetError {}
+
+/** Shape of every REST error body: `{"error":{"code","message","details"?}}`. */
+export const apiErrorBodySchema = z.object({
+  error: z.object({
+    code: z.string(),
+    message: z.string(),
+    details: z.unknown().optional(),
+  }),
+});
+export type ApiErrorBody = z.infer<typeof apiErrorBodySchema>;
+
+/** One problem with a payload, located by a dotted path such as `project.gitUrl` or `context.0.role`. */
+export interface FieldIssue {
+  path: string;
+  message: string;
+}
+
+/** Flattens zod's issues into `{path, message}` pairs with dotted paths. */
+export function fieldIssues(error: z.ZodError): FieldIssue[] {
+  return error.issues.map((issue) => ({
+    path: issue.path.map(String).join(".") || "(root)",
+    message: issue.message,
+  }));
+}
+
+/** A validation failure whose message names every offending field. */
+export function validationError(error: z.ZodError, what = "payload"): UserError {
+  const issues = fieldIssues(error);
+  const summary = issues.map((issue) => `${issue.path}: ${issue.message}`).join("; ");
+  return new UserError("validation_failed", `Invalid ${what}: ${summary}`, { details: issues });
+}
+
+/**
+ * Parses untrusted data at an edge. Returns the typed value or throws a UserError
+ * with field paths.
+ * @example const order = parseOrThrow(workOrderSchema, payload, "work order");
+ */
+export function parseOrThrow<T extends z.ZodType>(
+  schema: T,
+  data: unknown,
+  what?: string,
+): z.infer<T> {
+  const result = schema.safeParse(data);
+  if (!result.success) throw validationError(result.error, what);
+  return result.data;
+}
+
+/** Turns any thrown value into a GadgetError, hiding internals of unexpected ones. */
+export function toGadgetError(error: unknown): GadgetError {
+  if (error instanceof GadgetError) return error;
+  if (error instanceof z.ZodError) return validationError(error);
+  return new SystemError("internal", "Internal error", { cause: error });
+}

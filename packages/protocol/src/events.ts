@@ -1,0 +1,136 @@
+// The turn event union of SPEC.md: what the engine yields, the drone streams and browsers watch.
+import { z } from "zod";
+import { dateSchema } from "./common.ts";
+
+/** Why a turn's loop ended. `completed` is the model answering without tool calls. */
+export const exitReasonSchema = z.enum([
+  "completed",
+  "max_passes",
+  "max_tool_calls",
+  "token_budget",
+  "budget_exceeded",
+  "approval_needed",
+  "stuck",
+  "all_tools_duplicate",
+  "cancelled",
+  "interrupted",
+  "error",
+]);
+export type ExitReason = z.infer<typeof exitReasonSchema>;
+
+export const tokenUsageSchema = z.object({
+  input: z.number().int().nonnegative(),
+  output: z.number().int().nonnegative(),
+  reasoning: z.number().int().nonnegative(),
+  cached: z.number().int().nonnegative(),
+});
+export type TokenUsage = z.infer<typeof tokenUsageSchema>;
+
+export const approvalRequestSchema = z.object({
+  id: z.string().min(1),
+  callId: z.string().optional(),
+  tool: z.string().min(1),
+  params: z.unknown(),
+  description: z.string(),
+});
+export type ApprovalRequest = z.infer<typeof approvalRequestSchema>;
+
+export const fileChangeSchema = z.object({
+  path: z.string().min(1),
+  status: z.enum(["added", "modified", "deleted"]),
+});
+export type FileChange = z.infer<typeof fileChangeSchema>;
+
+/** The data schema of each event type. */
+export const turnEventDataSchemas = {
+  queued: z.object({ message: z.string().optional() }),
+  dispatched: z.object({ droneId: z.string(), droneName: z.string().optional() }),
+  pre_enrichment: z.object({ message: z.string(), toolsRun: z.array(z.string()).optional() }),
+  status: z.object({
+    message: z.string(),
+    pass: z.number().int().nonnegative().optional(),
+    model: z.string().optional(),
+    phase: z.string().optional(),
+  }),
+  thinking: z.object({ text: z.string() }),
+  token: z.object({ text: z.string() }),
+  tool_start: z.object({ callId: z.string(), tool: z.string(), params: z.unknown() }),
+  tool_output: z.object({
+    callId: z.string(),
+    stream: z.enum(["stdout", "stderr"]),
+    text: z.string(),
+  }),
+  tool_result: z.object({
+    callId: z.string(),
+    tool: z.string(),
+    ok: z.boolean(),
+    summary: z.string(),
+    durationMs: z.number().nonnegative().optional(),
+  }),
+  document_update: z.object({ sections: z.record(z.string(), z.string()) }),
+  cost_update: z.object({ totalCost: z.number().nonnegative(), tokens: tokenUsageSchema }),
+  approval: z.object({ approvals: z.array(approvalRequestSchema).min(1) }),
+  response: z.object({ message: z.string() }),
+  /** The end-of-turn changes report: files and a capped unified diff. */
+  changes: z.object({
+    files: z.array(fileChangeSchema),
+    diff: z.string(),
+    truncated: z.boolean(),
+  }),
+  /** The outcome of the project's verification commands (seed 003's verification phase). */
+  verification: z.object({
+    ok: z.boolean(),
+    commands: z.array(
+      z.object({ command: z.string(), exitCode: z.number().int().nullable(), output: z.string() }),
+    ),
+    repairPasses: z.number().int().nonnegative().optional(),
+  }),
+  done: z.object({
+    reason: exitReasonSchema,
+    passes: z.number().int().nonnegative(),
+    totalCost: z.number().nonnegative(),
+  }),
+  error: z.object({ code: z.string(), message: z.string() }),
+  debug: z.object({ message: z.string(), details: z.unknown().optional() }),
+} as const;
+
+export type TurnEventType = keyof typeof turnEventDataSchemas;
+export const turnEventTypes = Object.keys(turnEventDataSchemas) as TurnEventType[];
+
+export type TurnEventData<T extends TurnEventType> = z.infer<(typeof turnEventDataSchemas)[T]>;
+
+/** An event as the engine yields it: numbered and timed later by whoever streams it. */
+export type AgentEvent = {
+  [T in TurnEventType]: { type: T; data: TurnEventData<T> };
+}[TurnEventType];
+
+/** An event as stored and relayed: `seq` starts at 1 and has no gaps per turn. */
+export type TurnEvent = AgentEvent & { seq: number; at: Date };
+
+function eventVariant<T extends TurnEventType>(type: T) {
+  return z.object({ type: z.literal(type), data: turnEventDataSchemas[type] });
+}
+
+const variants = turnEventTypes.map((type) => eventVariant(type));
+
+/** Validates `{type, data}` and checks `data` against that type's schema. */
+export const agentEventSchema = z.discriminatedUnion(
+  "type",
+  variants as unknown as [ReturnType<typeof eventVariant>, ...ReturnType<typeof eventVariant>[]],
+) as unknown as z.ZodType<AgentEvent>;
+
+const eventEnvelopeSchema = z.object({
+  seq: z.number().int().positive(),
+  at: dateSchema,
+});
+
+/** Validates a stored or relayed event: envelope plus the typed body. */
+export const turnEventSchema = z.intersection(
+  eventEnvelopeSchema,
+  agentEventSchema,
+) as unknown as z.ZodType<TurnEvent>;
+
+/** Builds a typed event; handy in engines and tests. */
+export function agentEvent<T extends TurnEventType>(type: T, data: TurnEventData<T>): AgentEvent {
+  return { type, data } as AgentEvent;
+}

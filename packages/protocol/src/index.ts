@@ -1,0 +1,10 @@
+// @gadget/protocol: everything that crosses a process boundary, as zod schemas and inferred types.
+export * from "./api.ts";
+export * from "./chat.ts";
+export * from "./common.ts";
+export * from "./errors.ts";
+export * from "./events.ts";
+export * from "./socket.ts";
+export * from "./turn.ts";
+export * from "./version.ts";
+export * from "./work-order.ts";

@@ -1,0 +1,147 @@
+// Typed Socket.IO event maps for the /drones and /ide namespaces, with a schema behind each payload.
+import { z } from "zod";
+import type { Drone } from "./api.ts";
+import { fileContentSchema, fileEntrySchema } from "./api.ts";
+import { dateSchema, objectIdSchema } from "./common.ts";
+import type { ApiErrorBody } from "./errors.ts";
+import type { TurnEvent } from "./events.ts";
+import { agentEventSchema } from "./events.ts";
+import type { ChatTurn } from "./turn.ts";
+import type { IWorkOrder } from "./work-order.ts";
+
+export const DRONES_NAMESPACE = "/drones";
+export const IDE_NAMESPACE = "/ide";
+
+/** Every acknowledgement is either a success with a payload or an API error body. */
+export type Ack<T extends object = object> = ({ ok: true } & T) | ({ ok: false } & ApiErrorBody);
+
+// ---------- /drones ----------
+
+export const droneHandshakeSchema = z.object({
+  droneId: objectIdSchema,
+  credential: z.string().min(1),
+  protocolVersion: z.number().int(),
+  version: z.string().max(50).optional(),
+  hostname: z.string().max(255).optional(),
+  platform: z.string().max(100).optional(),
+  capacity: z.number().int().min(1).max(64).optional(),
+  /** Turns the drone is still running, so a reconnect keeps them (GitHub runner job lock renewal). */
+  activeTurns: z.array(objectIdSchema).max(64).default([]),
+  /** Project slugs whose workspace the drone holds, to prefer it for those projects. */
+  workspaces: z.array(z.string()).max(1000).default([]),
+});
+export type DroneHandshake = z.infer<typeof droneHandshakeSchema>;
+
+/** One event as the drone streams it: the drone numbers events per turn. */
+export const wireEventSchema = z.intersection(
+  z.object({ seq: z.number().int().positive(), at: dateSchema.optional() }),
+  agentEventSchema,
+);
+
+export const turnEventBatchSchema = z.object({
+  turnId: objectIdSchema,
+  events: z.array(wireEventSchema).min(1).max(1000),
+});
+export type TurnEventBatch = z.infer<typeof turnEventBatchSchema>;
+
+export const heartbeatSchema = z.object({
+  activeTurns: z.array(objectIdSchema).max(64),
+  workspaces: z.array(z.string()).max(1000).optional(),
+});
+export type Heartbeat = z.infer<typeof heartbeatSchema>;
+
+export const turnControlSchema = z.object({ turnId: objectIdSchema });
+export type TurnControl = z.infer<typeof turnControlSchema>;
+
+export const approvalDecisionSchema = z.object({
+  turnId: objectIdSchema,
+  approvalId: z.string().min(1),
+  approve: z.boolean(),
+  input: z.unknown().optional(),
+});
+export type ApprovalDecision = z.infer<typeof approvalDecisionSchema>;
+
+export const fileRequestSchema = z.discriminatedUnion("op", [
+  z.object({
+    op: z.literal("list"),
+    projectSlug: z.string(),
+    gitUrl: z.string(),
+    path: z.string(),
+  }),
+  z.object({
+    op: z.literal("read"),
+    projectSlug: z.string(),
+    gitUrl: z.string(),
+    path: z.string(),
+  }),
+  z.object({
+    op: z.literal("write"),
+    projectSlug: z.string(),
+    gitUrl: z.string(),
+    path: z.string().min(1),
+    content: z.string(),
+    baseSha: z.string().optional(),
+  }),
+]);
+export type FileRequest = z.infer<typeof fileRequestSchema>;
+
+export const fileResponseSchema = z.union([
+  z.object({ entries: z.array(fileEntrySchema) }),
+  fileContentSchema,
+  z.object({ sha: z.string() }),
+]);
+export type FileResponse = z.infer<typeof fileResponseSchema>;
+
+/** Events the server sends a drone. */
+export interface DroneServerToClientEvents {
+  work_order: (order: IWorkOrder, ack: (result: Ack) => void) => void;
+  turn_cancel: (control: TurnControl, ack: (result: Ack) => void) => void;
+  approval_decision: (decision: ApprovalDecision, ack: (result: Ack) => void) => void;
+  file_request: (
+    request: FileRequest,
+    ack: (result: Ack<{ result: FileResponse }>) => void,
+  ) => void;
+  /** Sent right before the server disconnects a revoked drone. */
+  revoked: (notice: { reason: string }) => void;
+}
+
+/** Events a drone sends the server. */
+export interface DroneClientToServerEvents {
+  turn_events: (batch: TurnEventBatch, ack: (result: Ack<{ lastSeq: number }>) => void) => void;
+  heartbeat: (beat: Heartbeat, ack: (result: Ack<{ cancelledTurns: string[] }>) => void) => void;
+}
+
+// ---------- /ide ----------
+
+export const ideHandshakeSchema = z.object({ token: z.string().min(1) });
+
+export const subscribeSchema = z
+  .object({
+    turnId: objectIdSchema.optional(),
+    sessionId: objectIdSchema.optional(),
+    /** Receive only events with a larger seq (per turn); 0 replays everything. */
+    after: z.number().int().nonnegative().default(0),
+  })
+  .refine((value) => Boolean(value.turnId) !== Boolean(value.sessionId), {
+    message: "give exactly one of turnId or sessionId",
+  });
+export type Subscribe = z.infer<typeof subscribeSchema>;
+
+export interface TurnEventMessage {
+  turnId: string;
+  sessionId: string;
+  event: TurnEvent;
+}
+
+/** Events the server sends a browser or script on /ide. */
+export interface IdeServerToClientEvents {
+  turn_event: (message: TurnEventMessage) => void;
+  turn_update: (message: { turn: ChatTurn }) => void;
+  drone_update: (message: { drone: Drone }) => void;
+}
+
+/** Events a browser sends on /ide. */
+export interface IdeClientToServerEvents {
+  subscribe: (request: z.input<typeof subscribeSchema>, ack: (result: Ack) => void) => void;
+  unsubscribe: (request: z.input<typeof subscribeSchema>, ack: (result: Ack) => void) => void;
+}

@@ -1,0 +1,59 @@
+// IWorkOrder: what the server sends a drone to start (or resume) one turn.
+import { z } from "zod";
+import { chatMessageSchema, turnMessageSchema } from "./chat.ts";
+import {
+  approvalPolicySchema,
+  modelParamsSchema,
+  objectIdSchema,
+  pricingSchema,
+  turnLimitsSchema,
+  turnModeSchema,
+} from "./common.ts";
+
+/**
+ * Seed 001's IWorkOrder plus `turnId` and `limits`. The optional fields after them are
+ * what the drone needs beyond the seed: the approval policy, the escalation model,
+ * pricing, verification commands, and where to continue a resumed turn.
+ */
+export const workOrderSchema = z.object({
+  turnId: objectIdSchema,
+  project: z.object({
+    _id: objectIdSchema,
+    name: z.string().min(1),
+    slug: z.string().regex(/^[a-z0-9][a-z0-9-]*$/, "must be lowercase letters, digits and dashes"),
+    gitUrl: z.string().min(1),
+    defaultBranch: z.string().min(1).optional(),
+    verifyCommands: z.array(z.string().min(1)).optional(),
+  }),
+  session: z.object({
+    _id: objectIdSchema.optional(),
+    name: z.string(),
+    mode: turnModeSchema,
+    approval: approvalPolicySchema.default("auto"),
+  }),
+  provider: z.object({
+    baseUrl: z.url(),
+    apiKey: z.string(),
+    modelId: z.string().min(1),
+    params: modelParamsSchema,
+    escalationModelId: z.string().min(1).optional(),
+    contextWindow: z.number().int().positive().optional(),
+    pricing: pricingSchema.optional(),
+  }),
+  context: z.array(chatMessageSchema),
+  prompt: z.string().min(1),
+  limits: turnLimitsSchema.default({}),
+  /** The seq the drone gives its first event of this dispatch (the server wrote the ones before). */
+  nextSeq: z.number().int().positive().default(1),
+  /** Present when the turn continues where it stopped: the turn's own messages so far. */
+  resume: z
+    .object({
+      messages: z.array(turnMessageSchema),
+      /** The engine's saved TurnState, opaque to the server. */
+      state: z.unknown().optional(),
+    })
+    .optional(),
+});
+export type IWorkOrder = z.infer<typeof workOrderSchema>;
+/** A work order as written by its sender, before defaults are applied. */
+export type IWorkOrderInput = z.input<typeof workOrderSchema>;

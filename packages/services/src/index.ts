@@ -1,0 +1,14 @@
+// @gadget/services: the service harness used by tests, `pnpm services:up` and `pnpm start`.
+export { ensureFerretdb, ferretdbBinaryPath } from "./ferretdb.ts";
+export { findRepoRoot } from "./repo-root.ts";
+export {
+  databaseUrl,
+  type MongoKind,
+  type RedisKind,
+  type RunningServices,
+  type ServicesOptions,
+  startServices,
+  stopChild,
+  stopPids,
+} from "./services.ts";
+export { freePort, pingMongo, pingRedis, waitUntil } from "./wire.ts";

@@ -1,0 +1,250 @@
+// Starts and stops private Redis and MongoDB-compatible servers, or uses the ones given.
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdirSync, openSync } from "node:fs";
+import path from "node:path";
+import { ensureFerretdb } from "./ferretdb.ts";
+import { startReaper } from "./reaper.ts";
+import { which } from "./which.ts";
+import { freePort, pingMongo, pingRedis, waitUntil } from "./wire.ts";
+
+export type MongoKind = "external" | "mongod" | "ferretdb" | "mongodb-memory-server";
+export type RedisKind = "external" | "redis-server";
+
+export interface ServicesOptions {
+  /** Repository root: where tools/ferretdb and the .gadget/bin build cache live. */
+  rootDir: string;
+  /** Directory for the servers' data and logs. */
+  dataDir: string;
+  /** Use this MongoDB instead of starting one. */
+  mongoUrl?: string | undefined;
+  /** Use this Redis instead of starting one. */
+  redisUrl?: string | undefined;
+  /** Keep Redis data on disk (AOF) between runs; default false. */
+  persistent?: boolean;
+  /**
+   * Keep the servers running after this process exits (`pnpm services:up`). Default false:
+   * a watchdog stops them when this process dies, even by SIGKILL.
+   */
+  detached?: boolean;
+  /** How long to wait for each server to answer; default 60 s. */
+  startTimeoutMs?: number;
+  log?: (line: string) => void;
+}
+
+export interface RunningServices {
+  mongoUrl: string;
+  redisUrl: string;
+  mongoKind: MongoKind;
+  redisKind: RedisKind;
+  /** PIDs of the processes this harness started. */
+  pids: number[];
+  /** Stops what this harness started (SIGTERM, then SIGKILL after 3 s). */
+  stop(): Promise<void>;
+}
+
+interface Started {
+  url: string;
+  child?: ChildProcess;
+  stop?: () => Promise<void>;
+}
+
+/**
+ * Gives a MONGO_URL and a REDIS_URL, starting private servers on free ports for what was not given.
+ * @example const services = await startServices({ rootDir, dataDir: await mkdtemp(...) });
+ */
+export async function startServices(options: ServicesOptions): Promise<RunningServices> {
+  const log = options.log ?? (() => {});
+  const timeoutMs = options.startTimeoutMs ?? 60_000;
+  mkdirSync(options.dataDir, { recursive: true });
+  const startedChildren: ChildProcess[] = [];
+  const extraStops: Array<() => Promise<void>> = [];
+
+  try {
+    const [redis, mongo] = await Promise.all([
+      options.redisUrl
+        ? Promise.resolve<Started & { kind: RedisKind }>({
+            url: options.redisUrl,
+            kind: "external",
+          })
+        : startRedis(options, timeoutMs).then((started) => ({
+            ...started,
+            kind: "redis-server" as const,
+          })),
+      options.mongoUrl
+        ? Promise.resolve<Started & { kind: MongoKind }>({
+            url: options.mongoUrl,
+            kind: "external",
+          })
+        : startMongo(options, timeoutMs, log),
+    ]);
+    for (const started of [redis, mongo]) {
+      if (started.child) startedChildren.push(started.child);
+      if (started.stop) extraStops.push(started.stop);
+    }
+    await Promise.all([
+      waitUntil(`Redis at ${redis.url}`, () => pingRedis(redis.url), timeoutMs),
+      waitUntil(`MongoDB at ${mongo.url}`, () => pingMongo(mongo.url), timeoutMs),
+    ]);
+    const pids = startedChildren
+      .map((child) => child.pid)
+      .filter((pid): pid is number => pid !== undefined);
+    if (!options.detached && pids.length > 0) startReaper(process.pid, pids);
+    for (const child of startedChildren) if (options.detached) child.unref();
+    return {
+      mongoUrl: mongo.url,
+      redisUrl: redis.url,
+      mongoKind: mongo.kind,
+      redisKind: redis.kind,
+      pids,
+      stop: async () => {
+        await Promise.all([...startedChildren.map(stopChild), ...extraStops.map((stop) => stop())]);
+      },
+    };
+  } catch (error) {
+    await Promise.all([...startedChildren.map(stopChild), ...extraStops.map((stop) => stop())]);
+    throw error;
+  }
+}
+
+function spawnServer(
+  command: string,
+  args: string[],
+  logFile: string,
+  detached: boolean,
+): ChildProcess {
+  const output = openSync(logFile, "a");
+  const child = spawn(command, args, { stdio: ["ignore", output, output], detached });
+  child.on("error", () => {
+    // Reported by the readiness wait; an 'error' listener keeps it from crashing the process.
+  });
+  return child;
+}
+
+async function startRedis(options: ServicesOptions, timeoutMs: number): Promise<Started> {
+  const redisServer = which("redis-server");
+  if (!redisServer) {
+    throw new Error(
+      "redis-server is not on PATH: install it (Debian: apt-get install redis-server) or set REDIS_URL",
+    );
+  }
+  const port = await freePort();
+  const directory = path.join(options.dataDir, "redis");
+  mkdirSync(directory, { recursive: true });
+  const child = spawnServer(
+    redisServer,
+    [
+      "--port",
+      String(port),
+      "--bind",
+      "127.0.0.1",
+      "--dir",
+      directory,
+      "--save",
+      "",
+      "--appendonly",
+      options.persistent ? "yes" : "no",
+      // BullMQ requires that Redis never evicts its keys.
+      "--maxmemory-policy",
+      "noeviction",
+      "--daemonize",
+      "no",
+    ],
+    path.join(options.dataDir, "redis.log"),
+    Boolean(options.detached),
+  );
+  void timeoutMs;
+  return { url: `redis://127.0.0.1:${port}`, child };
+}
+
+async function startMongo(
+  options: ServicesOptions,
+  timeoutMs: number,
+  log: (line: string) => void,
+): Promise<Started & { kind: MongoKind }> {
+  const port = await freePort();
+  const mongod = which("mongod");
+  if (mongod) {
+    const directory = path.join(options.dataDir, "mongod");
+    mkdirSync(directory, { recursive: true });
+    const child = spawnServer(
+      mongod,
+      ["--port", String(port), "--bind_ip", "127.0.0.1", "--dbpath", directory, "--quiet"],
+      path.join(options.dataDir, "mongod.log"),
+      Boolean(options.detached),
+    );
+    return { url: `mongodb://127.0.0.1:${port}`, child, kind: "mongod" };
+  }
+
+  const ferretdb = await ensureFerretdb(options.rootDir, log);
+  if (ferretdb) {
+    const directory = path.join(options.dataDir, "ferretdb");
+    const child = spawnServer(
+      ferretdb,
+      ["-listen", `127.0.0.1:${port}`, "-data", directory],
+      path.join(options.dataDir, "ferretdb.log"),
+      Boolean(options.detached),
+    );
+    return { url: `mongodb://127.0.0.1:${port}`, child, kind: "ferretdb" };
+  }
+
+  // Last resort: mongodb-memory-server, where it can download a binary. Not a dependency.
+  const specifier = "mongodb-memory-server";
+  const memoryServer = (await import(specifier).catch(() => null)) as {
+    MongoMemoryServer: {
+      create(options: object): Promise<{ getUri(): string; stop(): Promise<boolean> }>;
+    };
+  } | null;
+  if (!memoryServer) {
+    throw new Error(
+      "No MongoDB-compatible server: set MONGO_URL, put mongod on PATH, install Go (to build FerretDB from tools/ferretdb), or add mongodb-memory-server",
+    );
+  }
+  void timeoutMs;
+  const instance = await memoryServer.MongoMemoryServer.create({
+    instance: { port, ip: "127.0.0.1" },
+  });
+  return {
+    url: instance.getUri().replace(/\/$/, ""),
+    kind: "mongodb-memory-server",
+    stop: async () => {
+      await instance.stop();
+    },
+  };
+}
+
+/** SIGTERM, then SIGKILL after 3 s; resolves when the process has exited. */
+export function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const killTimer = setTimeout(() => child.kill("SIGKILL"), 3000);
+    child.once("exit", () => {
+      clearTimeout(killTimer);
+      resolve();
+    });
+    child.kill("SIGTERM");
+  });
+}
+
+/** Stops processes by PID (for `services:down`, which did not start them itself). */
+export async function stopPids(pids: number[]): Promise<void> {
+  const alive = (pid: number) => {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  for (const pid of pids) if (alive(pid)) process.kill(pid, "SIGTERM");
+  const deadline = Date.now() + 3000;
+  while (pids.some(alive) && Date.now() < deadline)
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  for (const pid of pids) if (alive(pid)) process.kill(pid, "SIGKILL");
+}
+
+/** A MongoDB URL naming its own database, so tests and processes never share one by accident. */
+export function databaseUrl(mongoUrl: string, database: string): string {
+  const url = new URL(mongoUrl);
+  url.pathname = `/${database}`;
+  return url.toString();
+}

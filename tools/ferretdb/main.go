@@ -1,0 +1,57 @@
+// Command ferretdb runs the embeddable FerretDB v1 with the SQLite backend for the
+// Gadget Code test and development harness. The plain `go install …/cmd/ferretdb`
+// binary panics at start on a missing build/version/version.txt; the embeddable
+// package does not need it.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/FerretDB/FerretDB/ferretdb"
+)
+
+func main() {
+	listen := flag.String("listen", "127.0.0.1:27017", "TCP address to listen on")
+	dataDir := flag.String("data", "data", "directory for the SQLite databases")
+	verbose := flag.Bool("verbose", false, "log FerretDB's own messages to stderr")
+	flag.Parse()
+
+	if err := os.MkdirAll(*dataDir, 0o700); err != nil {
+		fmt.Fprintln(os.Stderr, "ferretdb: cannot create data directory:", err)
+		os.Exit(1)
+	}
+
+	var logOutput io.Writer = io.Discard
+	if *verbose {
+		logOutput = os.Stderr
+	}
+	logger := slog.New(slog.NewTextHandler(logOutput, &slog.HandlerOptions{Level: slog.LevelWarn}))
+
+	instance, err := ferretdb.New(&ferretdb.Config{
+		Listener:  ferretdb.ListenerConfig{TCP: *listen},
+		Handler:   "sqlite",
+		SQLiteURL: "file:" + *dataDir + "/",
+		Logger:    logger,
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "ferretdb:", err)
+		os.Exit(1)
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	// The harness waits for the port to answer; this line is for people reading logs.
+	fmt.Println("ferretdb listening on", *listen)
+	if err := instance.Run(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "ferretdb:", err)
+		os.Exit(1)
+	}
+}
