@@ -1,0 +1,2 @@
+// @gadget/agent: the Agentic Workflow Loop.
+export * from "./tool.ts";

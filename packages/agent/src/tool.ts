@@ -1,0 +1,97 @@
+// The tool interface: what the engine knows of a tool. Hosts (the drone, via @gadget/tools) implement it.
+import { z } from "zod";
+
+/** `read` tools run in parallel and exist in every mode; `write` tools run in order and may need approval. */
+export type ToolPermission = "read" | "write";
+
+/** A chunk of streamed output (e.g. a running command's stdout). */
+export interface ToolOutputChunk {
+  stream: "stdout" | "stderr";
+  text: string;
+}
+
+/** The living document of seed 000: named sections the model keeps across passes. */
+export interface LivingDocument {
+  /** Applies updates (appended with a pass label, `confidence` replaced) and returns all sections. */
+  update(sections: Record<string, string>): Record<string, string>;
+  readonly sections: Readonly<Record<string, string>>;
+}
+
+export interface ToolContext {
+  /** Aborted when the turn is cancelled or the tool's timeout passes; tools must stop promptly. */
+  signal: AbortSignal;
+  /** Absolute path of the workspace root; every path the model gives is relative to it. */
+  workspace: string;
+  /** The model's id for this call, for correlating streamed output. */
+  callId: string;
+  /** Streams output while the tool runs (becomes `tool_output` events). */
+  onOutput?: (chunk: ToolOutputChunk) => void;
+  /** The turn's living document, for `update_document`. */
+  document: LivingDocument;
+}
+
+/** What a tool returns. `output` is what the model reads; `summary` is one line for people. */
+export interface ToolResult {
+  ok: boolean;
+  output: string;
+  summary: string;
+  /** Structured extras for hosts and tests; never sent to the model. */
+  data?: unknown;
+}
+
+export interface Tool<Input = unknown> {
+  /** The name the model calls, e.g. `read_file`. */
+  name: string;
+  /** Written for the model: what it does, when to use it, its limits. */
+  description: string;
+  /** Validates the model's arguments; also turned into the JSON schema the model sees. */
+  inputSchema: z.ZodType<Input>;
+  permission: ToolPermission;
+  /** Longest the engine lets one call run before aborting it; default: the engine's tool timeout. */
+  timeoutMs?: number;
+  execute(input: Input, context: ToolContext): Promise<ToolResult>;
+  /** One line for an approval card, e.g. "Write src/app.ts (120 lines)". */
+  describe?(input: Input): string;
+}
+
+/** A tool whose input type is erased, as the engine holds them in a list. */
+// biome-ignore lint/suspicious/noExplicitAny: a list of tools holds different input types.
+export type AnyTool = Tool<any>;
+
+/**
+ * Declares a tool with its input type inferred from the schema.
+ * @example
+ * const echo = defineTool({
+ *   name: "echo", description: "Repeats text.", permission: "read",
+ *   inputSchema: z.object({ text: z.string() }),
+ *   async execute({ text }) { return { ok: true, output: text, summary: "echoed" }; },
+ * });
+ */
+export function defineTool<Schema extends z.ZodType>(
+  tool: Omit<Tool<z.infer<Schema>>, "inputSchema"> & { inputSchema: Schema },
+): Tool<z.infer<Schema>> {
+  return tool as unknown as Tool<z.infer<Schema>>;
+}
+
+/**
+ * An error a tool throws to tell the model what went wrong and what to do instead
+ * (e.g. "path escapes the workspace"). The engine turns it into a failed tool result.
+ */
+export class ToolError extends Error {
+  readonly code: string;
+  constructor(code: string, message: string) {
+    super(message);
+    this.name = "ToolError";
+    this.code = code;
+  }
+}
+
+/** The JSON schema the model sees for a tool's input. */
+export function toolJsonSchema(tool: AnyTool): Record<string, unknown> {
+  const schema = z.toJSONSchema(tool.inputSchema, {
+    io: "input",
+    unrepresentable: "any",
+  }) as Record<string, unknown>;
+  delete schema.$schema;
+  return schema;
+}
