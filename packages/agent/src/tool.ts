@@ -95,3 +95,13 @@ export function toolJsonSchema(tool: AnyTool): Record<string, unknown> {
   delete schema.$schema;
   return schema;
 }
+
+/**
+ * A source of context loaded before the first pass (seed 000's pre-enrichment): repo tree,
+ * README head, git status, AGENTS.md. Hosts implement these; the engine runs them in parallel.
+ */
+export interface ContextSource {
+  name: string;
+  /** Returns markdown for the model, or null when there is nothing to say (e.g. no README). */
+  load(context: { signal: AbortSignal; workspace: string }): Promise<string | null>;
+}
