@@ -2,6 +2,7 @@
 import { z } from "zod";
 import type { Drone } from "./api.ts";
 import { fileContentSchema, fileEntrySchema } from "./api.ts";
+import { turnMessageSchema } from "./chat.ts";
 import { dateSchema, objectIdSchema } from "./common.ts";
 import type { ApiErrorBody } from "./errors.ts";
 import type { TurnEvent } from "./events.ts";
@@ -43,6 +44,17 @@ export const turnEventBatchSchema = z.object({
   events: z.array(wireEventSchema).min(1).max(1000),
 });
 export type TurnEventBatch = z.infer<typeof turnEventBatchSchema>;
+
+/**
+ * The turn's own messages (and the engine's saved state) so far, sent after each pass and when
+ * pausing for approval, so the server can resume the turn on any drone (seed 001: nothing is lost).
+ */
+export const turnCheckpointSchema = z.object({
+  turnId: objectIdSchema,
+  messages: z.array(turnMessageSchema).max(100_000),
+  state: z.unknown().optional(),
+});
+export type TurnCheckpoint = z.infer<typeof turnCheckpointSchema>;
 
 export const heartbeatSchema = z.object({
   activeTurns: z.array(objectIdSchema).max(64),
@@ -108,6 +120,7 @@ export interface DroneServerToClientEvents {
 /** Events a drone sends the server. */
 export interface DroneClientToServerEvents {
   turn_events: (batch: TurnEventBatch, ack: (result: Ack<{ lastSeq: number }>) => void) => void;
+  turn_checkpoint: (checkpoint: TurnCheckpoint, ack: (result: Ack) => void) => void;
   heartbeat: (beat: Heartbeat, ack: (result: Ack<{ cancelledTurns: string[] }>) => void) => void;
 }
 
