@@ -82,11 +82,7 @@ async function down(): Promise<void> {
 
 async function build(): Promise<void> {
   const binary = await ensureFerretdb(rootDir, log);
-  log(
-    binary
-      ? `FerretDB ready: ${path.relative(rootDir, binary)}`
-      : "Go is not installed: FerretDB not built",
-  );
+  log(binary ? `FerretDB ready: ${binary}` : "Go is not installed: FerretDB not built");
 }
 
 const commands: Record<string, () => Promise<void>> = { up, down, build };
