@@ -1,17 +1,49 @@
 // One vitest run for the whole workspace: every package is a project, and one service harness
 // (Redis + a MongoDB-compatible server) is started for all of them.
-import { defineConfig } from "vitest/config";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { defineConfig, type TestProjectInlineConfiguration } from "vitest/config";
+
+const configFiles = ["vitest.config.ts", "vite.config.ts"];
+
+/** Settings each project needs itself (projects do not inherit the root's). */
+export const perProject = {
+  testTimeout: 30_000,
+  hookTimeout: 120_000,
+  teardownTimeout: 30_000,
+};
+
+/**
+ * A project per workspace package. Packages with their own vitest/vite config (the web IDE) are
+ * used as they are; the others get the shared per-project settings below. (Not `extends: true`:
+ * that would copy the root's globalSetup into every project and start the services once per project.)
+ */
+function workspaceProjects(): Array<string | TestProjectInlineConfiguration> {
+  const projects: Array<string | TestProjectInlineConfiguration> = [];
+  for (const group of ["packages", "apps"]) {
+    for (const name of readdirSync(group)) {
+      const root = path.join(group, name);
+      const manifest = path.join(root, "package.json");
+      if (!existsSync(manifest)) continue;
+      if (configFiles.some((file) => existsSync(path.join(root, file)))) {
+        projects.push(root);
+        continue;
+      }
+      const packageName = (JSON.parse(readFileSync(manifest, "utf8")) as { name: string }).name;
+      projects.push({ test: { name: packageName, root, ...perProject } });
+    }
+  }
+  return projects;
+}
 
 export default defineConfig({
   test: {
-    projects: ["packages/*", "apps/*"],
+    projects: workspaceProjects(),
     globalSetup: ["packages/services/src/vitest-global-setup.ts"],
     reporters: ["default", "./packages/services/src/summary-reporter.ts"],
     pool: "forks",
     // Two cores: run files in parallel, but bounded.
     maxWorkers: 2,
-    testTimeout: 30_000,
-    hookTimeout: 120_000,
-    teardownTimeout: 30_000,
+    ...perProject,
   },
 });

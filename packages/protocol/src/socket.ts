@@ -44,6 +44,8 @@ export const turnEventBatchSchema = z.object({
   events: z.array(wireEventSchema).min(1).max(1000),
 });
 export type TurnEventBatch = z.infer<typeof turnEventBatchSchema>;
+/** A batch as a drone writes it (`at` as an ISO string), before the server parses it. */
+export type TurnEventBatchInput = z.input<typeof turnEventBatchSchema>;
 
 /**
  * The turn's own messages (and the engine's saved state) so far, sent after each pass and when
@@ -119,7 +121,10 @@ export interface DroneServerToClientEvents {
 
 /** Events a drone sends the server. */
 export interface DroneClientToServerEvents {
-  turn_events: (batch: TurnEventBatch, ack: (result: Ack<{ lastSeq: number }>) => void) => void;
+  turn_events: (
+    batch: TurnEventBatchInput,
+    ack: (result: Ack<{ lastSeq: number }>) => void,
+  ) => void;
   turn_checkpoint: (checkpoint: TurnCheckpoint, ack: (result: Ack) => void) => void;
   heartbeat: (beat: Heartbeat, ack: (result: Ack<{ cancelledTurns: string[] }>) => void) => void;
 }
