@@ -1,0 +1,185 @@
+// Building what the model sees: the system prompt per mode, the session history, this turn's
+// messages, and seed 000's current-state block appended for one call only.
+import {
+  type IChatMessage,
+  type ITurnMessage,
+  splitThinking,
+  type TurnLimits,
+  type TurnMode,
+} from "@gadget/protocol";
+import type { ChatMessageParam, ChatTool } from "./chat-model.ts";
+import { formatDocument } from "./living-document.ts";
+import type { TurnState } from "./state.ts";
+import { type AnyTool, toolJsonSchema } from "./tool.ts";
+import type { TurnContext } from "./turn-context.ts";
+import { tokensUsed } from "./usage.ts";
+
+const roleByMode: Record<TurnMode, string> = {
+  agent:
+    "Carry out the user's request end to end: investigate the code, make the changes, run the project's checks, and report what you did.",
+  ask: "Answer the user's question about the project. You can only read: explain, and point to the files and lines that matter. Do not claim to have changed anything.",
+  tester:
+    "You are the tester. Write or improve automated tests for the behaviour the user names, run them, and report the results. Change production code only when a test exposes a bug, and say so plainly.",
+  docser:
+    "You are the documentation writer. Write or update documentation (README, docs/, comments, docstrings) so it matches what the code really does. Do not change behaviour; read the code to check every claim.",
+};
+
+/** The system prompt: who the agent is, where it works, its tools and its rules. */
+export function buildSystemPrompt(options: {
+  mode: TurnMode;
+  workspace: string;
+  tools: AnyTool[];
+  approvalOnWrite: boolean;
+}): string {
+  const { tools } = options;
+  const toolLines = tools.length
+    ? tools
+        .map((tool) => `- ${tool.name} (${tool.permission}): ${firstSentence(tool.description)}`)
+        .join("\n")
+    : "- (none: answer from what you know and the context given)";
+  const rules = [
+    "Paths are relative to the workspace root; never leave it.",
+    "Look before you change: read the relevant code first, then make small, targeted edits.",
+    "Call several independent tools in one response: read tools run in parallel, write tools run in order.",
+    "Never repeat a call with the same arguments unless something changed since; its result is already above. Repeating calls ends the turn.",
+    "When the work is done, answer without calling tools: what you found or changed, which files, and anything left to do.",
+  ];
+  if (tools.some((tool) => tool.name === "update_document"))
+    rules.push(
+      "Keep working notes (plan, findings, progress) in the living document with update_document.",
+    );
+  if (options.approvalOnWrite)
+    rules.push(
+      `Write tools wait for the user's approval. A declined call returns "declined by the user": adapt your plan instead of retrying it.`,
+    );
+  return [
+    "You are Gadget, the programming agent of Gadget Code.",
+    roleByMode[options.mode],
+    `## Workspace\n${options.workspace}`,
+    `## Tools\n${toolLines}`,
+    `## Rules\n${rules.map((rule) => `- ${rule}`).join("\n")}`,
+  ].join("\n\n");
+}
+
+function firstSentence(text: string): string {
+  const line = text.trim().split("\n")[0] ?? "";
+  const end = line.search(/\.(\s|$)/);
+  return end >= 0 ? line.slice(0, end + 1) : line;
+}
+
+/** The `tools` parameter of a request. */
+export function toolDefinitions(tools: AnyTool[]): ChatTool[] {
+  return tools.map((tool) => ({
+    type: "function",
+    function: { name: tool.name, description: tool.description, parameters: toolJsonSchema(tool) },
+  }));
+}
+
+function formatLimit(
+  value: number,
+  limit: number | undefined,
+  format: (n: number) => string = String,
+) {
+  if (limit === undefined) return format(value);
+  const share = limit > 0 ? Math.round((value / limit) * 100) : 0;
+  return `${format(value)} of ${format(limit)} (${share}%)`;
+}
+
+/** Seed 000's current-state block: pass, budget used, goal and living document. */
+export function currentStateBlock(state: TurnState, limits: TurnLimits, pass: number): string {
+  const money = (value: number) => `$${value.toFixed(4)}`;
+  const used = [
+    `pass ${formatLimit(pass, limits.maxPasses)}`,
+    `tool calls ${formatLimit(state.toolCallCount, limits.maxToolCalls)}`,
+    `tokens ${formatLimit(tokensUsed(state.tokens), limits.tokenBudget)}`,
+    `cost ${formatLimit(state.totalCost, limits.costBudget, money)}`,
+  ].join(" · ");
+  const document = formatDocument(state.document.sections);
+  return [
+    `## CURRENT STATE (pass ${pass})`,
+    `Budget used: ${used}`,
+    `### User goal\n${clip(state.goal, 2_000)}`,
+    `### Living document\n${document || "Empty: nothing recorded yet."}`,
+    "Decide your next action. Call several tools at once when they are independent. When the goal is met, answer without tool calls.",
+  ].join("\n\n");
+}
+
+/** Cuts text to `limit` characters with a visible marker. */
+export function clip(text: string, limit: number): string {
+  return text.length <= limit
+    ? text
+    : `${text.slice(0, limit)}\n[…${text.length - limit} more characters cut]`;
+}
+
+/** Session history as provider messages: reasoning stripped, stray tool messages made readable. */
+export function historyMessages(history: IChatMessage[]): ChatMessageParam[] {
+  return history.map((message): ChatMessageParam => {
+    switch (message.role) {
+      case "assistant":
+        return { role: "assistant", content: splitThinking(message.content).content };
+      case "system":
+        return { role: "system", content: message.content };
+      case "tool":
+        // A tool message without its call cannot be replayed as one; keep its text.
+        return { role: "user", content: `[tool output from an earlier turn]\n${message.content}` };
+      default:
+        return { role: "user", content: message.content };
+    }
+  });
+}
+
+const converted = new WeakMap<ITurnMessage, ChatMessageParam>();
+
+/** One turn message as a provider message (cached: messages are replaced, not edited, once sent). */
+export function turnMessageParam(
+  message: ITurnMessage,
+  replayReasoning: boolean,
+): ChatMessageParam {
+  const cached = converted.get(message);
+  if (cached) return cached;
+  let param: ChatMessageParam;
+  if (message.role === "tool") {
+    param = { role: "tool", tool_call_id: message.toolCallId ?? "", content: message.content };
+  } else if (message.role === "assistant") {
+    const { thinking, content } = splitThinking(message.content);
+    const calls = message.toolCalls ?? [];
+    const assistant: ChatMessageParam & { reasoning_content?: string } = {
+      role: "assistant",
+      content: content || (calls.length > 0 ? null : ""),
+    };
+    if (calls.length > 0)
+      assistant.tool_calls = calls.map((call) => ({
+        id: call.id,
+        type: "function",
+        function: { name: call.name, arguments: call.arguments },
+      }));
+    if (replayReasoning && thinking) assistant.reasoning_content = thinking;
+    param = assistant;
+  } else if (message.role === "system") {
+    param = { role: "system", content: message.content };
+  } else {
+    param = { role: "user", content: message.content };
+  }
+  converted.set(message, param);
+  return param;
+}
+
+/**
+ * The messages of one main-loop call: system prompt (with pre-enrichment on pass 1 only),
+ * session history, this turn's messages, and the current-state block (never stored).
+ */
+export function buildPassMessages(turn: TurnContext, pass: number): ChatMessageParam[] {
+  const { state } = turn;
+  const system =
+    pass === 1 && state.preEnrichedContext
+      ? `${turn.systemPrompt}\n\n${state.preEnrichedContext}`
+      : turn.systemPrompt;
+  const messages: ChatMessageParam[] = [{ role: "system", content: system }, ...turn.historyParams];
+  for (const message of state.messages)
+    messages.push(turnMessageParam(message, turn.tunables.replayReasoning));
+  messages.push({
+    role: turn.tunables.stateMessageRole,
+    content: currentStateBlock(state, turn.limits, pass),
+  });
+  return messages;
+}

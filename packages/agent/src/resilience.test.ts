@@ -1,0 +1,189 @@
+// Provider failures (retries, fatal answers) and cancellation mid-stream, mid-tool and mid-approval.
+import type { AgentEvent } from "@gadget/protocol";
+import { type ScriptedModel, scriptedErrors, startScriptedModel } from "@gadget/testkit";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { baseInput, collect, fastTunables, toolLog, wrap } from "./__fixtures__/turn.ts";
+import { runTurn } from "./run-turn.ts";
+import { defineTool } from "./tool.ts";
+import type { TurnInput, TurnOptions } from "./turn-input.ts";
+
+let model: ScriptedModel;
+beforeEach(async () => {
+  model = await startScriptedModel();
+  toolLog.length = 0;
+});
+afterEach(async () => {
+  await model.close();
+});
+
+/** Runs a turn and aborts it once `when` sees a matching event. */
+async function runAndAbortOn(
+  input: TurnInput,
+  when: (event: AgentEvent) => boolean,
+  options: TurnOptions = {},
+) {
+  const controller = new AbortController();
+  const events: AgentEvent[] = [];
+  const generator = runTurn(input, {
+    tunables: fastTunables,
+    signal: controller.signal,
+    ...options,
+  });
+  let step = await generator.next();
+  while (!step.done) {
+    events.push(step.value);
+    if (when(step.value)) controller.abort();
+    step = await generator.next();
+  }
+  return wrap(events, step.value);
+}
+
+describe("provider errors", () => {
+  it("retries a 429, honouring retry-after-ms, then succeeds", async () => {
+    model.enqueue({ error: scriptedErrors.rateLimited({ retryAfterMs: 10 }) }, { text: "made it" });
+    const run = await collect(baseInput(model));
+    expect(run.outcome).toMatchObject({ reason: "completed", response: "made it" });
+    expect(model.chatRequests).toHaveLength(2);
+    const retry = run.of("status").find((data) => data.phase === "retry");
+    expect(retry?.message).toMatch(/HTTP 429.*retrying in 10 ms \(retry 1 of 4\)/);
+  });
+
+  it("retries 5xx answers and a connection dropped mid-stream", async () => {
+    model.enqueue(
+      { error: scriptedErrors.serverError(503) },
+      { text: "partial answer that never ends", dropAfterChunks: 2 },
+      { text: "complete" },
+    );
+    const run = await collect(baseInput(model));
+    expect(run.outcome).toMatchObject({ reason: "completed", response: "complete" });
+    expect(model.chatRequests).toHaveLength(3);
+  });
+
+  it("gives up after the bounded number of retries with a clear error", async () => {
+    model.setHandler(() => ({ error: scriptedErrors.serverError(500) }));
+    const run = await collect(baseInput(model), {
+      tunables: { ...fastTunables, retry: { maxRetries: 2, baseDelayMs: 1 } },
+    });
+    expect(model.chatRequests).toHaveLength(3);
+    expect(run.outcome.reason).toBe("error");
+    expect(run.of("error")).toEqual([
+      {
+        code: "provider_unavailable",
+        message: expect.stringMatching(/kept failing after 3 attempts: HTTP 500/),
+      },
+    ]);
+    expect(run.types().slice(-2)).toEqual(["error", "done"]);
+  });
+
+  it("fails at once on 401 with a message that points at the API key", async () => {
+    model.enqueue({ error: scriptedErrors.unauthorized() }, { text: "never used" });
+    const run = await collect(baseInput(model));
+    expect(model.chatRequests).toHaveLength(1);
+    expect(run.outcome.reason).toBe("error");
+    expect(run.outcome.error?.code).toBe("provider_auth");
+    expect(run.outcome.error?.message).toMatch(/refused the credentials \(HTTP 401\).*API key/);
+    expect(run.outcome.error?.message).not.toContain("test-key");
+    expect(run.of("done")).toEqual([{ reason: "error", passes: 1, totalCost: 0 }]);
+  });
+
+  it("fails at once on an unknown model (404)", async () => {
+    model.enqueue({ error: scriptedErrors.modelNotFound("model-a") });
+    const run = await collect(baseInput(model));
+    expect(run.outcome.error).toMatchObject({ code: "provider_model_not_found" });
+    expect(run.outcome.error?.message).toMatch(/model-a/);
+  });
+});
+
+describe("abort", () => {
+  it("ends with done cancelled when aborted mid-stream, and the request is dropped", async () => {
+    model.enqueue({
+      text: "a long answer that hangs",
+      hang: true,
+      hangAfterChunks: 3,
+      chunkSize: 2,
+    });
+    const run = await runAndAbortOn(baseInput(model), (event) => event.type === "token");
+    expect(run.of("done")).toEqual([{ reason: "cancelled", passes: 1, totalCost: 0 }]);
+    expect(run.types().filter((type) => type === "done")).toHaveLength(1);
+    expect(run.of("response")).toEqual([]);
+    expect(run.outcome.reason).toBe("cancelled");
+  });
+
+  it("aborts running tools through their signal, and does not wait for tools that ignore it", async () => {
+    const aborted: string[] = [];
+    const polite = defineTool({
+      name: "polite",
+      description: "Stops when told.",
+      permission: "read",
+      inputSchema: z.object({}),
+      execute: (_input, context) =>
+        new Promise((_resolve, reject) => {
+          context.signal.addEventListener("abort", () => {
+            aborted.push("polite");
+            reject(new Error("stopped"));
+          });
+        }),
+    });
+    const stubborn = defineTool({
+      name: "stubborn",
+      description: "Ignores its signal.",
+      permission: "read",
+      inputSchema: z.object({}),
+      execute: (_input, context) => {
+        context.signal.addEventListener("abort", () => aborted.push("stubborn saw it"));
+        return new Promise(() => undefined);
+      },
+    });
+    model.enqueue({
+      toolCalls: [
+        { name: "polite", arguments: {} },
+        { name: "stubborn", arguments: {} },
+      ],
+    });
+    let started = 0;
+    const run = await runAndAbortOn(
+      baseInput(model, { tools: [polite, stubborn] }),
+      (event) => event.type === "tool_start" && ++started === 2,
+      { tunables: { ...fastTunables, toolTimeoutMs: 60_000 } },
+    );
+    expect(aborted.sort()).toEqual(["polite", "stubborn saw it"]);
+    expect(run.of("done")).toEqual([{ reason: "cancelled", passes: 1, totalCost: 0 }]);
+    // The state still knows which calls never finished, so a resume can run them.
+    expect(run.outcome.state.pendingCalls.map((pending) => pending.call.name)).toEqual([
+      "polite",
+      "stubborn",
+    ]);
+  });
+
+  it("ends with done cancelled when aborted while waiting for an approval", async () => {
+    model.enqueue({ toolCalls: [{ name: "write_file", arguments: { path: "a", content: "b" } }] });
+    const run = await runAndAbortOn(
+      baseInput(model, { approval: "on-write" }),
+      (event) => event.type === "approval",
+      { onApproval: () => new Promise(() => undefined) },
+    );
+    expect(run.outcome.reason).toBe("cancelled");
+    expect(toolLog).toEqual([]);
+  });
+
+  it("ends with done cancelled when the signal is already aborted, without calling the model", async () => {
+    const controller = new AbortController();
+    controller.abort();
+    const run = await collect(baseInput(model), { signal: controller.signal });
+    expect(run.events).toEqual([
+      { type: "done", data: { reason: "cancelled", passes: 0, totalCost: 0 } },
+    ]);
+    expect(model.chatRequests).toHaveLength(0);
+  });
+
+  it("stops waiting between retries when aborted", async () => {
+    model.enqueue({ error: scriptedErrors.rateLimited({ retryAfterSeconds: 30 }) });
+    const run = await runAndAbortOn(
+      baseInput(model),
+      (event) => event.type === "status" && event.data.phase === "retry",
+    );
+    expect(run.outcome.reason).toBe("cancelled");
+    expect(model.chatRequests).toHaveLength(1);
+  });
+});

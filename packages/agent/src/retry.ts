@@ -1,0 +1,158 @@
+// Provider resilience: which errors are retried, how long to wait (backoff, jitter, retry-after).
+import { isAbortError, sleep } from "./abort.ts";
+
+export interface RetryPolicy {
+  /** Retries after the first attempt. Default 4. */
+  maxRetries: number;
+  /** First backoff delay in ms; doubles each retry. Default 500. */
+  baseDelayMs: number;
+  /** Largest backoff delay in ms. Default 30 000. */
+  maxDelayMs: number;
+  /** A `retry-after` longer than this (ms) is ignored in favour of backoff. Default 60 000. */
+  maxRetryAfterMs: number;
+}
+
+export const defaultRetryPolicy: RetryPolicy = {
+  maxRetries: 4,
+  baseDelayMs: 500,
+  maxDelayMs: 30_000,
+  maxRetryAfterMs: 60_000,
+};
+
+/** What to do about an error from a model call. */
+export type ErrorVerdict =
+  | { kind: "abort" }
+  | { kind: "retry"; retryAfterMs: number | undefined; description: string }
+  | { kind: "context_length"; description: string }
+  | {
+      kind: "fatal";
+      code: "provider_auth" | "provider_model_not_found" | "provider_rejected";
+      status: number | undefined;
+      description: string;
+    };
+
+interface HttpLikeError {
+  status?: unknown;
+  headers?: unknown;
+  code?: unknown;
+  message?: unknown;
+  name?: unknown;
+  cause?: unknown;
+}
+
+const contextLengthPattern =
+  /context[ _-]?length|maximum context|context window|too many tokens|prompt is too long|reduce the length/i;
+
+const networkCodes = new Set([
+  "ECONNRESET",
+  "ECONNREFUSED",
+  "ETIMEDOUT",
+  "EPIPE",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "UND_ERR_SOCKET",
+  "UND_ERR_CONNECT_TIMEOUT",
+]);
+
+/** Sorts an error from the OpenAI SDK, fetch or an injected model into retry / fatal / abort. */
+export function classifyModelError(error: unknown, signal: AbortSignal): ErrorVerdict {
+  if (signal.aborted || isAbortError(error)) return { kind: "abort" };
+  const candidate = (error ?? {}) as HttpLikeError;
+  const message = typeof candidate.message === "string" ? candidate.message : String(error);
+  const status = typeof candidate.status === "number" ? candidate.status : undefined;
+  const name = typeof candidate.name === "string" ? candidate.name : "";
+
+  if (status === undefined) {
+    // No HTTP status: a connection-level failure (the SDK's APIConnectionError, fetch's TypeError).
+    if (
+      name === "APIConnectionError" ||
+      name === "APIConnectionTimeoutError" ||
+      isNetworkError(error)
+    )
+      return { kind: "retry", retryAfterMs: undefined, description: `network error: ${message}` };
+    return { kind: "fatal", code: "provider_rejected", status, description: message };
+  }
+  if (status === 400 || status === 413) {
+    const code = typeof candidate.code === "string" ? candidate.code : "";
+    if (code === "context_length_exceeded" || contextLengthPattern.test(message))
+      return { kind: "context_length", description: message };
+  }
+  if (status === 408 || status === 409 || status === 429 || status >= 500)
+    return {
+      kind: "retry",
+      retryAfterMs: retryAfterFromHeaders(candidate.headers),
+      description: `HTTP ${status}: ${message}`,
+    };
+  if (status === 401 || status === 403)
+    return {
+      kind: "fatal",
+      code: "provider_auth",
+      status,
+      description: `The model provider refused the credentials (HTTP ${status}): ${message}. Check the provider's API key.`,
+    };
+  if (status === 404)
+    return {
+      kind: "fatal",
+      code: "provider_model_not_found",
+      status,
+      description: `The model provider does not know this model or endpoint (HTTP 404): ${message}. Check the model id and base URL.`,
+    };
+  return {
+    kind: "fatal",
+    code: "provider_rejected",
+    status,
+    description: `The model provider rejected the request (HTTP ${status}): ${message}`,
+  };
+}
+
+function isNetworkError(error: unknown): boolean {
+  let current: unknown = error;
+  for (let depth = 0; depth < 4 && current; depth += 1) {
+    const candidate = current as HttpLikeError;
+    if (typeof candidate.code === "string" && networkCodes.has(candidate.code)) return true;
+    if (current instanceof TypeError && /fetch failed|terminated|network/i.test(current.message))
+      return true;
+    current = candidate.cause;
+  }
+  return false;
+}
+
+/** Reads `retry-after-ms` (ms) or `retry-after` (seconds or an HTTP date) from a Headers-like value. */
+export function retryAfterFromHeaders(headers: unknown): number | undefined {
+  const read = (name: string): string | null => {
+    if (!headers || typeof headers !== "object") return null;
+    const getter = (headers as { get?: unknown }).get;
+    if (typeof getter === "function")
+      return (getter as (key: string) => string | null).call(headers, name);
+    const value = (headers as Record<string, unknown>)[name];
+    return typeof value === "string" ? value : null;
+  };
+  const milliseconds = Number.parseFloat(read("retry-after-ms") ?? "");
+  if (Number.isFinite(milliseconds) && milliseconds >= 0) return milliseconds;
+  const value = read("retry-after");
+  if (value === null) return undefined;
+  const seconds = Number.parseFloat(value);
+  if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
+  const date = Date.parse(value);
+  if (Number.isFinite(date)) return Math.max(0, date - Date.now());
+  return undefined;
+}
+
+/**
+ * Delay before retry number `retry` (1-based): the server's `retry-after` when it is sane,
+ * otherwise exponential backoff with jitter (between half and all of the capped delay).
+ */
+export function retryDelay(
+  retry: number,
+  retryAfterMs: number | undefined,
+  policy: RetryPolicy,
+): number {
+  if (retryAfterMs !== undefined && retryAfterMs <= policy.maxRetryAfterMs) return retryAfterMs;
+  const capped = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (retry - 1));
+  return capped / 2 + Math.random() * (capped / 2);
+}
+
+/** Waits before a retry; rejects at once if the turn is cancelled. */
+export function waitBeforeRetry(ms: number, signal: AbortSignal): Promise<void> {
+  return sleep(ms, signal);
+}

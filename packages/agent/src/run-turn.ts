@@ -1,0 +1,444 @@
+// The Agentic Workflow Loop (seeds 000/001/002/004): an async generator of turn events that runs
+// state → pre-enrichment → passes (model, tools) → escalation → synthesis → done.
+import {
+  type AgentEvent,
+  type ApprovalRequest,
+  agentEvent,
+  type ExitReason,
+  type ITurnMessage,
+  splitThinking,
+  withThinking,
+} from "@gadget/protocol";
+import { isAbortError } from "./abort.ts";
+import { approvalIdFor } from "./approvals.ts";
+import { openAIChatModel } from "./chat-model.ts";
+import {
+  compactContext,
+  contextWindowFromError,
+  estimateTokens,
+  overThreshold,
+} from "./compaction.ts";
+import { maybeEscalate, recordProgress } from "./escalation.ts";
+import { checkExitConditions } from "./exit-conditions.ts";
+import { StateDocument } from "./living-document.ts";
+import { callModel, type ModelReply } from "./model-call.ts";
+import { preEnrich } from "./pre-enrichment.ts";
+import {
+  buildPassMessages,
+  buildSystemPrompt,
+  historyMessages,
+  toolDefinitions,
+} from "./prompt.ts";
+import { ProviderError } from "./provider-error.ts";
+import { createTurnState, parseTurnState, stateFromMessages, type TurnState } from "./state.ts";
+import { duplicateVerdict, wasExecuted } from "./stuck-detection.ts";
+import { synthesize } from "./synthesis.ts";
+import {
+  answerWithoutRunning,
+  callNeedsApproval,
+  duplicateOutput,
+  executePendingCalls,
+  prepareCall,
+} from "./tool-execution.ts";
+import {
+  accountUsage,
+  checkpoint,
+  modelCallSettings,
+  samplingOf,
+  type TurnContext,
+} from "./turn-context.ts";
+import {
+  type EngineLogger,
+  resolveTunables,
+  type TurnInput,
+  type TurnOptions,
+  type TurnOutcome,
+} from "./turn-input.ts";
+
+/** What one step of the loop decided (openai-agents-js runner/steps.ts). */
+export type StepOutcome =
+  | { type: "run_again" }
+  | { type: "respond"; message: string }
+  | { type: "pause"; approvals: ApprovalRequest[] }
+  | { type: "exit"; reason: ExitReason; detail: string; error?: { code: string; message: string } };
+
+const silentLogger: EngineLogger = {
+  debug: () => undefined,
+  info: () => undefined,
+  warn: () => undefined,
+  error: () => undefined,
+};
+
+/**
+ * Runs one turn, yielding its events as they happen and returning the outcome. Always ends
+ * with exactly one `done` event; never throws (failures become `error` + `done`).
+ *
+ * @example
+ * const turn = runTurn(
+ *   { goal: "Fix the failing test", provider, workspace: "/work/p", tools, mode: "agent" },
+ *   { signal, onApproval: approvals.handler, onCheckpoint: (state) => save(state) },
+ * );
+ * let step = await turn.next();
+ * while (!step.done) { relay(step.value); step = await turn.next(); }
+ * const outcome = step.value; // { reason, response, messages, state, … }
+ */
+export async function* runTurn(
+  input: TurnInput,
+  options: TurnOptions = {},
+): AsyncGenerator<AgentEvent, TurnOutcome> {
+  const controller = new AbortController();
+  const outer = options.signal;
+  const onAbort = () => controller.abort(outer?.reason);
+  if (outer?.aborted) controller.abort(outer.reason);
+  else outer?.addEventListener("abort", onAbort, { once: true });
+  try {
+    let turn: TurnContext;
+    try {
+      turn = createTurnContext(input, options, controller.signal);
+    } catch (error) {
+      return yield* failBeforeStart(input, options, error);
+    }
+    return yield* runPhases(turn);
+  } finally {
+    outer?.removeEventListener("abort", onAbort);
+    // Stops whatever is still running if the consumer stopped iterating early.
+    controller.abort();
+  }
+}
+
+function createTurnContext(
+  input: TurnInput,
+  options: TurnOptions,
+  signal: AbortSignal,
+): TurnContext {
+  if (typeof input.goal !== "string") throw new TypeError("input.goal must be a string");
+  if (!input.provider?.modelId) throw new TypeError("input.provider.modelId is required");
+  if (typeof input.workspace !== "string") throw new TypeError("input.workspace must be a path");
+  const tunables = resolveTunables(options.tunables);
+  const logger = options.logger ?? silentLogger;
+  const now = options.now ?? (() => new Date());
+  const mode = input.mode ?? "agent";
+  const approval = input.approval ?? "auto";
+  const allTools = input.tools ?? [];
+  const tools = mode === "ask" ? allTools.filter((tool) => tool.permission === "read") : allTools;
+
+  const fresh = { goal: input.goal, mode, model: input.provider.modelId, now: now() };
+  let state: TurnState;
+  const saved = parseTurnState(input.resume?.state);
+  if (saved) state = saved;
+  else {
+    if (input.resume?.state !== undefined)
+      logger.warn({}, "saved turn state is invalid or of another version; resuming from messages");
+    const messages = input.resume?.messages ?? [];
+    state =
+      messages.length > 0 ? stateFromMessages({ ...fresh, messages }) : createTurnState(fresh);
+  }
+  const definitions = toolDefinitions(tools);
+  return {
+    goal: input.goal,
+    history: input.history ?? [],
+    // A copy: the engine may learn the context window from a provider error.
+    provider: { ...input.provider },
+    mode,
+    approval,
+    limits: input.limits ?? {},
+    workspace: input.workspace,
+    contextSources: input.contextSources ?? [],
+    options,
+    tunables,
+    logger,
+    now,
+    signal,
+    state,
+    document: new StateDocument(state, tunables.maxDocumentSectionChars),
+    tools,
+    toolsByName: new Map(tools.map((tool) => [tool.name, tool])),
+    allToolNames: new Set(allTools.map((tool) => tool.name)),
+    toolDefinitions: definitions,
+    toolDefinitionTokens: Math.ceil(JSON.stringify(definitions).length / 4),
+    systemPrompt: buildSystemPrompt({
+      mode,
+      workspace: input.workspace,
+      tools,
+      approvalOnWrite: approval === "on-write",
+    }),
+    historyParams: historyMessages(input.history ?? []),
+    model:
+      options.model ??
+      openAIChatModel({
+        baseUrl: input.provider.baseUrl,
+        apiKey: input.provider.apiKey,
+        timeoutMs: tunables.requestTimeoutMs,
+        ...(options.fetch ? { fetch: options.fetch } : {}),
+      }),
+    knownDecisions: new Map(Object.entries(input.approvalDecisions ?? {})),
+    prepared: new WeakMap(),
+  };
+}
+
+async function* failBeforeStart(
+  input: TurnInput,
+  options: TurnOptions,
+  error: unknown,
+): AsyncGenerator<AgentEvent, TurnOutcome> {
+  const message = `Invalid turn input: ${error instanceof Error ? error.message : String(error)}`;
+  options.logger?.error({ err: error }, message);
+  const state = createTurnState({
+    goal: typeof input?.goal === "string" ? input.goal : "",
+    mode: input?.mode ?? "agent",
+    model: input?.provider?.modelId ?? "",
+    now: new Date(),
+  });
+  yield agentEvent("error", { code: "invalid_input", message });
+  yield agentEvent("done", { reason: "error", passes: 0, totalCost: 0 });
+  return outcomeOf(state, "error", "", { code: "invalid_input", message });
+}
+
+async function* runPhases(turn: TurnContext): AsyncGenerator<AgentEvent, TurnOutcome> {
+  let step: StepOutcome;
+  try {
+    if (!turn.state.preEnriched && turn.state.passCount === 0) yield* preEnrich(turn);
+    step = yield* mainLoop(turn);
+  } catch (error) {
+    step = failureStep(turn, error);
+  }
+  return yield* finish(turn, step);
+}
+
+async function* mainLoop(turn: TurnContext): AsyncGenerator<AgentEvent, StepOutcome> {
+  const { state } = turn;
+  const answered = answeredAlready(state);
+  if (answered !== undefined) return { type: "respond", message: answered };
+  while (true) {
+    if (state.pendingCalls.length > 0) {
+      // A resumed response (paused for approval or interrupted) finishes before anything else.
+      if ((yield* executePendingCalls(turn)) === "paused") return pauseStep(turn);
+      await checkpoint(turn);
+    }
+    const exit = checkExitConditions(turn);
+    if (exit) return { type: "exit", reason: exit.reason, detail: exit.detail };
+    const step = yield* runPass(turn);
+    if (step.type !== "run_again") return step;
+    const escalation = maybeEscalate(turn);
+    if (escalation) yield escalation;
+    await checkpoint(turn);
+  }
+}
+
+/** A resumed turn whose last message is already a final answer needs no more passes. */
+function answeredAlready(state: TurnState): string | undefined {
+  const last = state.messages.at(-1);
+  if (state.passCount === 0 || !last || last.role !== "assistant" || last.toolCalls?.length)
+    return undefined;
+  if (state.pendingCalls.length > 0) return undefined;
+  return splitThinking(last.content).content;
+}
+
+function pauseStep(turn: TurnContext): StepOutcome {
+  return { type: "pause", approvals: turn.state.pendingApprovals };
+}
+
+/** One pass: call the model, then answer, or run the tools it asked for. */
+async function* runPass(turn: TurnContext): AsyncGenerator<AgentEvent, StepOutcome> {
+  const { state } = turn;
+  const pass = state.passCount + 1;
+  state.passCount = pass;
+  yield agentEvent("status", {
+    message: `Pass ${pass}`,
+    pass,
+    model: state.activeModel,
+    phase: "model",
+  });
+  const reply = yield* callForPass(turn, pass);
+  yield accountUsage(turn, reply.usage);
+  delete state.preEnrichedContext; // seed 000: pre-enriched context is for pass 1 only
+
+  if (reply.toolCalls.length === 0) {
+    if (reply.text.trim()) {
+      state.emptyResponses = 0;
+      state.messages.push({
+        role: "assistant",
+        content: withThinking(reply.thinking, reply.text),
+        createdAt: turn.now(),
+      });
+      recordProgress(turn, "progress");
+      return { type: "respond", message: reply.text };
+    }
+    state.emptyResponses += 1;
+    recordProgress(turn, "low");
+    if (state.emptyResponses >= turn.tunables.maxEmptyResponses)
+      state.stuckSignal = {
+        reason: "stuck",
+        detail: `the model answered with neither text nor tool calls ${state.emptyResponses} times in a row`,
+      };
+    return { type: "run_again" };
+  }
+
+  state.emptyResponses = 0;
+  const calls = uniqueCallIds(reply);
+  const message: ITurnMessage = {
+    role: "assistant",
+    content: withThinking(reply.thinking, reply.text),
+    toolCalls: calls,
+    createdAt: turn.now(),
+  };
+  state.messages.push(message);
+  const pending = calls.map((call) => ({ call, pass }) as TurnState["pendingCalls"][number]);
+  const prepared = pending.map((entry) => prepareCall(turn, entry));
+  prepared.forEach((entry, position) => {
+    if (callNeedsApproval(turn, entry)) entry.pending.approvalId = approvalIdFor(pass, position);
+  });
+
+  if (prepared.every((entry) => wasExecuted(state, entry.signature))) {
+    // Nothing new was asked: answer each call with a pointer to its earlier result and stop.
+    const signatures = prepared.map((entry) => ({
+      signature: entry.signature,
+      tool: entry.call.name,
+    }));
+    state.stuckSignal = duplicateVerdict(state, signatures, turn.tunables);
+    yield* answerWithoutRunning(
+      turn,
+      prepared,
+      duplicateOutput,
+      "not run: repeats an earlier call",
+    );
+    recordProgress(turn, "low");
+    return { type: "run_again" };
+  }
+
+  state.pendingCalls = pending;
+  if ((yield* executePendingCalls(turn)) === "paused") return pauseStep(turn);
+  const results = state.toolResults.filter((result) => result.pass === pass);
+  const low =
+    state.stuckSignal !== null || (results.length > 0 && results.every((result) => !result.ok));
+  recordProgress(turn, low ? "low" : "progress");
+  return { type: "run_again" };
+}
+
+/** Gives repeated call ids in one response distinct ids (some local servers reuse `call_0`). */
+function uniqueCallIds(reply: ModelReply): ModelReply["toolCalls"] {
+  const seen = new Set<string>();
+  return reply.toolCalls.map((call, position) => {
+    const id = seen.has(call.id) ? `${call.id}-${position + 1}` : call.id;
+    seen.add(id);
+    return id === call.id ? call : { ...call, id };
+  });
+}
+
+/** The pass's model call: compacts first when the prompt is near the window, and once more if the provider says it is too long. */
+async function* callForPass(
+  turn: TurnContext,
+  pass: number,
+): AsyncGenerator<AgentEvent, ModelReply> {
+  const { state } = turn;
+  const request = () => ({
+    model: state.activeModel,
+    messages: buildPassMessages(turn, pass),
+    tools: turn.toolDefinitions,
+    ...samplingOf(turn),
+  });
+  let next = request();
+  if (overThreshold(turn, next.messages)) {
+    yield* compactContext(turn, "proactive", pass);
+    next = request();
+  }
+  const settings = modelCallSettings(turn, true, `call-${pass}`);
+  try {
+    return yield* callModel(next, settings);
+  } catch (error) {
+    if (!(error instanceof ProviderError) || error.code !== "context_length_exceeded") throw error;
+    turn.logger.warn(
+      { pass, estimate: estimateTokens(next.messages) },
+      "provider reported context overflow",
+    );
+    const stated = contextWindowFromError(error.message);
+    if (stated && !turn.provider.contextWindow) turn.provider.contextWindow = stated;
+    yield* compactContext(turn, "reactive", pass);
+    return yield* callModel(request(), settings);
+  }
+}
+
+function failureStep(turn: TurnContext, error: unknown): StepOutcome {
+  if (isAbortError(error) || turn.signal.aborted)
+    return { type: "exit", reason: "cancelled", detail: "the turn was cancelled" };
+  if (error instanceof ProviderError)
+    return {
+      type: "exit",
+      reason: "error",
+      detail: error.message,
+      error: { code: error.code, message: error.message },
+    };
+  turn.logger.error({ err: error }, "agent engine failed");
+  const message = `Internal error in the agent engine: ${error instanceof Error ? error.message : String(error)}`;
+  return { type: "exit", reason: "error", detail: message, error: { code: "internal", message } };
+}
+
+/** Phases 4 and 5: synthesis when needed, then the response and the one `done` event. */
+async function* finish(
+  turn: TurnContext,
+  step: StepOutcome,
+): AsyncGenerator<AgentEvent, TurnOutcome> {
+  const { state } = turn;
+  let reason: ExitReason;
+  let response = "";
+  let error: { code: string; message: string } | undefined;
+  switch (step.type) {
+    case "respond":
+      reason = "completed";
+      response = step.message;
+      yield agentEvent("response", { message: response });
+      break;
+    case "pause":
+      reason = "approval_needed";
+      await checkpoint(turn);
+      break;
+    case "run_again":
+      throw new Error("unreachable: finish() after run_again");
+    case "exit":
+      reason = step.reason;
+      if (step.reason === "error") {
+        error = step.error ?? { code: "internal", message: step.detail };
+        yield agentEvent("error", error);
+      } else if (step.reason !== "cancelled") {
+        yield agentEvent("status", {
+          message: `Stopping: ${step.detail}. Writing the final answer from what was gathered.`,
+          pass: state.passCount,
+          phase: "synthesis",
+        });
+        try {
+          response = yield* synthesize(turn, step.reason, step.detail);
+          state.messages.push({ role: "assistant", content: response, createdAt: turn.now() });
+          yield agentEvent("response", { message: response });
+        } catch (failure) {
+          const fallback = failureStep(turn, failure);
+          reason = fallback.type === "exit" ? fallback.reason : "error";
+          if (fallback.type === "exit" && fallback.error) {
+            error = fallback.error;
+            yield agentEvent("error", error);
+          }
+        }
+      }
+      break;
+  }
+  yield agentEvent("done", { reason, passes: state.passCount, totalCost: state.totalCost });
+  return outcomeOf(state, reason, response, error);
+}
+
+function outcomeOf(
+  state: TurnState,
+  reason: ExitReason,
+  response: string,
+  error?: { code: string; message: string },
+): TurnOutcome {
+  const outcome: TurnOutcome = {
+    reason,
+    response,
+    messages: state.messages,
+    state,
+    passes: state.passCount,
+    usage: { ...state.tokens },
+    totalCost: state.totalCost,
+  };
+  if (error) outcome.error = error;
+  return outcome;
+}

@@ -1,0 +1,97 @@
+// What every phase of one turn shares: normalised input, tunables, state, tools, model, signal.
+import {
+  type AgentEvent,
+  type ApprovalPolicy,
+  agentEvent,
+  type IChatMessage,
+  type TokenUsage,
+  type TurnLimits,
+  type TurnMode,
+} from "@gadget/protocol";
+import type { ApprovalDecision } from "./approvals.ts";
+import type { ChatMessageParam, ChatModel, ChatTool } from "./chat-model.ts";
+import type { StateDocument } from "./living-document.ts";
+import type { PendingCall, TurnState } from "./state.ts";
+import type { AnyTool, ContextSource } from "./tool.ts";
+import type { PreparedCall } from "./tool-execution.ts";
+import type { EngineLogger, EngineTunables, ProviderConfig, TurnOptions } from "./turn-input.ts";
+import { addUsage, costOf } from "./usage.ts";
+
+export interface TurnContext {
+  goal: string;
+  history: IChatMessage[];
+  provider: ProviderConfig;
+  mode: TurnMode;
+  approval: ApprovalPolicy;
+  limits: TurnLimits;
+  workspace: string;
+  contextSources: ContextSource[];
+  options: TurnOptions;
+  tunables: EngineTunables;
+  logger: EngineLogger;
+  now: () => Date;
+  /** The turn's own signal: aborted by the caller's signal or when the generator is closed. */
+  signal: AbortSignal;
+  state: TurnState;
+  document: StateDocument;
+  /** Tools offered in this mode, and by name. */
+  tools: AnyTool[];
+  toolsByName: Map<string, AnyTool>;
+  /** Every tool the host gave, to explain "not available in ask mode". */
+  allToolNames: Set<string>;
+  toolDefinitions: ChatTool[];
+  /** Estimated tokens of `toolDefinitions`, sent with every main-loop request. */
+  toolDefinitionTokens: number;
+  systemPrompt: string;
+  historyParams: ChatMessageParam[];
+  model: ChatModel;
+  /** Decisions known before the engine asks (from the input). */
+  knownDecisions: Map<string, ApprovalDecision>;
+  /** Prepared forms of pending calls, so a response is parsed and validated once. */
+  prepared: WeakMap<PendingCall, PreparedCall>;
+}
+
+/** Sends a copy of the state to the host's checkpoint hook; a failing hook is logged, not fatal. */
+export async function checkpoint(turn: TurnContext): Promise<void> {
+  const hook = turn.options.onCheckpoint;
+  if (!hook) return;
+  try {
+    await hook(structuredClone(turn.state));
+  } catch (error) {
+    turn.logger.warn({ err: error }, "onCheckpoint failed; the turn continues");
+  }
+}
+
+/** Adds one call's usage and cost to the state; returns the `cost_update` event to yield. */
+export function accountUsage(turn: TurnContext, usage: TokenUsage): AgentEvent {
+  const { state } = turn;
+  addUsage(state.tokens, usage);
+  state.totalCost += costOf(usage, turn.provider.pricing);
+  return agentEvent("cost_update", { totalCost: state.totalCost, tokens: { ...state.tokens } });
+}
+
+/** Settings for `callModel` in this turn. */
+export function modelCallSettings(turn: TurnContext, emitText: boolean, callIdPrefix: string) {
+  return {
+    model: turn.model,
+    signal: turn.signal,
+    retry: turn.tunables.retry,
+    logger: turn.logger,
+    emitText,
+    callIdPrefix,
+  };
+}
+
+/** Sampling parameters of the provider, as a ChatRequest wants them. */
+export function samplingOf(turn: TurnContext): {
+  temperature?: number;
+  topP?: number;
+  topK?: number;
+} {
+  const params = turn.provider.params ?? {};
+  const sampling: { temperature?: number; topP?: number; topK?: number } = {};
+  if (params.temperature !== undefined) sampling.temperature = params.temperature;
+  if (params.topP !== undefined) sampling.topP = params.topP;
+  if (params.topK !== undefined) sampling.topK = params.topK;
+  return sampling;
+}

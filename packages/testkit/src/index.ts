@@ -1,0 +1,2 @@
+// @gadget/testkit: stand-ins for tests across the workspace. Depends on nothing but node.
+export * from "./scripted-model.ts";

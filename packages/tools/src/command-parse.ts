@@ -1,0 +1,478 @@
+// Parses a command line into argv steps joined by && (seed 003: spawn-only, no shell), refusing
+// every shell feature that would need a shell, with a message that says what to do instead.
+//
+// Hand-written rather than shell-quote: shell-quote expands $VAR to "" (or splits the word when
+// given an env function), passes backticks through as text, turns "$(id)" into "$" + "(id)" and
+// reads `a#b` as a comment. Refusing correctly needs the quoting context of every $, ` and glob
+// character, which this tokenizer keeps.
+import path from "node:path";
+import { ToolError } from "@gadget/agent";
+
+/** One argument after quote removal. */
+export interface CommandWord {
+  value: string;
+  /**
+   * Present when the word has unquoted glob characters (`*`, `?`, `[`): the pattern to expand,
+   * with quoted or escaped special characters backslash-escaped.
+   */
+  glob?: string;
+}
+
+export type CommandStep =
+  | { kind: "cd"; directory: string; text: string }
+  | { kind: "exec"; words: CommandWord[]; text: string };
+
+export interface ParsedCommand {
+  steps: CommandStep[];
+}
+
+export interface ParseCommandOptions {
+  /** Deny-list entries (see DEFAULT_DENIED_COMMANDS). Default: none. */
+  deniedCommands?: readonly string[];
+}
+
+/** Thrown for any command that cannot run; `code` is always `command_refused`. */
+export function refuse(message: string): never {
+  throw new ToolError("command_refused", message);
+}
+
+const noShell = "Commands are spawned directly, without a shell.";
+
+const operatorMessages: Record<string, string> = {
+  "|": `Pipes (|) are not supported: ${noShell} Run the first command alone (its output comes back to you), or use the grep and read_file tools to filter text.`,
+  "|&": `Pipes (|&) are not supported: ${noShell} Run the first command alone; its stdout and stderr both come back to you.`,
+  "||": `\`||\` is not supported: ${noShell} Run the command, check its exit code, then decide what to run next.`,
+  ";": `\`;\` is not supported: ${noShell} Chain commands with \`&&\` (the chain stops at the first failure) or make separate run_command calls.`,
+  ";;": `\`;;\` is not supported: ${noShell}`,
+  "&": `Background jobs (&) are not supported: every command must finish before the call returns. Run it in the foreground (raise timeout_ms for long commands).`,
+  "(": `Subshells and grouping with ( ) are not supported: ${noShell} Quote parentheses that are part of an argument.`,
+  ")": `Subshells and grouping with ( ) are not supported: ${noShell} Quote parentheses that are part of an argument.`,
+};
+
+function redirectMessage(operator: string): string {
+  return `Redirection (${operator}) is not supported: ${noShell} The command's output already comes back to you; to create a file use write_file, to read one use read_file.`;
+}
+
+const substitutionMessage = `Command substitution ($(…) or backticks) is not supported: ${noShell} Run the inner command first, then use its output in the next call.`;
+const variableMessage = (name: string) =>
+  `Variable expansion (${name}) is not supported: ${noShell} Nothing would replace it. Write the value itself, or put the argument in single quotes to pass a literal $.`;
+
+/** Shell builtins that cannot be spawned, with what to do instead. */
+const builtinHints: Record<string, string> = {
+  export:
+    "Each command runs in a fresh process with a fixed environment; pass settings as arguments or configuration files.",
+  unset: "Each command runs in a fresh process with a fixed environment.",
+  set: "Each command runs in a fresh process; there are no shell options.",
+  declare: "There are no shell variables.",
+  typeset: "There are no shell variables.",
+  local: "There are no shell variables.",
+  readonly: "There are no shell variables.",
+  source: "Run the script as a program instead, e.g. `bash script.sh` or `./script.sh`.",
+  ".": "Run the script as a program instead, e.g. `bash script.sh` or `./script.sh`.",
+  alias: "There are no aliases; run the program itself.",
+  unalias: "There are no aliases.",
+  eval: "Run the command itself.",
+  exec: "Run the command itself.",
+  exit: "A command ends when its program ends.",
+  return: "A command ends when its program ends.",
+  trap: "There is no shell to trap signals in.",
+  ulimit: "Resource limits cannot be changed.",
+  umask: "The file creation mask cannot be changed.",
+  pushd: "Use `cd <dir> && <command>` or the cwd parameter.",
+  popd: "Use `cd <dir> && <command>` or the cwd parameter.",
+  dirs: "Use `cd <dir> && <command>` or the cwd parameter.",
+  read: "Commands have no input (stdin is closed).",
+  shopt: "There are no shell options.",
+  history: "There is no shell history.",
+  builtin: "Run the program itself.",
+  command: "To check whether a program exists use `which <name>`.",
+  type: "To check whether a program exists use `which <name>`.",
+  hash: "To check whether a program exists use `which <name>`.",
+  wait: "Commands always run in the foreground.",
+  jobs: "Commands always run in the foreground.",
+  fg: "Commands always run in the foreground.",
+  bg: "Commands always run in the foreground.",
+  disown: "Commands always run in the foreground.",
+  let: "There are no shell variables.",
+  shift: "There are no shell variables.",
+  logout: "A command ends when its program ends.",
+  enable: "Run the program itself.",
+  complete: "There is no interactive shell.",
+  compgen: "There is no interactive shell.",
+  bind: "There is no interactive shell.",
+  getopts: "There are no shell variables.",
+  mapfile: "There are no shell variables.",
+  readarray: "There are no shell variables.",
+  suspend: "There is no interactive shell.",
+  times: "There is no interactive shell.",
+  fc: "There is no shell history.",
+};
+
+/** Programs that run another program given as an argument; the deny list looks through them. */
+const wrapperPrograms = new Set([
+  "nice",
+  "nohup",
+  "timeout",
+  "stdbuf",
+  "setsid",
+  "time",
+  "ionice",
+  "taskset",
+  "chrt",
+  "flock",
+  "watch",
+  "unbuffer",
+  "env",
+  "xargs",
+]);
+
+/** Options that take the next word as their value, per program (so subcommands are found). */
+const optionsWithValue: Record<string, ReadonlySet<string>> = {
+  git: new Set([
+    "-C",
+    "-c",
+    "--git-dir",
+    "--work-tree",
+    "--namespace",
+    "--config-env",
+    "--super-prefix",
+    "--list-cmds",
+  ]),
+};
+
+interface Token {
+  type: "word" | "operator";
+  value: string;
+  word?: CommandWord;
+}
+
+const globSpecials = new Set(["*", "?", "[", "]", "{", "}", "(", ")", "!", "+", "@", "\\"]);
+
+class WordBuilder {
+  value = "";
+  pattern = "";
+  hasGlob = false;
+  started = false;
+  /** Unquoted characters with quoted ones replaced by a placeholder, for brace-expansion checks. */
+  unquoted = "";
+
+  literal(character: string): void {
+    this.started = true;
+    this.value += character;
+    this.pattern += globSpecials.has(character) ? `\\${character}` : character;
+    this.unquoted += "\u0000";
+  }
+
+  plain(character: string): void {
+    this.started = true;
+    this.value += character;
+    this.unquoted += character;
+    if (character === "*" || character === "?" || character === "[") {
+      this.hasGlob = true;
+      this.pattern += character;
+    } else {
+      this.pattern +=
+        globSpecials.has(character) && character !== "]" ? `\\${character}` : character;
+    }
+  }
+}
+
+function isNameStart(character: string | undefined): boolean {
+  return character !== undefined && /[A-Za-z_]/.test(character);
+}
+
+/** Splits a command line into words and operators, refusing expansions. */
+export function tokenize(command: string): Token[] {
+  const tokens: Token[] = [];
+  let word = new WordBuilder();
+  const endWord = () => {
+    if (word.started) {
+      if (/\{[^{}]*(,|\.\.)[^{}]*\}/.test(word.unquoted)) {
+        refuse(
+          `Brace expansion ({a,b}) is not supported: ${noShell} Write each argument out, or quote the braces if they are literal.`,
+        );
+      }
+      const commandWord: CommandWord = { value: word.value };
+      if (word.hasGlob) commandWord.glob = word.pattern;
+      tokens.push({ type: "word", value: word.value, word: commandWord });
+    }
+    word = new WordBuilder();
+  };
+  const dollar = (index: number, quoted: boolean): void => {
+    const next = command[index + 1];
+    if (next === "(") refuse(substitutionMessage);
+    if (next === "{" || isNameStart(next) || (next !== undefined && /[0-9@*#?$!-]/.test(next))) {
+      const name =
+        next === "{"
+          ? "$" + "{…}"
+          : `$${/^[A-Za-z_0-9]+/.exec(command.slice(index + 1))?.[0] ?? next}`;
+      refuse(variableMessage(name));
+    }
+    if (!quoted && (next === "'" || next === '"')) {
+      refuse(
+        `$'…' and $"…" quoting is not supported: ${noShell} Use plain single or double quotes.`,
+      );
+    }
+  };
+
+  let index = 0;
+  while (index < command.length) {
+    const character = command[index] as string;
+    if (character === " " || character === "\t") {
+      endWord();
+      index++;
+      continue;
+    }
+    if (character === "\n" || character === "\r") {
+      refuse(
+        `Newlines separate commands in a shell and are not supported here: ${noShell} Chain commands with \`&&\`, or make separate run_command calls.`,
+      );
+    }
+    if (character === "\\") {
+      const next = command[index + 1];
+      if (next === undefined) {
+        word.literal("\\");
+        index++;
+      } else if (next === "\n") {
+        index += 2;
+      } else {
+        word.literal(next);
+        index += 2;
+      }
+      continue;
+    }
+    if (character === "'") {
+      const end = command.indexOf("'", index + 1);
+      if (end === -1) refuse("Unterminated single quote ('). Close the quote.");
+      word.started = true;
+      for (const quoted of command.slice(index + 1, end)) word.literal(quoted);
+      index = end + 1;
+      continue;
+    }
+    if (character === '"') {
+      word.started = true;
+      index++;
+      let closed = false;
+      while (index < command.length) {
+        const inner = command[index] as string;
+        if (inner === '"') {
+          closed = true;
+          index++;
+          break;
+        }
+        if (inner === "\\") {
+          const next = command[index + 1];
+          if (next !== undefined && '$`"\\\n'.includes(next)) {
+            if (next !== "\n") word.literal(next);
+            index += 2;
+            continue;
+          }
+          word.literal("\\");
+          index++;
+          continue;
+        }
+        if (inner === "`") refuse(substitutionMessage);
+        if (inner === "$") dollar(index, true);
+        word.literal(inner);
+        index++;
+      }
+      if (!closed) refuse('Unterminated double quote ("). Close the quote.');
+      continue;
+    }
+    if (character === "`") refuse(substitutionMessage);
+    if (character === "$") {
+      dollar(index, false);
+      word.plain("$");
+      index++;
+      continue;
+    }
+    if (character === "#" && !word.started) {
+      // A comment runs to the end of the line, as in a shell.
+      break;
+    }
+    if (character === "~" && !word.started) {
+      refuse(
+        "~ (the home directory) is outside the workspace and is not expanded. Use paths relative to the workspace.",
+      );
+    }
+    if ("|&;<>()".includes(character)) {
+      endWord();
+      const two = command.slice(index, index + 2);
+      const three = command.slice(index, index + 3);
+      let operator: string = character;
+      if (["<<<", "<<-"].includes(three)) operator = three;
+      else if (
+        ["&&", "||", "|&", ";;", "&>", "<<", "<&", "<>", "<(", ">>", ">&", ">|", ">("].includes(two)
+      )
+        operator = two;
+      tokens.push({ type: "operator", value: operator });
+      index += operator.length;
+      continue;
+    }
+    word.plain(character);
+    index++;
+  }
+  endWord();
+  return tokens;
+}
+
+/** Quotes a word for display in the form a shell would accept. */
+export function displayWord(value: string): string {
+  if (value !== "" && /^[A-Za-z0-9_\-.,:/=@%+^]+$/.test(value)) return value;
+  return `'${value.replace(/'/g, `'\\''`)}'`;
+}
+
+interface DenyRule {
+  text: string;
+  program: string;
+  words: string[];
+}
+
+function parseDenyRules(entries: readonly string[]): DenyRule[] {
+  return entries
+    .map((entry) => entry.trim().split(/\s+/).filter(Boolean))
+    .filter((words) => words.length > 0)
+    .map((words) => ({
+      text: words.join(" "),
+      program: words[0] as string,
+      words: words.slice(1),
+    }));
+}
+
+function optionMatches(argument: string, option: string): boolean {
+  if (argument === option || argument.startsWith(`${option}=`)) return true;
+  if (/^-[A-Za-z]$/.test(option)) {
+    // Attached value (-cfoo=bar) or a cluster of short flags (-ec).
+    if (argument.startsWith(option) && !argument.startsWith("--")) return true;
+    return /^-[A-Za-z]+$/.test(argument) && argument.includes(option.slice(1));
+  }
+  return false;
+}
+
+/** Whether `args` (after the program) match a rule's words: options before the subcommand, then subcommands. */
+function argumentsMatch(
+  program: string,
+  args: readonly string[],
+  words: readonly string[],
+): boolean {
+  const takesValue = optionsWithValue[program] ?? new Set<string>();
+  let position = 0;
+  for (const word of words) {
+    if (word.startsWith("-")) {
+      let found = false;
+      for (let index = position; index < args.length; index++) {
+        const argument = args[index] as string;
+        if (argument === "--" || !argument.startsWith("-")) break;
+        if (optionMatches(argument, word)) {
+          found = true;
+          break;
+        }
+        if (takesValue.has(argument)) index++;
+      }
+      if (!found) return false;
+      continue;
+    }
+    let index = position;
+    while (index < args.length) {
+      const argument = args[index] as string;
+      if (argument === "--") {
+        index++;
+        break;
+      }
+      if (!argument.startsWith("-")) break;
+      index += takesValue.has(argument) ? 2 : 1;
+    }
+    if (args[index] !== word) return false;
+    position = index + 1;
+  }
+  return true;
+}
+
+function deniedBy(argv: readonly string[], rules: readonly DenyRule[]): DenyRule | undefined {
+  const program = path.basename(argv[0] ?? "");
+  for (const rule of rules) {
+    if (program === rule.program && argumentsMatch(program, argv.slice(1), rule.words)) return rule;
+  }
+  if (wrapperPrograms.has(program)) {
+    // `timeout 5 sudo …`, `nice git push`: look for a denied program anywhere after a wrapper.
+    for (let index = 1; index < argv.length; index++) {
+      const inner = path.basename(argv[index] as string);
+      for (const rule of rules) {
+        if (inner === rule.program && argumentsMatch(inner, argv.slice(index + 1), rule.words)) {
+          return rule;
+        }
+      }
+    }
+  }
+  return undefined;
+}
+
+/** Refuses a step's argv if it is a builtin, an assignment or on the deny list. */
+export function checkArgv(argv: readonly string[], deniedCommands: readonly string[]): void {
+  const program = argv[0] ?? "";
+  if (/^[A-Za-z_][A-Za-z0-9_]*=/.test(program)) {
+    refuse(
+      `Setting environment variables (${program.split("=")[0]}=…) is not supported: ${noShell} Commands run with a fixed environment (CI=1, PAGER=cat); pass settings as arguments or configuration files.`,
+    );
+  }
+  const hint = builtinHints[program];
+  if (hint !== undefined && Object.hasOwn(builtinHints, program)) {
+    refuse(`\`${program}\` is a shell builtin and cannot run: ${noShell} ${hint}`);
+  }
+  const rule = deniedBy(argv, parseDenyRules(deniedCommands));
+  if (rule) {
+    refuse(
+      `\`${rule.text}\` is on this workspace's deny list and was not run. Do not try to work around it; if it is needed, say so in your response so the user can run it.`,
+    );
+  }
+}
+
+/**
+ * Parses a command line into steps: `&&` splits the chain, `cd <dir>` becomes a working
+ * directory change, anything needing a shell is refused with a ToolError (`command_refused`).
+ * @example
+ * parseCommand("cd packages/app && npm test -- --run").steps;
+ * // [{kind:"cd", directory:"packages/app"}, {kind:"exec", words:[npm, test, --, --run]}]
+ */
+export function parseCommand(command: string, options: ParseCommandOptions = {}): ParsedCommand {
+  const tokens = tokenize(command);
+  const groups: Token[][] = [[]];
+  for (const token of tokens) {
+    if (token.type === "operator") {
+      if (token.value === "&&") {
+        groups.push([]);
+        continue;
+      }
+      const message = operatorMessages[token.value] ?? redirectMessage(token.value);
+      refuse(message);
+    }
+    (groups[groups.length - 1] as Token[]).push(token);
+  }
+  if (groups.every((group) => group.length === 0)) refuse("The command is empty.");
+  if (groups.some((group) => group.length === 0)) {
+    refuse("`&&` needs a command on both sides, as in `npm run build && npm test`.");
+  }
+  const steps: CommandStep[] = groups.map((group, index) => {
+    const words = group.map((token) => token.word as CommandWord);
+    const text = words.map((word) => (word.glob ? word.value : displayWord(word.value))).join(" ");
+    if (words[0]?.value === "cd") {
+      if (words.length !== 2 || words[1]?.glob !== undefined) {
+        refuse("`cd` takes exactly one directory, as in `cd packages/app && npm test`.");
+      }
+      if (index === groups.length - 1) {
+        refuse(
+          "`cd` at the end of a command has no effect: every run_command starts afresh. Use `cd <dir> && <command>` or the cwd parameter.",
+        );
+      }
+      const directory = (words[1] as CommandWord).value;
+      if (directory === "-") refuse("`cd -` is not supported; name the directory.");
+      return { kind: "cd", directory, text };
+    }
+    checkArgv(
+      words.map((word) => word.value),
+      options.deniedCommands ?? [],
+    );
+    return { kind: "exec", words, text };
+  });
+  return { steps };
+}

@@ -1,0 +1,107 @@
+// Runs git for the tools' own needs (snapshots, status), spawned without a shell.
+import { spawn } from "node:child_process";
+import { SystemError } from "@gadget/protocol";
+
+export interface GitResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  /** stdout was cut at maxOutputBytes and git was stopped. */
+  truncated: boolean;
+}
+
+export interface GitOptions {
+  cwd: string;
+  /** Variables added to this process's environment (e.g. GIT_INDEX_FILE). */
+  env?: Record<string, string>;
+  /** Stops reading (and ends git) after this many bytes of stdout. Default: unlimited. */
+  maxOutputBytes?: number;
+  signal?: AbortSignal;
+}
+
+/** Settings that keep the user's configuration from changing what the tools read. */
+const stableConfig = [
+  "-c",
+  "core.quotePath=false",
+  "-c",
+  "diff.noprefix=false",
+  "-c",
+  "diff.mnemonicPrefix=false",
+  "-c",
+  "color.ui=false",
+];
+
+/**
+ * Runs `git <args>` and collects its output.
+ * @example
+ * const { stdout } = await runGit(["rev-parse", "HEAD"], { cwd: workspace });
+ */
+export function runGit(args: readonly string[], options: GitOptions): Promise<GitResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn("git", [...stableConfig, ...args], {
+      cwd: options.cwd,
+      env: {
+        ...process.env,
+        GIT_OPTIONAL_LOCKS: "0",
+        GIT_TERMINAL_PROMPT: "0",
+        LC_ALL: "C",
+        ...options.env,
+      },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    const chunks: Buffer[] = [];
+    let length = 0;
+    let truncated = false;
+    let stderr = "";
+    const max = options.maxOutputBytes ?? Number.POSITIVE_INFINITY;
+    const onAbort = () => child.kill("SIGKILL");
+    options.signal?.addEventListener("abort", onAbort, { once: true });
+    child.stdout.on("data", (chunk: Buffer) => {
+      if (truncated) return;
+      if (length + chunk.length > max) {
+        chunks.push(chunk.subarray(0, max - length));
+        length = max;
+        truncated = true;
+        child.kill("SIGKILL");
+        return;
+      }
+      chunks.push(chunk);
+      length += chunk.length;
+    });
+    child.stderr.setEncoding("utf8");
+    child.stderr.on("data", (chunk: string) => {
+      if (stderr.length < 8192) stderr += chunk;
+    });
+    child.on("error", (error: NodeJS.ErrnoException) => {
+      options.signal?.removeEventListener("abort", onAbort);
+      reject(
+        error.code === "ENOENT"
+          ? new SystemError(
+              "unavailable",
+              "git is not installed or not on PATH; it is needed for workspace snapshots.",
+            )
+          : error,
+      );
+    });
+    child.on("close", (code) => {
+      options.signal?.removeEventListener("abort", onAbort);
+      if (options.signal?.aborted) {
+        reject(options.signal.reason);
+        return;
+      }
+      resolve({ code, stdout: Buffer.concat(chunks).toString("utf8"), stderr, truncated });
+    });
+  });
+}
+
+/** Runs git and throws (with git's message) unless it exits with 0. */
+export async function gitOrThrow(args: readonly string[], options: GitOptions): Promise<string> {
+  const result = await runGit(args, options);
+  if (result.code !== 0 && !result.truncated) {
+    throw new SystemError(
+      "internal",
+      `git ${args[0]} failed (exit ${result.code}): ${result.stderr.trim().slice(0, 500)}`,
+    );
+  }
+  return result.stdout;
+}
