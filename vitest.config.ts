@@ -21,6 +21,7 @@ export const perProject = {
 function workspaceProjects(): Array<string | TestProjectInlineConfiguration> {
   const projects: Array<string | TestProjectInlineConfiguration> = [];
   for (const group of ["packages", "apps"]) {
+    if (!existsSync(group)) continue;
     for (const name of readdirSync(group)) {
       const root = path.join(group, name);
       const manifest = path.join(root, "package.json");
