@@ -140,3 +140,46 @@ describe("in a directory that is not a git repository", () => {
     await expect(stat(path.join(workspace.root, ".git"))).rejects.toThrow();
   });
 });
+
+describe("a same-size edit right after a fresh clone", () => {
+  it("is always reported (git's racy-entry check survives the snapshot's index copy)", async () => {
+    const { execFileSync } = await import("node:child_process");
+    const { mkdtemp } = await import("node:fs/promises");
+    const { tmpdir } = await import("node:os");
+    const base = await mkdtemp(path.join(tmpdir(), "gadget-racy-"));
+    const seed = path.join(base, "seed");
+    const run = (cwd: string, ...args: string[]) =>
+      execFileSync("git", args, {
+        cwd,
+        stdio: "ignore",
+        env: {
+          ...process.env,
+          GIT_AUTHOR_NAME: "t",
+          GIT_AUTHOR_EMAIL: "t@t",
+          GIT_COMMITTER_NAME: "t",
+          GIT_COMMITTER_EMAIL: "t@t",
+        },
+      });
+    await mkdir(seed);
+    run(seed, "init", "-q", "--initial-branch=main");
+    await writeFile(path.join(seed, "lib.js"), "return a - b;\n");
+    run(seed, "add", "-A");
+    run(seed, "commit", "-qm", "initial");
+    run(base, "clone", "-q", "--bare", seed, "bare.git");
+    try {
+      let missed = 0;
+      // Each round: clone, snapshot and edit within milliseconds, as a drone's turn does.
+      for (let round = 0; round < 30; round++) {
+        const checkout = path.join(base, `checkout-${round}`);
+        run(base, "clone", "-q", "bare.git", checkout);
+        const before = await snapshotWorkspace(checkout);
+        await writeFile(path.join(checkout, "lib.js"), "return a + b;\n");
+        const changes = await changesSince(checkout, before);
+        if (changes.files.length !== 1) missed++;
+      }
+      expect(missed).toBe(0);
+    } finally {
+      await rm(base, { recursive: true, force: true });
+    }
+  });
+});

@@ -2,7 +2,17 @@
 // user's index, branches and stash list are never touched; a workspace that is not a git repository
 // gets a private object store outside it (never `git init` in the user's directory).
 import { createHash } from "node:crypto";
-import { copyFile, mkdir, mkdtemp, realpath, rename, rm, writeFile } from "node:fs/promises";
+import {
+  copyFile,
+  mkdir,
+  mkdtemp,
+  realpath,
+  rename,
+  rm,
+  stat,
+  utimes,
+  writeFile,
+} from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { gitOrThrow, runGit } from "./git.ts";
@@ -121,6 +131,18 @@ async function openStore(
 }
 
 /** Writes the workspace's current files (ignored ones excluded) as a tree in the store. */
+/**
+ * Git trusts an index entry's stat data only when the file's mtime is older than the index file
+ * itself; entries at least as new ("racily clean") are compared by content. A copy gets a fresh
+ * mtime and would make a same-size edit in the same second as the original write look unchanged
+ * (git compares whole seconds), so the copy gets the original's mtime, two seconds earlier.
+ */
+async function keepRacyEntriesRacy(original: string, copy: string): Promise<void> {
+  const info = await stat(original);
+  const backdated = new Date(info.mtimeMs - 2000);
+  await utimes(copy, backdated, backdated);
+}
+
 async function writeTree(root: string, store: Store, signal?: AbortSignal): Promise<string> {
   const temporary = await mkdtemp(path.join(os.tmpdir(), "gadget-index-"));
   const index = path.join(temporary, "index");
@@ -130,6 +152,7 @@ async function writeTree(root: string, store: Store, signal?: AbortSignal): Prom
       () => true,
       () => false,
     );
+    if (seeded) await keepRacyEntriesRacy(store.seedIndex, index);
     const env = { ...store.env, GIT_INDEX_FILE: index };
     const add = async () =>
       runGit(["add", "--all", "--", "."], {

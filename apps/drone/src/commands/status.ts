@@ -1,0 +1,57 @@
+// `gadget-drone status`: the config, whether the server answers, and the turns running now.
+import { readFile } from "node:fs/promises";
+import path from "node:path";
+import { readConfig } from "../config.ts";
+import { checkServer } from "../server-api.ts";
+
+/** The file a running drone keeps up to date, for `status`. */
+export function runtimeFile(configFile: string): string {
+  return path.join(path.dirname(configFile), "runtime.json");
+}
+
+export interface RuntimeStatus {
+  pid: number;
+  connected: boolean;
+  activeTurns: Array<{ turnId: string; project: string; pass: number; phase: string }>;
+  updatedAt: string;
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Builds the status report as lines. */
+export async function status(configFile: string): Promise<string[]> {
+  const config = await readConfig(configFile);
+  const lines = [
+    `drone:      ${config.name} (${config.droneId})`,
+    `config:     ${configFile}`,
+    `server:     ${config.server}`,
+    `workspaces: ${config.workspace}`,
+    `capacity:   ${config.capacity}`,
+  ];
+  const health = await checkServer(config.server);
+  lines.push(`reachable:  ${health.ok ? "yes" : "no"} (${health.detail})`);
+  const runtime = await readFile(runtimeFile(configFile), "utf8")
+    .then((text) => JSON.parse(text) as RuntimeStatus)
+    .catch(() => null);
+  if (!runtime || !isAlive(runtime.pid)) {
+    lines.push("running:    no (start it with `gadget-drone start`)");
+    return lines;
+  }
+  lines.push(
+    `running:    yes, pid ${runtime.pid}, ${runtime.connected ? "connected" : "not connected"}`,
+  );
+  if (runtime.activeTurns.length === 0) lines.push("turns:      none");
+  for (const turn of runtime.activeTurns) {
+    lines.push(
+      `turn:       ${turn.turnId} [${turn.project}] ${turn.pass > 0 ? `pass ${turn.pass}` : turn.phase}`,
+    );
+  }
+  return lines;
+}

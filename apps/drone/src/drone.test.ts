@@ -1,0 +1,103 @@
+// The drone against a minimal Socket.IO server playing the server's part: work orders are validated
+// at the edge and a bad one changes nothing.
+import { mkdtemp, readdir } from "node:fs/promises";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { Server, type Socket } from "socket.io";
+import { afterEach, describe, expect, it } from "vitest";
+import { Drone } from "./drone.ts";
+
+const quiet = { debug() {}, info() {}, warn() {}, error() {} };
+const droneId = "65f1a2b3c4d5e6f7a8b9c0d1";
+
+async function setup() {
+  const http = createServer();
+  const server = new Server(http);
+  const connected = new Promise<Socket>((resolve) =>
+    server.of("/drones").on("connection", resolve),
+  );
+  await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
+  const workspace = await mkdtemp(path.join(tmpdir(), "gadget-drone-unit-"));
+  const drone = new Drone({
+    config: {
+      server: `http://127.0.0.1:${(http.address() as AddressInfo).port}`,
+      droneId,
+      credential: "secret-credential",
+      name: "unit",
+      workspace,
+      capacity: 1,
+      registeredAt: new Date().toISOString(),
+    },
+    version: "test",
+    hostname: "h",
+    platform: "p",
+    logger: quiet,
+  });
+  await drone.start();
+  const socket = await connected;
+  return { server, drone, socket, workspace };
+}
+
+describe("Drone work orders", () => {
+  let cleanup: () => Promise<void> = async () => {};
+  afterEach(async () => cleanup());
+
+  it("sends its identity, protocol version and running turns in the handshake", async () => {
+    const { server, drone, socket } = await setup();
+    cleanup = async () => {
+      drone.close();
+      await server.close();
+    };
+    expect(socket.handshake.auth).toMatchObject({
+      droneId,
+      credential: "secret-credential",
+      protocolVersion: 1,
+      activeTurns: [],
+    });
+  });
+
+  it("refuses a malformed work order with the paths of the bad fields, and starts nothing", async () => {
+    const { server, drone, socket, workspace } = await setup();
+    cleanup = async () => {
+      drone.close();
+      await server.close();
+    };
+    const answer = await socket.timeout(5000).emitWithAck("work_order", {
+      turnId: "nope",
+      project: { _id: droneId, name: "x", slug: "Bad Slug", gitUrl: "" },
+      prompt: "",
+    });
+    expect(answer).toMatchObject({ ok: false, error: { code: "validation_failed" } });
+    const paths = (answer as { error: { details: Array<{ path: string }> } }).error.details.map(
+      (issue) => issue.path,
+    );
+    expect(paths).toEqual(
+      expect.arrayContaining([
+        "turnId",
+        "project.slug",
+        "project.gitUrl",
+        "prompt",
+        "provider",
+        "session",
+      ]),
+    );
+    expect(drone.turns.size).toBe(0);
+    expect(await readdir(workspace)).toEqual([]);
+  });
+
+  it("answers unknown turns' control messages with a clear error", async () => {
+    const { server, drone, socket } = await setup();
+    cleanup = async () => {
+      drone.close();
+      await server.close();
+    };
+    const approval = await socket
+      .timeout(5000)
+      .emitWithAck("approval_decision", { turnId: droneId, approvalId: "a", approve: true });
+    expect(approval).toMatchObject({ ok: false, error: { code: "not_found" } });
+    const cancel = await socket.timeout(5000).emitWithAck("turn_cancel", { turnId: "not-an-id" });
+    expect(cancel).toMatchObject({ ok: false, error: { code: "validation_failed" } });
+  });
+});

@@ -1,0 +1,309 @@
+// The drone's runtime: one Socket.IO connection to the server's /drones namespace; work orders
+// in, events out; reconnects with jittered backoff and tells the server which turns it still runs.
+import { existsSync } from "node:fs";
+import { readdir } from "node:fs/promises";
+import path from "node:path";
+import type { EngineLogger, TurnOptions } from "@gadget/agent";
+import {
+  type Ack,
+  approvalDecisionSchema,
+  DRONES_NAMESPACE,
+  type FileResponse,
+  fileRequestSchema,
+  PROTOCOL_VERSION,
+  parseOrThrow,
+  toGadgetError,
+  turnControlSchema,
+  UserError,
+  workOrderSchema,
+} from "@gadget/protocol";
+import { io } from "socket.io-client";
+import type { DroneConfig } from "./config.ts";
+import { handleFileRequest } from "./file-relay.ts";
+import { EventJournal } from "./streaming/journal.ts";
+import { type DroneSocket, EventSender } from "./streaming/sender.ts";
+import { ActiveTurn, type TurnProgress } from "./turn-runner.ts";
+
+export interface DroneSettings {
+  config: DroneConfig;
+  /** Where unacknowledged events are kept; default `<workspace>/.journal`. */
+  journalDirectory?: string;
+  version: string;
+  hostname: string;
+  platform: string;
+  logger: EngineLogger;
+  /** Heartbeat period (renews the server's lease on running turns); default 10 000 ms. */
+  heartbeatMs?: number;
+  /** Reconnect backoff bounds; default 1 s → 60 s with jitter. */
+  reconnectDelayMs?: number;
+  reconnectDelayMaxMs?: number;
+  tunables?: TurnOptions["tunables"];
+  verifyRepairAttempts?: number;
+  onProgress?: (progress: TurnProgress) => void;
+  onTurnFinished?: (turnId: string) => void;
+  /** The connection state changed; `reason` says why when it is down. */
+  onConnection?: (state: { connected: boolean; reason?: string }) => void;
+}
+
+/** A refusal at connect time that reconnecting will not fix. */
+const finalRefusals = new Set([
+  "unauthorized",
+  "forbidden",
+  "protocol_mismatch",
+  "validation_failed",
+]);
+
+export class Drone {
+  readonly turns = new Map<string, ActiveTurn>();
+  private socket!: DroneSocket;
+  private journal: EventJournal;
+  private accepting = true;
+  private heartbeat: NodeJS.Timeout | undefined;
+  /** Senders of journals left by an earlier run of the drone, by turn id. */
+  private leftoverSenders = new Map<string, EventSender>();
+  private rejectStart: ((error: Error) => void) | undefined;
+  private resolveStopped!: (error: Error) => void;
+
+  /** Resolves with the reason when the connection ends for good (revoked, refused). */
+  readonly stopped = new Promise<Error>((resolve) => {
+    this.resolveStopped = resolve;
+  });
+
+  constructor(private readonly settings: DroneSettings) {
+    this.journal = new EventJournal(
+      settings.journalDirectory ?? path.join(settings.config.workspace, ".journal"),
+    );
+  }
+
+  /** Connects; resolves on the first successful connection, rejects on a final refusal. */
+  async start(): Promise<void> {
+    const { config } = this.settings;
+    const url = new URL(DRONES_NAMESPACE, config.server).toString();
+    this.socket = io(url, {
+      // WebSocket only: no sticky sessions needed behind a load balancer.
+      transports: ["websocket"],
+      reconnectionDelay: this.settings.reconnectDelayMs ?? 1000,
+      reconnectionDelayMax: this.settings.reconnectDelayMaxMs ?? 60_000,
+      randomizationFactor: 0.5,
+      // A function, so every reconnect sends the turns running now.
+      auth: (callback) => {
+        void this.workspaces().then((workspaces) =>
+          callback({
+            droneId: config.droneId,
+            credential: config.credential,
+            protocolVersion: PROTOCOL_VERSION,
+            version: this.settings.version,
+            hostname: this.settings.hostname,
+            platform: this.settings.platform,
+            capacity: config.capacity,
+            activeTurns: [...this.turns.keys()],
+            workspaces,
+          }),
+        );
+      },
+    });
+    // Listen for the first connection before anything else awaits, so it cannot slip past.
+    const connected = new Promise<void>((resolve, reject) => {
+      this.rejectStart = reject;
+      this.socket.once("connect", () => resolve());
+    });
+    this.listen();
+    await this.resendLeftovers();
+    await connected;
+    this.rejectStart = undefined;
+    this.heartbeat = setInterval(() => void this.beat(), this.settings.heartbeatMs ?? 10_000);
+    this.heartbeat.unref();
+  }
+
+  private listen(): void {
+    const socket = this.socket;
+    const log = this.settings.logger;
+
+    socket.on("connect", () => {
+      log.info({ server: this.settings.config.server }, "connected");
+      this.settings.onConnection?.({ connected: true });
+      for (const turn of this.turns.values()) turn.resend();
+      for (const sender of this.leftoverSenders.values()) sender.notify();
+    });
+    socket.on("disconnect", (reason) => {
+      log.warn({ reason }, "disconnected");
+      if (reason === "io client disconnect") return; // we closed it on purpose
+      this.settings.onConnection?.({ connected: false, reason });
+      // The server closed us on purpose (another connection replaced us, or we were kicked):
+      // Socket.IO does not retry that by itself.
+      if (reason === "io server disconnect" && this.accepting) {
+        setTimeout(() => socket.connect(), this.settings.reconnectDelayMs ?? 1000).unref();
+      }
+    });
+    socket.on("connect_error", (error: Error & { data?: { code?: string } }) => {
+      const code = error.data?.code;
+      this.settings.onConnection?.({ connected: false, reason: error.message });
+      if (code && finalRefusals.has(code)) {
+        socket.disconnect();
+        this.stop(new UserError(code, error.message));
+      } else {
+        log.warn({ err: error.message }, "cannot connect yet; retrying");
+      }
+    });
+    socket.on("revoked", ({ reason }) => {
+      log.error({ reason }, "this drone was revoked");
+      for (const turn of this.turns.values()) turn.cancel();
+      socket.disconnect();
+      this.stop(new UserError("forbidden", `This drone was revoked: ${reason}`));
+    });
+
+    socket.on("work_order", (payload, ack) => reply(ack, () => this.acceptWorkOrder(payload)));
+    socket.on("turn_cancel", (payload, ack) =>
+      reply(ack, async () => {
+        const { turnId } = parseOrThrow(turnControlSchema, payload, "cancel");
+        this.turns.get(turnId)?.cancel();
+        return {};
+      }),
+    );
+    socket.on("approval_decision", (payload, ack) =>
+      reply(ack, async () => {
+        const decision = parseOrThrow(approvalDecisionSchema, payload, "approval decision");
+        const turn = this.turns.get(decision.turnId);
+        if (!turn) throw new UserError("not_found", "This drone is not running that turn");
+        turn.decide(decision.approvalId, {
+          approve: decision.approve,
+          ...(decision.input === undefined ? {} : { input: decision.input }),
+        });
+        return {};
+      }),
+    );
+    socket.on("file_request", (payload, ack) =>
+      reply(ack, async (): Promise<{ result: FileResponse }> => {
+        const request = parseOrThrow(fileRequestSchema, payload, "file request");
+        return { result: await handleFileRequest(this.settings.config.workspace, request) };
+      }),
+    );
+
+    function reply<T extends object>(ack: (result: Ack<T>) => void, work: () => Promise<T>): void {
+      if (typeof ack !== "function") return;
+      work().then(
+        (result) => ack({ ok: true, ...result }),
+        (error: unknown) => {
+          const problem = toGadgetError(error);
+          if (problem.status >= 500) log.error({ err: String(error) }, "request failed");
+          ack({ ok: false, ...problem.toJSON() });
+        },
+      );
+    }
+  }
+
+  private async acceptWorkOrder(payload: unknown): Promise<object> {
+    const order = parseOrThrow(workOrderSchema, payload, "work order");
+    if (this.turns.has(order.turnId)) return {}; // the same order again: already running
+    if (!this.accepting) throw new UserError("unavailable", "This drone is shutting down");
+    // Dispatched again (resumed): what an earlier run left for this turn is superseded.
+    this.leftoverSenders.get(order.turnId)?.stop();
+    this.leftoverSenders.delete(order.turnId);
+    if (this.turns.size >= this.settings.config.capacity) {
+      throw new UserError(
+        "at_capacity",
+        `This drone runs at most ${this.settings.config.capacity} turn(s) at once`,
+      );
+    }
+    const turn = new ActiveTurn(order, {
+      workspaceRoot: this.settings.config.workspace,
+      journal: this.journal,
+      socket: this.socket,
+      logger: this.settings.logger,
+      secretValues: [this.settings.config.credential],
+      ...(this.settings.tunables ? { tunables: this.settings.tunables } : {}),
+      ...(this.settings.verifyRepairAttempts === undefined
+        ? {}
+        : { verifyRepairAttempts: this.settings.verifyRepairAttempts }),
+      ...(this.settings.onProgress ? { onProgress: this.settings.onProgress } : {}),
+      onFinished: (turnId) => {
+        this.turns.delete(turnId);
+        this.settings.onTurnFinished?.(turnId);
+        void this.beat();
+      },
+    });
+    this.turns.set(order.turnId, turn);
+    this.settings.logger.info(
+      { turnId: order.turnId, project: order.project.slug },
+      "work order accepted",
+    );
+    return {};
+  }
+
+  /** Renews the server's lease on running turns; cancels what the server says is cancelled. */
+  private async beat(): Promise<void> {
+    if (!this.socket.connected) return;
+    try {
+      const answer = (await this.socket.timeout(10_000).emitWithAck("heartbeat", {
+        activeTurns: [...this.turns.keys()],
+        workspaces: await this.workspaces(),
+      })) as Ack<{
+        cancelledTurns: string[];
+      }>;
+      if (answer.ok) for (const turnId of answer.cancelledTurns) this.turns.get(turnId)?.cancel();
+    } catch {
+      // Missed heartbeat; the next one or a reconnect catches up.
+    }
+  }
+
+  /** Project slugs with a checkout here, so the server prefers this drone for them. */
+  private async workspaces(): Promise<string[]> {
+    const root = this.settings.config.workspace;
+    const names = await readdir(root).catch(() => [] as string[]);
+    return names
+      .filter((name) => !name.startsWith(".") && existsSync(path.join(root, name, ".git")))
+      .sort();
+  }
+
+  /** Events a previous run of the drone journaled but the server never acknowledged. */
+  private async resendLeftovers(): Promise<void> {
+    for (const journal of await this.journal.leftovers()) {
+      if (this.turns.has(journal.turnId)) continue;
+      if (journal.pending().length === 0) {
+        await journal.remove();
+        continue;
+      }
+      const sender = new EventSender(this.socket, journal);
+      this.leftoverSenders.set(journal.turnId, sender);
+      void sender.drained().then(async () => {
+        if (this.leftoverSenders.get(journal.turnId) !== sender) return; // superseded by a new dispatch
+        this.leftoverSenders.delete(journal.turnId);
+        await journal.remove();
+      });
+    }
+  }
+
+  /** Whether events of an earlier run are still waiting for the server. */
+  get hasUnsentLeftovers(): boolean {
+    return this.leftoverSenders.size > 0;
+  }
+
+  /**
+   * Stops taking work. `cancel: false` lets running turns finish (first SIGTERM/SIGINT);
+   * `cancel: true` cancels them (second signal). Resolves when they have ended and their events are sent.
+   */
+  async shutdown(options: { cancel: boolean }): Promise<void> {
+    this.accepting = false;
+    if (options.cancel) for (const turn of this.turns.values()) turn.cancel();
+    await Promise.all([...this.turns.values()].map((turn) => turn.finished));
+    // Events of an earlier run get a moment to go out; what does not stays journaled for the next start.
+    const drained = Promise.all(
+      [...this.leftoverSenders.values()].map((sender) => sender.drained()),
+    );
+    await Promise.race([drained, new Promise((resolve) => setTimeout(resolve, 5_000))]);
+    this.close();
+  }
+
+  /** Disconnects at once. */
+  close(): void {
+    clearInterval(this.heartbeat);
+    this.socket?.disconnect();
+  }
+
+  private stop(error: Error): void {
+    this.accepting = false;
+    this.close();
+    this.rejectStart?.(error);
+    this.resolveStopped(error);
+  }
+}

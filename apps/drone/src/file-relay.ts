@@ -1,0 +1,125 @@
+// The web IDE's hand edits reach the workspace through here: list, read and write files in a
+// project's checkout with the tools' confinement, answering content hashes and refusing stale writes.
+import { createHash } from "node:crypto";
+import { existsSync } from "node:fs";
+import { lstat, mkdir, readdir, readFile, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { ToolError } from "@gadget/agent";
+import { type FileEntry, type FileRequest, type FileResponse, UserError } from "@gadget/protocol";
+import { resolveInWorkspace } from "@gadget/tools";
+import { projectDirectory } from "./workspace/prepare.ts";
+
+/** Largest file the editor reads or writes through the relay. */
+const maxFileBytes = 5 * 1024 * 1024;
+
+/** The hash the editor sends back as `baseSha` to detect a file changed under it. */
+export function contentSha(content: Buffer | string): string {
+  return createHash("sha256").update(content).digest("hex");
+}
+
+/** Answers one file request against `workspaceRoot`; errors are UserErrors with stable codes. */
+export async function handleFileRequest(
+  workspaceRoot: string,
+  request: FileRequest,
+): Promise<FileResponse> {
+  const root = projectDirectory(workspaceRoot, request.projectSlug);
+  if (!existsSync(path.join(root, ".git"))) {
+    throw new UserError(
+      "not_found",
+      `This drone has no checkout of project "${request.projectSlug}" yet`,
+    );
+  }
+  try {
+    switch (request.op) {
+      case "list":
+        return { entries: await listDirectory(root, request.path) };
+      case "read":
+        return await readProjectFile(root, request.path);
+      case "write":
+        return await writeProjectFile(root, request.path, request.content, request.baseSha);
+    }
+  } catch (error) {
+    if (error instanceof ToolError) {
+      // Escapes and .git writes are refusals (403); anything else the path said is a bad request.
+      const refused = error.code === "path_outside_workspace" || error.code === "git_dir_write";
+      throw new UserError(refused ? "forbidden" : "validation_failed", error.message, {
+        details: { reason: error.code },
+      });
+    }
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") {
+      throw new UserError("not_found", `No such file or directory: ${request.path || "."}`);
+    }
+    throw error;
+  }
+}
+
+async function listDirectory(root: string, relative: string): Promise<FileEntry[]> {
+  const target = await resolveInWorkspace(root, relative || ".");
+  const entries = await readdir(target.absolute, { withFileTypes: true });
+  const listed: FileEntry[] = [];
+  for (const entry of entries) {
+    if (entry.name === ".git") continue;
+    const entryPath = path.posix.join(target.relative === "." ? "" : target.relative, entry.name);
+    const type = entry.isSymbolicLink() ? "symlink" : entry.isDirectory() ? "directory" : "file";
+    const size =
+      type === "file" ? (await lstat(path.join(target.absolute, entry.name))).size : undefined;
+    listed.push({
+      name: entry.name,
+      path: entryPath,
+      type,
+      ...(size === undefined ? {} : { size }),
+    });
+  }
+  // Directories first, then by name, as file trees show them.
+  return listed.sort((a, b) =>
+    a.type === b.type
+      ? a.name.localeCompare(b.name)
+      : a.type === "directory"
+        ? -1
+        : b.type === "directory"
+          ? 1
+          : 0,
+  );
+}
+
+async function readProjectFile(root: string, relative: string): Promise<FileResponse> {
+  const target = await resolveInWorkspace(root, relative);
+  const info = await lstat(target.absolute);
+  if (info.isDirectory())
+    throw new UserError("validation_failed", `${target.relative} is a directory`);
+  if (info.size > maxFileBytes) {
+    throw new UserError(
+      "payload_too_large",
+      `${target.relative} is ${info.size} bytes; the editor opens files up to 5 MiB`,
+    );
+  }
+  const bytes = await readFile(target.absolute);
+  if (bytes.includes(0))
+    throw new UserError("validation_failed", `${target.relative} is a binary file`);
+  return { path: target.relative, content: bytes.toString("utf8"), sha: contentSha(bytes) };
+}
+
+async function writeProjectFile(
+  root: string,
+  relative: string,
+  content: string,
+  baseSha: string | undefined,
+): Promise<FileResponse> {
+  const target = await resolveInWorkspace(root, relative, { forWrite: true });
+  if (Buffer.byteLength(content) > maxFileBytes) {
+    throw new UserError("payload_too_large", "Files written from the editor are limited to 5 MiB");
+  }
+  if (baseSha !== undefined) {
+    const current = await readFile(target.absolute).catch(() => null);
+    if (!current || contentSha(current) !== baseSha) {
+      throw new UserError(
+        "conflict",
+        `${target.relative} changed on the drone since you opened it; reload it and apply your edit again`,
+        { details: { currentSha: current ? contentSha(current) : null } },
+      );
+    }
+  }
+  await mkdir(path.dirname(target.absolute), { recursive: true });
+  await writeFile(target.absolute, content);
+  return { sha: contentSha(content) };
+}

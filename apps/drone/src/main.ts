@@ -1,0 +1,100 @@
+// gadget-drone: the CLI a developer runs to lend this machine to Gadget Code.
+import { readFileSync } from "node:fs";
+import { GadgetError } from "@gadget/protocol";
+import { Command, InvalidArgumentError } from "commander";
+import { register } from "./commands/register.ts";
+import { start } from "./commands/start.ts";
+import { status } from "./commands/status.ts";
+import { unregister } from "./commands/unregister.ts";
+import { defaultConfigFile, defaultWorkspaceRoot, heartbeatMs, logLevel } from "./env.ts";
+
+/** The package's version: published, package.json sits beside main.js; in the repository, one folder up. */
+function packageVersion(): string {
+  for (const candidate of ["./package.json", "../package.json"]) {
+    try {
+      const manifest = JSON.parse(readFileSync(new URL(candidate, import.meta.url), "utf8"));
+      if (manifest.name === "gadget-drone") return String(manifest.version);
+    } catch {
+      // try the next place
+    }
+  }
+  return "unknown";
+}
+
+const version = packageVersion();
+
+function positiveInteger(value: string): number {
+  const number = Number(value);
+  if (!Number.isInteger(number) || number < 1 || number > 64) {
+    throw new InvalidArgumentError("must be a whole number from 1 to 64");
+  }
+  return number;
+}
+
+/**
+ * Runs a command, turning any error into one line on stderr and exit code 1. The process exits
+ * when the command is done: idle keep-alive connections (the model client's pool) must not hold it.
+ */
+async function run(work: () => Promise<number | string | string[]>): Promise<void> {
+  let code = 0;
+  try {
+    const result = await work();
+    if (typeof result === "number") code = result;
+    else console.log(Array.isArray(result) ? result.join("\n") : result);
+  } catch (error) {
+    const message =
+      error instanceof GadgetError || error instanceof Error ? error.message : String(error);
+    console.error(`gadget-drone: ${message}`);
+    code = 1;
+  }
+  process.exit(code);
+}
+
+const program = new Command()
+  .name("gadget-drone")
+  .description(
+    "Runs Gadget Code's AI work orders on this machine: clones projects, runs the agent, streams every step.",
+  )
+  .version(version);
+
+program
+  .command("register")
+  .description(
+    'Register this machine with a gadget-code server, using a token from the web IDE\'s "Add a drone".',
+  )
+  .requiredOption("--server <url>", "the gadget-code server, e.g. http://127.0.0.1:3000")
+  .requiredOption("--token <token>", "the single-use registration token (valid 15 minutes)")
+  .option(
+    "--name <name>",
+    "how the drone appears in the web IDE (default: this machine's hostname)",
+  )
+  .option("--workspace <dir>", "where project checkouts live", defaultWorkspaceRoot())
+  .option("--capacity <n>", "turns this drone runs at once", positiveInteger, 2)
+  .option("--config <file>", "config file to write", defaultConfigFile())
+  .option("--force", "replace a config that registers this machine with another server", false)
+  .action((options) => run(() => register({ ...options, version })));
+
+program
+  .command("start")
+  .description(
+    "Connect and run work orders until stopped. Ctrl-C once: finish running turns, then exit; twice: cancel them.",
+  )
+  .option("--config <file>", "config file", defaultConfigFile())
+  .option("--json", "JSON log lines on stdout instead of the status display", false)
+  .action((options) =>
+    run(() => start({ ...options, version, logLevel: logLevel(), heartbeatMs: heartbeatMs() })),
+  );
+
+program
+  .command("status")
+  .description("Show the config, whether the server answers, and the turns running now.")
+  .option("--config <file>", "config file", defaultConfigFile())
+  .action((options) => run(() => status(options.config)));
+
+program
+  .command("unregister")
+  .description("Revoke this drone's credential on the server and delete the local config.")
+  .option("--config <file>", "config file", defaultConfigFile())
+  .action((options) => run(() => unregister(options.config)));
+
+await program.parseAsync(process.argv);

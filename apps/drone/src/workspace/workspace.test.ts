@@ -1,0 +1,108 @@
+import { existsSync } from "node:fs";
+import { mkdtemp, readFile, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { createRemote } from "../testing/git-fixtures.ts";
+import { acquireLock, lockOwner, tryLock } from "./lock.ts";
+import { prepareWorkspace } from "./prepare.ts";
+
+describe("prepareWorkspace", () => {
+  it("clones a missing project, reporting progress", async () => {
+    const remote = await createRemote({ "README.md": "# Demo\n" });
+    const workspaceRoot = await mkdtemp(path.join(tmpdir(), "gadget-ws-"));
+    const stages: string[] = [];
+    const prepared = await prepareWorkspace({
+      workspaceRoot,
+      slug: "demo",
+      gitUrl: remote.bare,
+      onProgress: ({ stage }) => stages.push(stage),
+    });
+    expect(prepared.outcome).toBe("cloned");
+    expect(prepared.branch).toBe("main");
+    expect(await readFile(path.join(workspaceRoot, "demo", "README.md"), "utf8")).toBe("# Demo\n");
+  });
+
+  it("fast-forwards the default branch and keeps the user's uncommitted edits", async () => {
+    const remote = await createRemote({ "a.txt": "one\n", "b.txt": "bee\n" });
+    const workspaceRoot = await mkdtemp(path.join(tmpdir(), "gadget-ws-"));
+    await prepareWorkspace({ workspaceRoot, slug: "demo", gitUrl: remote.bare });
+    const checkout = path.join(workspaceRoot, "demo");
+    await writeFile(path.join(checkout, "b.txt"), "hand edit\n");
+    await remote.commit("a.txt", "two\n");
+
+    const prepared = await prepareWorkspace({ workspaceRoot, slug: "demo", gitUrl: remote.bare });
+    expect(prepared.outcome).toBe("fast-forwarded");
+    expect(await readFile(path.join(checkout, "a.txt"), "utf8")).toBe("two\n");
+    expect(await readFile(path.join(checkout, "b.txt"), "utf8")).toBe("hand edit\n");
+
+    const again = await prepareWorkspace({ workspaceRoot, slug: "demo", gitUrl: remote.bare });
+    expect(again.outcome).toBe("up-to-date");
+  });
+
+  it("does not fast-forward over an uncommitted edit to a file the remote changed", async () => {
+    const remote = await createRemote({ "a.txt": "one\n" });
+    const workspaceRoot = await mkdtemp(path.join(tmpdir(), "gadget-ws-"));
+    await prepareWorkspace({ workspaceRoot, slug: "demo", gitUrl: remote.bare });
+    const checkout = path.join(workspaceRoot, "demo");
+    await writeFile(path.join(checkout, "a.txt"), "my local work\n");
+    await remote.commit("a.txt", "their change\n");
+
+    const prepared = await prepareWorkspace({ workspaceRoot, slug: "demo", gitUrl: remote.bare });
+    expect(prepared.outcome).toBe("kept-local");
+    expect(prepared.message).toMatch(/lose local work/);
+    expect(await readFile(path.join(checkout, "a.txt"), "utf8")).toBe("my local work\n");
+  });
+
+  it("says clearly when the git URL cannot be cloned", async () => {
+    const workspaceRoot = await mkdtemp(path.join(tmpdir(), "gadget-ws-"));
+    await expect(
+      prepareWorkspace({
+        workspaceRoot,
+        slug: "nope",
+        gitUrl: path.join(workspaceRoot, "missing.git"),
+      }),
+    ).rejects.toMatchObject({
+      code: "clone_failed",
+      message: expect.stringContaining("Could not clone"),
+    });
+    expect(existsSync(path.join(workspaceRoot, "nope", ".git"))).toBe(false);
+  });
+});
+
+describe("runtime lock", () => {
+  it("is exclusive while its owner lives, and free after release", async () => {
+    const file = path.join(await mkdtemp(path.join(tmpdir(), "gadget-lock-")), "demo.lock");
+    const first = await tryLock(file, "turn-1");
+    expect(first).not.toBeNull();
+    expect(await tryLock(file, "turn-2")).toBeNull();
+    expect(await lockOwner(file)).toMatchObject({ pid: process.pid, turnId: "turn-1" });
+    await first?.release();
+    const second = await tryLock(file, "turn-2");
+    expect(second).not.toBeNull();
+    await second?.release();
+  });
+
+  it("reclaims a lock left by a dead process", async () => {
+    const file = path.join(await mkdtemp(path.join(tmpdir(), "gadget-lock-")), "demo.lock");
+    // PID 2^22+1 is above Linux's pid_max default range, so no process has it.
+    await writeFile(file, JSON.stringify({ pid: 4_194_305, turnId: "old", since: "x" }));
+    const lock = await tryLock(file, "turn-new");
+    expect(lock).not.toBeNull();
+    expect(await lockOwner(file)).toMatchObject({ turnId: "turn-new" });
+  });
+
+  it("waits for the holder, saying who holds it", async () => {
+    const file = path.join(await mkdtemp(path.join(tmpdir(), "gadget-lock-")), "demo.lock");
+    const holder = await tryLock(file, "turn-1");
+    const waitedFor: Array<string | undefined> = [];
+    const waiting = acquireLock(file, "turn-2", {
+      intervalMs: 20,
+      onWait: (owner) => waitedFor.push(owner?.turnId),
+    });
+    setTimeout(() => void holder?.release(), 100);
+    const lock = await waiting;
+    expect(waitedFor).toEqual(["turn-1"]);
+    expect(await lockOwner(lock.file)).toMatchObject({ turnId: "turn-2" });
+  });
+});

@@ -1,0 +1,688 @@
+// Benchmarks of the gadget-code server, each next to a raw baseline measured in the same run:
+// dispatch latency with 100 drones, live relay at 5,000 events/s over 100 turns, and the memory
+// of 2,000 idle drones plus 2,000 subscribed browsers. Loopback only; every loop is bounded.
+import { spawn } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { createServer } from "node:http";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { type Database, openDatabase } from "@gadget/db";
+import { agentEvent, type TurnEventMessage } from "@gadget/protocol";
+import { databaseUrl, findRepoRoot, startServices } from "@gadget/services";
+import { Queue, Worker } from "bullmq";
+import { Redis } from "ioredis";
+import { Types } from "mongoose";
+import { Server } from "socket.io";
+import { io as connectClient, type Socket } from "socket.io-client";
+import { sha256 } from "../src/crypto/tokens.ts";
+import { ApiClient, IdeClient, setupWorkspace, signup } from "../src/testing/api-client.ts";
+import { ScriptedDrone } from "../src/testing/scripted-drone.ts";
+import { type ServerProcess, startServerProcess } from "../src/testing/server-process.ts";
+
+interface Row {
+  benchmark: string;
+  measure: string;
+  gadget: string;
+  baseline: string;
+  target: string;
+}
+
+const rows: Row[] = [];
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const now = () => performance.now();
+
+function percentile(values: number[], p: number): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  return (
+    sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN
+  );
+}
+const ms = (value: number) => `${value.toFixed(1)} ms`;
+
+async function rssMb(pid: number): Promise<number> {
+  const status = await readFile(`/proc/${pid}/status`, "utf8");
+  const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
+  return kb / 1024;
+}
+
+/** Runs `work` over `items` with at most `limit` at a time. */
+async function pool<T, R>(
+  items: T[],
+  limit: number,
+  work: (item: T, index: number) => Promise<R>,
+): Promise<R[]> {
+  const results: R[] = new Array(items.length);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(limit, items.length) }, async () => {
+      while (next < items.length) {
+        const index = next++;
+        results[index] = await work(items[index]!, index);
+      }
+    }),
+  );
+  return results;
+}
+
+interface Env {
+  mongoUrl: string;
+  redisUrl: string;
+}
+
+async function startServer(
+  env: Env,
+  name: string,
+): Promise<{ server: ServerProcess; database: Database; url: string }> {
+  const mongo = databaseUrl(env.mongoUrl, `bench_${name}`);
+  const server = await startServerProcess(
+    {
+      MONGO_URL: mongo,
+      REDIS_URL: env.redisUrl,
+      GADGET_REDIS_PREFIX: `bench_${name}`,
+      LOG_LEVEL: "warn",
+    },
+    60_000,
+    // BENCH_PROFILE=<dir> writes a CPU profile of the server process there.
+    process.env.BENCH_PROFILE ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : [],
+  );
+  const database = await openDatabase(mongo, { ensureIndexes: false });
+  return { server, database, url: server.url };
+}
+
+/** Seeds `count` drones for `userId` straight into the database; returns their credentials. */
+async function seedDrones(database: Database, userId: string, count: number, prefix: string) {
+  const drones = Array.from({ length: count }, (_, index) => ({
+    _id: new Types.ObjectId(),
+    credential: `gdc_bench_${prefix}_${index}_${randomUUID()}`,
+  }));
+  await database.models.Drone.insertMany(
+    drones.map((drone, index) => ({
+      _id: drone._id,
+      user: new Types.ObjectId(userId),
+      name: `${prefix}-${index}`,
+      credentialHash: sha256(drone.credential),
+      capacity: 8,
+      registrationToken: new Types.ObjectId(),
+    })),
+  );
+  return drones.map((drone) => ({ droneId: String(drone._id), credential: drone.credential }));
+}
+
+// ---------- baselines ----------
+
+async function bareSocketIo(): Promise<{ url: string; io: Server; close(): Promise<void> }> {
+  const http = createServer();
+  const io = new Server(http);
+  await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
+  const address = http.address();
+  const url = `http://127.0.0.1:${typeof address === "object" && address ? address.port : 0}`;
+  return { url, io, close: () => new Promise((resolve) => io.close(() => resolve())) };
+}
+
+async function baselineEmitWithAck(samples: number): Promise<number[]> {
+  const bare = await bareSocketIo();
+  const client = connectClient(`${bare.url}/drones`, { transports: ["websocket"], forceNew: true });
+  client.on("work_order", (_order: unknown, ack: (answer: unknown) => void) => ack({ ok: true }));
+  const socket = await new Promise<import("socket.io").Socket>((resolve) =>
+    bare.io.of("/drones").once("connection", resolve),
+  );
+  const payload = {
+    turnId: "x".repeat(24),
+    prompt: "hello",
+    context: [],
+    provider: { apiKey: "k" },
+  };
+  const latencies: number[] = [];
+  for (let index = 0; index < samples; index++) {
+    const start = now();
+    await socket.timeout(5000).emitWithAck("work_order", payload);
+    latencies.push(now() - start);
+  }
+  client.close();
+  await bare.close();
+  return latencies;
+}
+
+async function baselineBullmq(redisUrl: string, samples: number): Promise<number[]> {
+  const prefix = `bench_bare_${randomUUID().slice(0, 8)}`;
+  const connection = new Redis(redisUrl, { maxRetriesPerRequest: null });
+  const workerConnection = new Redis(redisUrl, { maxRetriesPerRequest: null });
+  const queue = new Queue("bare", { connection, prefix });
+  const started = new Map<string, (at: number) => void>();
+  const worker = new Worker(
+    "bare",
+    async (job) => {
+      started.get(job.id ?? "")?.(now());
+    },
+    { connection: workerConnection, prefix, concurrency: 8 },
+  );
+  await worker.waitUntilReady();
+  const latencies: number[] = [];
+  for (let index = 0; index < samples; index++) {
+    const id = `job-${index}`;
+    const arrived = new Promise<number>((resolve) => started.set(id, resolve));
+    const start = now();
+    await queue.add(
+      "bare",
+      { turnId: id },
+      { jobId: id, removeOnComplete: true, removeOnFail: true },
+    );
+    latencies.push((await arrived) - start);
+  }
+  await worker.close();
+  await queue.obliterate({ force: true });
+  await queue.close();
+  await connection.quit();
+  await workerConnection.quit();
+  return latencies;
+}
+
+// ---------- dispatch ----------
+
+async function benchDispatch(env: Env) {
+  console.error("dispatch: starting server and 100 drones");
+  const { server, database, url } = await startServer(env, `dispatch_${randomUUID().slice(0, 6)}`);
+  const drones: ScriptedDrone[] = [];
+  try {
+    const users = await Promise.all(
+      Array.from({ length: 10 }, (_, index) => signup(url, `bench${index}`)),
+    );
+    const workspaces = await Promise.all(users.map((user) => setupWorkspace(user)));
+    const waiters = new Map<string, (at: number) => void>();
+    for (const [index, user] of users.entries()) {
+      const credentials = await seedDrones(database, user.userId, 10, `u${index}`);
+      const connected = await pool(credentials, 10, (credential) =>
+        ScriptedDrone.connect({
+          url,
+          ...credential,
+          capacity: 8,
+          heartbeatMs: 5_000,
+          onWorkOrder: (order) => {
+            waiters.get(order.prompt)?.(now());
+            return { ok: true };
+          },
+        }),
+      );
+      drones.push(...connected);
+    }
+    await sleep(1_000);
+    const samples = 200;
+    const warmup = 10;
+    const latencies: number[] = [];
+    for (let index = 0; index < samples + warmup; index++) {
+      const userIndex = index % users.length;
+      const prompt = `prompt ${index} ${randomUUID()}`;
+      const arrived = new Promise<number>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error("work order did not arrive")), 10_000);
+        waiters.set(prompt, (at) => {
+          clearTimeout(timer);
+          resolve(at);
+        });
+      });
+      const start = now();
+      const posted = await users[userIndex]!.post(
+        `/api/sessions/${workspaces[userIndex]!.sessionId}/turns`,
+        {
+          prompt,
+          providerId: workspaces[userIndex]!.providerId,
+        },
+      );
+      if (posted.status !== 202) throw new Error(`POST turn: ${posted.status}`);
+      const at = await arrived.catch(async (error: unknown) => {
+        const turn = await database.models.ChatTurn.findById(posted.body.turn._id).lean();
+        const events = await database.models.TurnEvent.find({ turn: turn?._id }).lean();
+        const chosen = drones.find((drone) => drone.options.droneId === String(turn?.drone));
+        console.error({
+          chosenConnected: chosen?.connected,
+          orders: chosen?.workOrders.length,
+          disconnected: drones.filter((drone) => !drone.connected).length,
+        });
+        const active = await database.models.ChatTurn.find({ user: turn?.user })
+          .select({ status: 1, drone: 1 })
+          .lean();
+        console.error({
+          index,
+          status: turn?.status,
+          events: events.map((event) => [event.type, JSON.stringify(event.data)]),
+          active: active.map((item) => `${item.status}:${item.drone}`).join(" "),
+          output: server.output().slice(-3000),
+        });
+        throw error;
+      });
+      waiters.delete(prompt);
+      if (index >= warmup) latencies.push(at - start);
+    }
+    console.error("dispatch: baselines");
+    const emit = await baselineEmitWithAck(samples);
+    const bull = await baselineBullmq(env.redisUrl, samples);
+    const baselineP50 = percentile(emit, 50) + percentile(bull, 50);
+    const baselineP99 = percentile(emit, 99) + percentile(bull, 99);
+    rows.push(
+      {
+        benchmark: "Dispatch, 100 drones (POST turn → work order at drone)",
+        measure: "p50",
+        gadget: ms(percentile(latencies, 50)),
+        baseline: `${ms(baselineP50)} (emitWithAck ${ms(percentile(emit, 50))} + BullMQ ${ms(percentile(bull, 50))})`,
+        target: "< 15 ms",
+      },
+      {
+        benchmark: "",
+        measure: "p99",
+        gadget: ms(percentile(latencies, 99)),
+        baseline: `${ms(baselineP99)} (emitWithAck ${ms(percentile(emit, 99))} + BullMQ ${ms(percentile(bull, 99))})`,
+        target: "< 50 ms",
+      },
+    );
+  } finally {
+    for (const drone of drones) drone.close();
+    await server.stop();
+    await database.connection.dropDatabase();
+    await database.close();
+  }
+}
+
+// ---------- live relay ----------
+
+interface RelayLoad {
+  turns: number;
+  eventsPerSecond: number;
+  seconds: number;
+  batchIntervalMs: number;
+}
+
+interface RelayResult {
+  latencies: number[];
+  sent: number;
+  received: number;
+  lost: number;
+  duplicated: number;
+  outOfOrder: number;
+}
+
+/** Drives the load: each turn sends a batch every interval; returns latencies measured at the browsers. */
+async function driveRelay(
+  load: RelayLoad,
+  send: (turn: number, events: Array<{ text: string }>) => Promise<void>,
+  received: () => Array<{ turn: number; seq: number; text: string; at: number }>,
+  expectedSeqs: (turn: number, count: number) => number[],
+): Promise<RelayResult> {
+  const perBatch = Math.max(
+    1,
+    Math.round((load.eventsPerSecond * load.batchIntervalMs) / 1000 / load.turns),
+  );
+  const ticks = Math.round((load.seconds * 1000) / load.batchIntervalMs);
+  const sentPerTurn = new Array<number>(load.turns).fill(0);
+  const pending: Promise<void>[] = [];
+  const started = now();
+  for (let tick = 0; tick < ticks; tick++) {
+    const due = started + tick * load.batchIntervalMs;
+    const wait = due - now();
+    if (wait > 0) await sleep(wait);
+    for (let turn = 0; turn < load.turns; turn++) {
+      const stamp = now();
+      const events = Array.from({ length: perBatch }, () => ({ text: String(stamp) }));
+      sentPerTurn[turn]! += perBatch;
+      const sent = send(turn, events);
+      // Failures are counted after the run; this keeps them from being unhandled meanwhile.
+      sent.catch(() => undefined);
+      pending.push(sent);
+    }
+  }
+  const sendErrors = (await Promise.allSettled(pending)).filter(
+    (result) => result.status === "rejected",
+  );
+  if (sendErrors.length > 0)
+    console.error(
+      `${sendErrors.length} batches failed, e.g.`,
+      (sendErrors[0] as PromiseRejectedResult).reason,
+    );
+  console.error(`sent in ${((now() - started) / 1000).toFixed(1)} s`);
+  const total = sentPerTurn.reduce((sum, count) => sum + count, 0);
+  const deadline = now() + 20_000;
+  while (received().length < total && now() < deadline) await sleep(50);
+  await sleep(200);
+  const all = received();
+  const latencies = all.map((item) => item.at - Number(item.text));
+  let lost = 0;
+  let duplicated = 0;
+  let outOfOrder = 0;
+  for (let turn = 0; turn < load.turns; turn++) {
+    const seqs = all.filter((item) => item.turn === turn).map((item) => item.seq);
+    const expected = expectedSeqs(turn, sentPerTurn[turn]!);
+    const seen = new Set(seqs);
+    duplicated += seqs.length - seen.size;
+    lost += expected.filter((seq) => !seen.has(seq)).length;
+    for (let index = 1; index < seqs.length; index++)
+      if (seqs[index]! <= seqs[index - 1]!) outOfOrder++;
+  }
+  return { latencies, sent: total, received: all.length, lost, duplicated, outOfOrder };
+}
+
+async function benchRelay(env: Env, load: RelayLoad) {
+  console.error(
+    `relay: ${load.turns} turns, ${load.eventsPerSecond} events/s for ${load.seconds} s`,
+  );
+  const { server, database, url } = await startServer(env, `relay_${randomUUID().slice(0, 6)}`);
+  const drones: ScriptedDrone[] = [];
+  const browsers: IdeClient[] = [];
+  try {
+    const user = await signup(url, "relay");
+    const workspace = await setupWorkspace(user);
+    const credentials = await seedDrones(database, user.userId, load.turns, "relay");
+    drones.push(
+      ...(await pool(credentials, 20, (credential) =>
+        ScriptedDrone.connect({ url, ...credential, capacity: 1, heartbeatMs: 5_000 }),
+      )),
+    );
+    await sleep(500);
+    const turnIds: string[] = [];
+    for (let index = 0; index < load.turns; index++) {
+      const posted = await user.post(`/api/sessions/${workspace.sessionId}/turns`, {
+        prompt: `relay ${index}`,
+        providerId: workspace.providerId,
+      });
+      turnIds.push(posted.body.turn._id);
+    }
+    const owner = new Map<string, ScriptedDrone>();
+    const deadline = now() + 30_000;
+    while (owner.size < load.turns && now() < deadline) {
+      for (const drone of drones)
+        for (const order of drone.workOrders) owner.set(order.turnId, drone);
+      await sleep(50);
+    }
+    if (owner.size < load.turns) throw new Error(`only ${owner.size} turns dispatched`);
+    const turnIndex = new Map(turnIds.map((id, index) => [id, index]));
+    const receivedEvents: Array<{ turn: number; seq: number; text: string; at: number }> = [];
+    for (const [index, turnId] of turnIds.entries()) {
+      const browser = await IdeClient.connect(url, user.token!);
+      browsers.push(browser);
+      const firstSeq = owner.get(turnId)!.running.get(turnId)!;
+      browser.socket.on("turn_event", (message: TurnEventMessage) => {
+        if (message.event.type !== "token") return;
+        receivedEvents.push({
+          turn: turnIndex.get(message.turnId)!,
+          seq: message.event.seq,
+          text: message.event.data.text,
+          at: now(),
+        });
+      });
+      await browser.subscribe({ turnId, after: firstSeq - 1 });
+      void index;
+    }
+    const firstSeqs = turnIds.map((turnId) => owner.get(turnId)!.running.get(turnId)!);
+    const result = await driveRelay(
+      load,
+      async (turn, events) => {
+        const turnId = turnIds[turn]!;
+        const answer = await owner.get(turnId)!.stream(
+          turnId,
+          events.map((event) => agentEvent("token", event)),
+        );
+        if (!answer.ok) throw new Error(`batch refused: ${answer.error.message}`);
+      },
+      () => receivedEvents,
+      (turn, count) => Array.from({ length: count }, (_, index) => firstSeqs[turn]! + index),
+    );
+
+    console.error("relay: baseline");
+    const baseline = await baselineRelay(load);
+    rows.push(
+      {
+        benchmark: `Live relay, ${load.eventsPerSecond} events/s over ${load.turns} turns (drone emit → browser, stored first)`,
+        measure: "p50",
+        gadget: ms(percentile(result.latencies, 50)),
+        baseline: ms(percentile(baseline.latencies, 50)),
+        target: "",
+      },
+      {
+        benchmark: "",
+        measure: "p99",
+        gadget: ms(percentile(result.latencies, 99)),
+        baseline: ms(percentile(baseline.latencies, 99)),
+        target: "< 50 ms",
+      },
+      {
+        benchmark: "",
+        measure: "lost / duplicated / out of order",
+        gadget: `${result.lost} / ${result.duplicated} / ${result.outOfOrder} (of ${result.sent})`,
+        baseline: `${baseline.lost} / ${baseline.duplicated} / ${baseline.outOfOrder} (of ${baseline.sent})`,
+        target: "0 / 0",
+      },
+    );
+  } finally {
+    for (const browser of browsers) browser.close();
+    for (const drone of drones) drone.close();
+    await server.stop();
+    await database.connection.dropDatabase();
+    await database.close();
+  }
+}
+
+/** The same load through a bare Socket.IO server: drone batch in, one emit per event to the browser room. */
+async function baselineRelay(load: RelayLoad): Promise<RelayResult> {
+  const bare = await bareSocketIo();
+  bare.io.of("/ide").on("connection", (socket) => {
+    socket.on("subscribe", (turn: number, ack: () => void) => {
+      socket.join(`turn:${turn}`);
+      ack();
+    });
+  });
+  const nextSeq = new Array<number>(load.turns).fill(1);
+  bare.io.of("/drones").on("connection", (socket) => {
+    socket.on(
+      "turn_events",
+      (
+        batch: { turn: number; events: Array<{ text: string }> },
+        ack: (answer: unknown) => void,
+      ) => {
+        for (const event of batch.events) {
+          const seq = nextSeq[batch.turn]!++;
+          bare.io
+            .of("/ide")
+            .to(`turn:${batch.turn}`)
+            .emit("turn_event", { turn: batch.turn, seq, text: event.text });
+        }
+        ack({ ok: true });
+      },
+    );
+  });
+  const sockets: Socket[] = [];
+  const received: Array<{ turn: number; seq: number; text: string; at: number }> = [];
+  const droneSockets: Socket[] = [];
+  for (let turn = 0; turn < load.turns; turn++) {
+    const browser = connectClient(`${bare.url}/ide`, { transports: ["websocket"], forceNew: true });
+    browser.on("turn_event", (message: { turn: number; seq: number; text: string }) =>
+      received.push({ ...message, at: now() }),
+    );
+    await new Promise<void>((resolve) => browser.once("connect", () => resolve()));
+    await browser.timeout(5000).emitWithAck("subscribe", turn);
+    sockets.push(browser);
+    const drone = connectClient(`${bare.url}/drones`, {
+      transports: ["websocket"],
+      forceNew: true,
+    });
+    await new Promise<void>((resolve) => drone.once("connect", () => resolve()));
+    droneSockets.push(drone);
+  }
+  const result = await driveRelay(
+    load,
+    async (turn, events) => {
+      await droneSockets[turn]!.timeout(10_000).emitWithAck("turn_events", { turn, events });
+    },
+    () => received,
+    (_turn, count) => Array.from({ length: count }, (_, index) => index + 1),
+  );
+  for (const socket of [...sockets, ...droneSockets]) socket.close();
+  await bare.close();
+  return result;
+}
+
+// ---------- memory ----------
+
+async function benchMemory(env: Env, drones: number, browsers: number) {
+  console.error(`memory: ${drones} idle drones + ${browsers} subscribed browsers`);
+  const { server, database, url } = await startServer(env, `memory_${randomUUID().slice(0, 6)}`);
+  const droneClients: ScriptedDrone[] = [];
+  const browserClients: IdeClient[] = [];
+  try {
+    const fleetOwner = await signup(url, "fleet");
+    const watcher = await signup(url, "watcher");
+    const workspace = await setupWorkspace(watcher);
+    const turnIds: string[] = [];
+    for (let index = 0; index < 20; index++) {
+      const posted = await watcher.post(`/api/sessions/${workspace.sessionId}/turns`, {
+        prompt: `watch ${index}`,
+        providerId: workspace.providerId,
+      });
+      turnIds.push(posted.body.turn._id);
+    }
+    await sleep(1_000);
+    const idle = await rssMb(server.child.pid!);
+    const credentials = await seedDrones(database, fleetOwner.userId, drones, "idle");
+    const started = now();
+    droneClients.push(
+      ...(await pool(credentials, 50, (credential) =>
+        ScriptedDrone.connect({ url, ...credential, heartbeatMs: 15_000 }),
+      )),
+    );
+    const droneSeconds = (now() - started) / 1000;
+    browserClients.push(
+      ...(await pool(
+        Array.from({ length: browsers }, (_, index) => index),
+        50,
+        async (index) => {
+          const client = await IdeClient.connect(url, watcher.token!);
+          await client.subscribe({ turnId: turnIds[index % turnIds.length]!, after: 0 });
+          return client;
+        },
+      )),
+    );
+    await sleep(3_000);
+    const loaded = await rssMb(server.child.pid!);
+    const listed = await new ApiClient(url, fleetOwner.token).get("/api/drones");
+    const online = (listed.body.drones as Array<{ status: string }>).filter(
+      (drone) => drone.status === "online",
+    ).length;
+    for (const client of browserClients) client.close();
+    for (const client of droneClients) client.close();
+    browserClients.length = 0;
+    droneClients.length = 0;
+
+    console.error("memory: baseline (bare Socket.IO server)");
+    const bare = await bareServerRss(drones, browsers);
+    rows.push({
+      benchmark: `${drones} idle drones + ${browsers} subscribed browsers, one server process`,
+      measure: "RSS",
+      gadget: `${loaded.toFixed(0)} MB (idle server ${idle.toFixed(0)} MB; ${online} drones online; drones connected in ${droneSeconds.toFixed(1)} s)`,
+      baseline: `${bare.loaded.toFixed(0)} MB (bare Socket.IO, idle ${bare.idle.toFixed(0)} MB)`,
+      target: "< 400 MB",
+    });
+  } finally {
+    for (const client of browserClients) client.close();
+    for (const client of droneClients) client.close();
+    await server.stop();
+    await database.connection.dropDatabase();
+    await database.close();
+  }
+}
+
+async function bareServerRss(
+  drones: number,
+  browsers: number,
+): Promise<{ idle: number; loaded: number }> {
+  const directory = path.dirname(fileURLToPath(import.meta.url));
+  const child = spawn(
+    process.execPath,
+    ["--import", "tsx", path.join(directory, "bare-socket-server.ts")],
+    {
+      cwd: path.resolve(directory, ".."),
+      stdio: ["ignore", "pipe", "inherit"],
+    },
+  );
+  const port = await new Promise<number>((resolve) => {
+    child.stdout.on("data", (chunk: Buffer) => {
+      const match = /"port":(\d+)/.exec(chunk.toString());
+      if (match) resolve(Number(match[1]));
+    });
+  });
+  const sockets: Socket[] = [];
+  try {
+    await sleep(500);
+    const idle = await rssMb(child.pid!);
+    const connect = (namespace: string) =>
+      new Promise<Socket>((resolve) => {
+        const socket = connectClient(`http://127.0.0.1:${port}${namespace}`, {
+          transports: ["websocket"],
+          forceNew: true,
+        });
+        socket.once("connect", () => resolve(socket));
+      });
+    sockets.push(...(await pool(Array.from({ length: drones }), 50, () => connect("/drones"))));
+    sockets.push(...(await pool(Array.from({ length: browsers }), 50, () => connect("/ide"))));
+    await sleep(3_000);
+    return { idle, loaded: await rssMb(child.pid!) };
+  } finally {
+    for (const socket of sockets) socket.close();
+    child.kill("SIGTERM");
+  }
+}
+
+// ---------- main ----------
+
+async function main() {
+  const dataDir = await mkdtemp(path.join(tmpdir(), "gadget-bench-"));
+  const services = await startServices({
+    rootDir: findRepoRoot(),
+    dataDir,
+    mongoUrl: process.env.MONGO_URL,
+    redisUrl: process.env.REDIS_URL,
+  });
+  console.error(`services: ${services.mongoKind}, ${services.redisKind}`);
+  const env = { mongoUrl: services.mongoUrl, redisUrl: services.redisUrl };
+  const only = process.argv[2];
+  try {
+    if (!only || only === "dispatch") await benchDispatch(env);
+    if (!only || only === "relay") {
+      await benchRelay(env, {
+        turns: 100,
+        eventsPerSecond: 5_000,
+        seconds: 5,
+        batchIntervalMs: 100,
+      });
+    }
+    if (only?.startsWith("relay:")) {
+      await benchRelay(env, {
+        turns: 100,
+        eventsPerSecond: Number(only.slice(6)),
+        seconds: 5,
+        batchIntervalMs: 100,
+      });
+    }
+    if (only === "relay-small") {
+      await benchRelay(env, { turns: 10, eventsPerSecond: 500, seconds: 2, batchIntervalMs: 100 });
+    }
+    if (!only || only === "memory") await benchMemory(env, 2_000, 2_000);
+  } finally {
+    await services.stop();
+    await rm(dataDir, { recursive: true, force: true });
+  }
+  console.log(
+    `\n## gadget-code server benchmarks (${services.mongoKind} + ${services.redisKind}, loopback)\n`,
+  );
+  console.log("| benchmark | measure | gadget-code | raw baseline | target |");
+  console.log("|---|---|---|---|---|");
+  for (const row of rows) {
+    console.log(
+      `| ${row.benchmark} | ${row.measure} | ${row.gadget} | ${row.baseline} | ${row.target} |`,
+    );
+  }
+  process.exit(0);
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});

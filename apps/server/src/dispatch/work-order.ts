@@ -1,0 +1,92 @@
+// Builds the IWorkOrder of seed 001 for a turn: project, session, provider (with the decrypted
+// key), the session's history as context, the prompt, limits, where to continue numbering events,
+// and, for a resumed turn, its stored messages.
+import type {
+  ChatSessionDocument,
+  ChatTurnDocument,
+  Models,
+  ProjectDocument,
+  ProviderDocument,
+} from "@gadget/db";
+import {
+  type IChatMessage,
+  type IWorkOrder,
+  parseOrThrow,
+  SystemError,
+  workOrderSchema,
+} from "@gadget/protocol";
+import type { SecretBox } from "../crypto/secret-box.ts";
+
+export interface OrderParts {
+  project: ProjectDocument;
+  session: ChatSessionDocument;
+  provider: ProviderDocument;
+}
+
+/** Reads what a turn's work order is made of (started early, while the turn is being claimed). */
+export async function loadOrderParts(models: Models, turn: ChatTurnDocument): Promise<OrderParts> {
+  const [project, session, provider] = await Promise.all([
+    models.Project.findById(turn.project).lean<ProjectDocument>(),
+    models.ChatSession.findById(turn.session).lean<ChatSessionDocument>(),
+    models.Provider.findById(turn.provider).lean<ProviderDocument>(),
+  ]);
+  if (!project || !session || !provider) {
+    throw new SystemError("internal", "The turn's project, session or provider no longer exists");
+  }
+  return { project, session, provider };
+}
+
+/** The work order for `turn` as claimed, its events continuing at `nextSeq`. */
+export function buildWorkOrder(
+  { project, session, provider }: OrderParts,
+  secretBox: SecretBox,
+  turn: ChatTurnDocument,
+  nextSeq: number,
+): IWorkOrder {
+  const messages = turn.messages ?? [];
+  return parseOrThrow(
+    workOrderSchema,
+    {
+      turnId: String(turn._id),
+      project: {
+        _id: String(project._id),
+        name: project.name,
+        slug: project.slug,
+        gitUrl: project.gitUrl,
+        ...(project.defaultBranch ? { defaultBranch: project.defaultBranch } : {}),
+        ...(project.verifyCommands?.length ? { verifyCommands: project.verifyCommands } : {}),
+      },
+      session: {
+        _id: String(session._id),
+        name: session.name,
+        mode: turn.mode,
+        approval: session.approval,
+      },
+      provider: {
+        baseUrl: provider.baseUrl,
+        apiKey: secretBox.open(provider.apiKeyEncrypted),
+        modelId: provider.modelId,
+        params: provider.params ?? {},
+        ...(provider.escalationModelId ? { escalationModelId: provider.escalationModelId } : {}),
+        ...(provider.contextWindow ? { contextWindow: provider.contextWindow } : {}),
+        ...(provider.pricing ? { pricing: provider.pricing } : {}),
+      },
+      // Completed turns of the session, prompt and answer (seed 001's session history).
+      context: (session.history ?? []) as IChatMessage[],
+      prompt: turn.prompt,
+      limits: turn.limits ?? {},
+      nextSeq,
+      ...(messages.length > 0
+        ? {
+            resume: {
+              messages,
+              ...(turn.resumeState === null || turn.resumeState === undefined
+                ? {}
+                : { state: turn.resumeState }),
+            },
+          }
+        : {}),
+    },
+    "work order",
+  );
+}

@@ -1,0 +1,65 @@
+// The server environment is validated at start, with one clear line per bad variable.
+import { mkdtempSync, readFileSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { EnvError, loadEnv } from "./env.ts";
+
+const dataDir = () => mkdtempSync(path.join(tmpdir(), "gadget-env-"));
+
+describe("loadEnv", () => {
+  it("applies SPEC.md's defaults", () => {
+    const env = loadEnv({ GADGET_DATA_DIR: dataDir() });
+    expect(env).toMatchObject({
+      port: 3000,
+      host: "127.0.0.1",
+      logLevel: "info",
+      droneGraceMs: 60_000,
+    });
+  });
+
+  it("names every bad variable", () => {
+    let error: unknown;
+    try {
+      loadEnv({
+        GADGET_DATA_DIR: dataDir(),
+        PORT: "eighty",
+        DRONE_GRACE_MS: "-5",
+        MONGO_URL: "postgres://x",
+        LOG_LEVEL: "loud",
+        PUBLIC_URL: "not a url",
+      });
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(EnvError);
+    const problems = (error as EnvError).problems.map((problem) => problem.split(":")[0]).sort();
+    expect(problems).toEqual(["DRONE_GRACE_MS", "LOG_LEVEL", "MONGO_URL", "PORT", "PUBLIC_URL"]);
+    expect((error as EnvError).message).toMatch(/PORT: .*\(got "eighty"\)/);
+  });
+
+  it("requires GADGET_SECRET in production and never echoes it", () => {
+    expect(() => loadEnv({ NODE_ENV: "production", GADGET_DATA_DIR: dataDir() })).toThrow(
+      /GADGET_SECRET: is required when NODE_ENV=production/,
+    );
+    expect(() => loadEnv({ NODE_ENV: "production", GADGET_SECRET: "short-secret" })).toThrow(
+      EnvError,
+    );
+    try {
+      loadEnv({ NODE_ENV: "production", GADGET_SECRET: "short-secret" });
+    } catch (error) {
+      expect((error as Error).message).not.toContain("short-secret");
+    }
+  });
+
+  it("outside production, generates a secret once and keeps it in the data dir (mode 0600)", () => {
+    const directory = dataDir();
+    const first = loadEnv({ GADGET_DATA_DIR: directory });
+    const second = loadEnv({ GADGET_DATA_DIR: directory });
+    expect(first.secret.length).toBeGreaterThanOrEqual(32);
+    expect(second.secret).toBe(first.secret);
+    const file = path.join(directory, "secret");
+    expect(readFileSync(file, "utf8").trim()).toBe(first.secret);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+  });
+});

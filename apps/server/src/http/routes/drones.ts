@@ -1,0 +1,105 @@
+// Drone registration (single-use 15-minute tokens → a long-lived credential shown once),
+// the fleet list with presence, and revocation (disconnects the drone at once, anywhere).
+import { type DroneDocument, isDuplicateKeyError } from "@gadget/db";
+import { parseOrThrow, registerDroneBodySchema, UserError } from "@gadget/protocol";
+import type { FastifyPluginAsync } from "fastify";
+import { Types } from "mongoose";
+import { bearerToken, requireUser } from "../../auth/authenticate.ts";
+import { droneRoom, type ServerContext } from "../../context.ts";
+import { randomSecret, sha256 } from "../../crypto/tokens.ts";
+import { viewDrones } from "../../drones/drone-view.ts";
+import { ownedBy } from "../../owned.ts";
+import type { TurnService } from "../../turns/turn-service.ts";
+import { idParam } from "../params.ts";
+
+/** Quotes a shell argument when it needs it. */
+function shellQuote(value: string): string {
+  return /^[A-Za-z0-9_:/.=@%+-]+$/.test(value) ? value : `'${value.replaceAll("'", `'\\''`)}'`;
+}
+
+export function droneRoutes(context: ServerContext, turns: TurnService): FastifyPluginAsync {
+  const { models, config } = context;
+  return async (app) => {
+    app.post("/drones/registration-tokens", async (request, reply) => {
+      const userId = await requireUser(context, request);
+      const token = randomSecret("gdr");
+      const expiresAt = new Date(Date.now() + config.registrationTokenTtlMs);
+      const tokenHash = sha256(token);
+      await models.RegistrationToken.create({ _id: tokenHash, user: userId, tokenHash, expiresAt });
+      const command = `gadget-drone register --server ${shellQuote(context.publicUrl)} --token ${token}`;
+      reply.status(201).send({ token, expiresAt, command });
+    });
+
+    app.post("/drones/register", async (request, reply) => {
+      const raw = (request.body ?? {}) as Record<string, unknown>;
+      // The registration token is the auth: in the body (SPEC) or as a bearer header.
+      const body = parseOrThrow(
+        registerDroneBodySchema,
+        { ...raw, token: raw.token ?? bearerToken(request) ?? undefined },
+        "registration",
+      );
+      const invalid = new UserError(
+        "unauthorized",
+        "Registration token is invalid, expired or already used: create a new one",
+      );
+      const registration = await models.RegistrationToken.findById(sha256(body.token)).lean();
+      if (!registration || registration.usedAt || registration.expiresAt.getTime() <= Date.now()) {
+        throw invalid;
+      }
+      const credential = randomSecret("gdc");
+      // The unique index on registrationToken makes the token single use even under a race.
+      const drone = await models.Drone.create({
+        user: registration.user,
+        name: body.name,
+        credentialHash: sha256(credential),
+        hostname: body.hostname ?? null,
+        platform: body.platform ?? null,
+        version: body.version ?? null,
+        capacity: body.capacity ?? 1,
+        registrationToken: registration._id,
+      }).catch((error: unknown) => {
+        if (isDuplicateKeyError(error)) throw invalid;
+        throw error;
+      });
+      await models.RegistrationToken.updateOne(
+        { _id: registration._id },
+        { $set: { usedAt: new Date(), drone: drone._id } },
+      );
+      const [view] = await viewDrones(context, [drone.toObject() as DroneDocument]);
+      reply.status(201).send({ drone: view, credential });
+    });
+
+    app.get("/drones", async (request) => {
+      const userId = await requireUser(context, request);
+      const drones = await models.Drone.find({ user: new Types.ObjectId(userId), revokedAt: null })
+        .sort({ createdAt: 1 })
+        .lean<DroneDocument[]>();
+      return { drones: await viewDrones(context, drones) };
+    });
+
+    app.delete("/drones/:id", async (request, reply) => {
+      const userId = await requireUser(context, request);
+      const droneId = idParam(request.params, "id", "Drone");
+      const revoked = await context.locks.with(`drone:${droneId}`, async () => {
+        const drone = ownedBy(await models.Drone.findById(droneId).lean(), userId);
+        if (!drone || drone.revokedAt) return false;
+        await models.Drone.updateOne({ _id: droneId }, { $set: { revokedAt: new Date() } });
+        return true;
+      });
+      if (!revoked) throw new UserError("not_found", "Drone not found");
+      const room = droneRoom(String(droneId));
+      context.drones.to(room).emit("revoked", { reason: "This drone was revoked by its owner" });
+      await context.drones.in(room).disconnectSockets(true);
+      await context.presence.remove(String(droneId), userId);
+      const drone = await models.Drone.findById(droneId).select({ activeTurns: 1 }).lean();
+      for (const turnId of drone?.activeTurns ?? []) {
+        await turns.finishNow(
+          String(turnId),
+          "interrupted",
+          "The drone running this turn was revoked",
+        );
+      }
+      reply.status(204).send();
+    });
+  };
+}

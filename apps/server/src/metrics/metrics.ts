@@ -1,0 +1,57 @@
+// Prometheus metrics of one server process, in its own registry (tests run several servers in one process).
+import { activeTurnStatuses, type Models } from "@gadget/db";
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+
+export type Metrics = ReturnType<typeof createMetrics>;
+
+/**
+ * Creates the registry. `connectedDrones` reads this process's /drones namespace; turn counts are
+ * read from the database at scrape time, so every server reports the fleet-wide numbers.
+ */
+export function createMetrics(options: { models: Models; connectedDrones: () => number }) {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: "gadget_process_" });
+  const { models } = options;
+  new Gauge({
+    name: "gadget_connected_drones",
+    help: "Drones connected to this server process",
+    registers: [registry],
+    collect() {
+      this.set(options.connectedDrones());
+    },
+  });
+  new Gauge({
+    name: "gadget_turns",
+    help: "Turns by state across the fleet (queued: waiting for a drone; running: held by a drone)",
+    labelNames: ["state"],
+    registers: [registry],
+    async collect() {
+      const [queued, running] = await Promise.all([
+        models.ChatTurn.countDocuments({ status: "queued" }),
+        models.ChatTurn.countDocuments({ status: { $in: activeTurnStatuses } }),
+      ]);
+      this.set({ state: "queued" }, queued);
+      this.set({ state: "running" }, running);
+    },
+  });
+  return {
+    registry,
+    dispatchLatency: new Histogram({
+      name: "gadget_dispatch_latency_seconds",
+      help: "From a turn being queued to a drone accepting its work order",
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+      registers: [registry],
+    }),
+    eventsIngested: new Counter({
+      name: "gadget_events_ingested_total",
+      help: "Turn events stored from drones (duplicates not counted)",
+      registers: [registry],
+    }),
+    turnsFinished: new Counter({
+      name: "gadget_turns_finished_total",
+      help: "Turns that reached a final status on this process",
+      labelNames: ["status"],
+      registers: [registry],
+    }),
+  };
+}

@@ -1,0 +1,109 @@
+// Stored documents → the JSON shapes of SPEC.md. Nothing secret ever leaves through here.
+import type {
+  ChatSessionDocument,
+  ChatTurnDocument,
+  DroneDocument,
+  ProjectDocument,
+  ProviderDocument,
+  TurnEventDocument,
+  UserDocument,
+} from "@gadget/db";
+import type {
+  ChatSession,
+  ChatTurn,
+  Drone,
+  Project,
+  Provider,
+  TurnEvent,
+  User,
+} from "@gadget/protocol";
+import { emptyTurnStats } from "@gadget/protocol";
+import type { Presence } from "./drones/presence.ts";
+
+export function toUser(user: UserDocument): User {
+  return { _id: String(user._id), email: user.email, name: user.name, createdAt: user.createdAt };
+}
+
+export function toDrone(
+  drone: DroneDocument,
+  presence: Presence | null,
+  activeTurns: number,
+): Drone {
+  return {
+    _id: String(drone._id),
+    name: drone.name,
+    status: presence?.online ? "online" : "offline",
+    activeTurns,
+    capacity: presence?.capacity ?? drone.capacity,
+    lastSeenAt: presence?.lastSeenAt ?? drone.lastSeenAt ?? null,
+    hostname: drone.hostname ?? null,
+    platform: drone.platform ?? null,
+    version: drone.version ?? null,
+  };
+}
+
+export function toProvider(provider: ProviderDocument): Provider {
+  return {
+    _id: String(provider._id),
+    name: provider.name,
+    baseUrl: provider.baseUrl,
+    hasApiKey: provider.hasApiKey,
+    modelId: provider.modelId,
+    params: provider.params ?? {},
+    ...(provider.escalationModelId ? { escalationModelId: provider.escalationModelId } : {}),
+    ...(provider.contextWindow ? { contextWindow: provider.contextWindow } : {}),
+    ...(provider.pricing ? { pricing: provider.pricing } : {}),
+    createdAt: provider.createdAt,
+  };
+}
+
+export function toProject(project: ProjectDocument): Project {
+  return {
+    _id: String(project._id),
+    name: project.name,
+    slug: project.slug,
+    gitUrl: project.gitUrl,
+    defaultBranch: project.defaultBranch ?? null,
+    verifyCommands: project.verifyCommands ?? [],
+    createdAt: project.createdAt,
+  };
+}
+
+export function toSession(session: ChatSessionDocument): ChatSession {
+  return {
+    _id: String(session._id),
+    project: String(session.project),
+    name: session.name,
+    mode: session.mode,
+    approval: session.approval,
+    createdAt: session.createdAt,
+  };
+}
+
+export function toTurn(turn: ChatTurnDocument): ChatTurn {
+  return {
+    _id: String(turn._id),
+    session: String(turn.session),
+    user: String(turn.user),
+    drone: turn.drone ? String(turn.drone) : null,
+    provider: String(turn.provider),
+    llm: turn.llm,
+    mode: turn.mode,
+    prompt: turn.prompt,
+    status: turn.status,
+    response: turn.response ?? null,
+    error: turn.error ?? null,
+    exitReason: turn.exitReason ?? null,
+    limits: turn.limits ?? {},
+    stats: { ...emptyTurnStats(), ...turn.stats },
+    changes: (turn.changes ?? []).map((change) => ({ path: change.path, status: change.status })),
+    lastSeq: turn.lastSeq ?? 0,
+    createdAt: turn.createdAt,
+    startedAt: turn.startedAt ?? null,
+    finishedAt: turn.finishedAt ?? null,
+  };
+}
+
+export function toEvent(event: Pick<TurnEventDocument, "seq" | "type" | "data" | "at">): TurnEvent {
+  return { seq: event.seq, type: event.type, data: event.data, at: event.at } as TurnEvent;
+}

@@ -1,0 +1,204 @@
+// The /drones namespace: drones authenticate with their credential, keep presence, receive work
+// orders and control messages in their room `drone:<id>` (reachable from any server through the
+// Redis adapter), and stream turn events, checkpoints and heartbeats.
+import type { DroneDocument } from "@gadget/db";
+import { activeTurnStatuses } from "@gadget/db";
+import {
+  droneHandshakeSchema,
+  heartbeatSchema,
+  isCompatibleProtocol,
+  PROTOCOL_VERSION,
+  turnCheckpointSchema,
+  turnEventBatchSchema,
+} from "@gadget/protocol";
+import { droneRoom, type ServerContext } from "../context.ts";
+import { sha256 } from "../crypto/tokens.ts";
+import { publishDrone } from "../drones/drone-view.ts";
+import { ingestBatch, renewLeases, storeCheckpoint } from "../turns/ingest.ts";
+import type { TurnService } from "../turns/turn-service.ts";
+import { handle, refusal } from "./edge.ts";
+
+export function attachDroneNamespace(context: ServerContext, turns: TurnService): void {
+  const { drones, models, logger, presence, config } = context;
+
+  drones.use((socket, next) => {
+    const parsed = droneHandshakeSchema.safeParse(socket.handshake.auth);
+    if (!parsed.success) {
+      next(refusal("validation_failed", "Handshake needs {droneId, credential, protocolVersion}"));
+      return;
+    }
+    const auth = parsed.data;
+    if (!isCompatibleProtocol(auth.protocolVersion)) {
+      next(
+        refusal(
+          "protocol_mismatch",
+          `This server speaks protocol ${PROTOCOL_VERSION}; the drone speaks ${auth.protocolVersion}. Upgrade gadget-drone (or the server)`,
+        ),
+      );
+      return;
+    }
+    if (!context.accepting) {
+      next(refusal("unavailable", "Server is shutting down; connect to another one"));
+      return;
+    }
+    models.Drone.findById(auth.droneId)
+      .lean<DroneDocument>()
+      .then((drone) => {
+        if (!drone || drone.credentialHash !== sha256(auth.credential)) {
+          next(
+            refusal("unauthorized", "Unknown drone or wrong credential: register the drone again"),
+          );
+          return;
+        }
+        if (drone.revokedAt) {
+          next(refusal("forbidden", "This drone was revoked: register it again to use it"));
+          return;
+        }
+        socket.data = {
+          droneId: String(drone._id),
+          userId: String(drone.user),
+          droneName: drone.name,
+        };
+        next();
+      })
+      .catch((error: unknown) => {
+        logger.error({ err: error }, "drone handshake failed");
+        next(refusal("internal", "Internal error"));
+      });
+  });
+
+  drones.on("connection", (socket) => {
+    const { droneId, userId } = socket.data;
+    const auth = droneHandshakeSchema.parse(socket.handshake.auth);
+    const log = logger.child({ droneId });
+    const ready = (async () => {
+      // Under the drone's lock, so racing connections and a revocation settle in one order.
+      const joined = await context.locks.with(`drone:${droneId}`, async () => {
+        const drone = await models.Drone.findById(droneId).lean<DroneDocument>();
+        if (!drone || drone.revokedAt || !socket.connected) return false;
+        const capacity = auth.capacity ?? drone.capacity;
+        const details = {
+          capacity,
+          workspaces: auth.workspaces,
+          hostname: auth.hostname ?? drone.hostname,
+          platform: auth.platform ?? drone.platform,
+          version: auth.version ?? drone.version,
+        };
+        const unchanged =
+          details.capacity === drone.capacity &&
+          details.hostname === drone.hostname &&
+          details.platform === drone.platform &&
+          details.version === drone.version &&
+          JSON.stringify(details.workspaces) === JSON.stringify(drone.workspaces) &&
+          Date.now() - (drone.lastSeenAt?.getTime() ?? 0) < 60_000;
+        // Live presence is in Redis; the document changes only when the drone's details do.
+        if (!unchanged) {
+          await models.Drone.updateOne(
+            { _id: drone._id },
+            { $set: { ...details, lastSeenAt: new Date() } },
+          );
+        }
+        await presence.connect(droneId, {
+          userId,
+          serverId: config.serverId,
+          socketId: socket.id,
+          capacity,
+          workspaces: auth.workspaces,
+        });
+        socket.join(droneRoom(droneId));
+        // One connection per drone: this one replaces any older one, on whichever server.
+        await drones.in(droneRoom(droneId)).except(socket.id).disconnectSockets(true);
+        return true;
+      });
+      if (!joined) {
+        socket.disconnect(true);
+        return;
+      }
+      await reconcile(droneId, auth.activeTurns);
+      log.info({ socketId: socket.id }, "drone connected");
+      await publishDrone(context, droneId);
+      await context.dispatcher.kickUser(userId);
+    })().catch((error: unknown) => log.error({ err: error }, "drone connect failed"));
+
+    /** After a reconnect: keep the turns the drone still runs, interrupt the ones it lost. */
+    async function reconcile(id: string, running: string[]) {
+      const drone = await models.Drone.findById(id).select({ activeTurns: 1 }).lean();
+      const heldIds = new Set((drone?.activeTurns ?? []).map(String));
+      const keep = running.filter((turnId) => heldIds.has(turnId));
+      const stop = await renewLeases(context, id, { activeTurns: keep }, { force: true });
+      for (const turnId of running) {
+        if (!heldIds.has(turnId) || stop.includes(turnId)) {
+          socket.emit("turn_cancel", { turnId }, () => undefined);
+        }
+      }
+      for (const turnId of heldIds) {
+        if (running.includes(turnId)) continue;
+        // Dispatched a moment ago, or lost by a restarted drone: only the latter has no recent lease.
+        await turns.finishNow(
+          turnId,
+          "interrupted",
+          "The drone reconnected without this turn; it was interrupted",
+          (turn) => turn.status !== "dispatched",
+        );
+      }
+    }
+
+    socket.on(
+      "turn_events",
+      handle(log, turnEventBatchSchema, "event batch", async (batch) => {
+        await ready;
+        return ingestBatch(context, droneId, batch);
+      }),
+    );
+    socket.on(
+      "turn_checkpoint",
+      handle(log, turnCheckpointSchema, "checkpoint", async (checkpoint) => {
+        await ready;
+        await storeCheckpoint(context, droneId, checkpoint);
+        return {};
+      }),
+    );
+    socket.on(
+      "heartbeat",
+      handle(log, heartbeatSchema, "heartbeat", async (beat) => {
+        await ready;
+        const current = await presence.touch(droneId, socket.id, beat.workspaces);
+        if (!current) {
+          await presence.connect(droneId, {
+            userId,
+            serverId: config.serverId,
+            socketId: socket.id,
+            capacity: auth.capacity ?? 1,
+            workspaces: beat.workspaces ?? auth.workspaces,
+          });
+        }
+        const cancelledTurns = await renewLeases(context, droneId, beat);
+        return { cancelledTurns };
+      }),
+    );
+
+    socket.on("disconnect", (reason) => {
+      const work = (async () => {
+        await ready;
+        await presence.disconnect(droneId, userId, socket.id);
+        const [state] = await presence.read([droneId]);
+        if (state?.socketId) return; // Replaced by a newer connection.
+        // The grace period starts now: the drone may come back (here or elsewhere) and go on.
+        const drone = await models.Drone.findById(droneId).select({ activeTurns: 1 }).lean();
+        for (const turnId of drone?.activeTurns ?? []) {
+          await context.store.mutate(String(turnId), (current) =>
+            current.status &&
+            activeTurnStatuses.includes(current.status) &&
+            String(current.drone) === droneId
+              ? { set: { leaseExpiresAt: new Date(Date.now() + config.droneGraceMs) } }
+              : null,
+          );
+        }
+        log.info({ reason }, "drone disconnected");
+        await publishDrone(context, droneId);
+      })().catch((error: unknown) => log.error({ err: error }, "drone disconnect handling failed"));
+      context.background.add(work);
+      void work.finally(() => context.background.delete(work));
+    });
+  });
+}

@@ -1,0 +1,45 @@
+// Starts server instances for tests on port 0, each test file with its own database and Redis prefix.
+import { randomUUID } from "node:crypto";
+import { databaseUrl } from "@gadget/services";
+import type { ServerConfig } from "../config.ts";
+import { createGadgetServer, type GadgetServer } from "../server.ts";
+
+export interface TestServerOptions extends Partial<ServerConfig> {
+  mongoUrl: string;
+  redisUrl: string;
+}
+
+/** A unique name for a test file's database and Redis prefix. */
+export function uniqueName(label: string): string {
+  return `${label.replace(/[^a-z0-9]/gi, "_")}_${randomUUID().slice(0, 8)}`;
+}
+
+/**
+ * Config with short timings so leases, sweeps and acks play out in well under a second.
+ * @example const server = await createGadgetServer(testConfig({ mongoUrl, redisUrl }, "dispatch"));
+ */
+export function testConfig(options: TestServerOptions, name = uniqueName("test")): ServerConfig {
+  return {
+    port: 0,
+    host: "127.0.0.1",
+    secret: "test-secret-test-secret-test-secret-0123",
+    redisPrefix: `t_${name}`,
+    droneGraceMs: 1_500,
+    sweepIntervalMs: 150,
+    workOrderAckTimeoutMs: 2_000,
+    droneRequestTimeoutMs: 2_000,
+    turnUpdateIntervalMs: 50,
+    ...options,
+    mongoUrl: options.mongoUrl.includes("/test_")
+      ? options.mongoUrl
+      : databaseUrl(options.mongoUrl, `test_${name}`),
+  };
+}
+
+/** Starts one instance for a test file. */
+export async function startTestServer(
+  options: TestServerOptions,
+  name?: string,
+): Promise<GadgetServer> {
+  return createGadgetServer(testConfig(options, name));
+}

@@ -1,0 +1,103 @@
+// Runs on every server: turns whose drone lease lapsed become `interrupted` (the turn lock makes
+// exactly one server do it), and queued turns are re-enqueued in case a wake-up was missed.
+// The Redis indexes (turn-index.ts) make each sweep cheap; every `fullSweepEvery` sweeps the
+// database itself is scanned to repair anything those indexes or Drone.activeTurns missed.
+import { activeTurnStatuses, type ChatTurnDocument } from "@gadget/db";
+import type { ServerContext } from "../context.ts";
+import type { TurnService } from "./turn-service.ts";
+
+const fullSweepEvery = 30;
+
+export class LeaseSweeper {
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<void> | null = null;
+  private sweeps = 0;
+
+  constructor(
+    private readonly context: ServerContext,
+    private readonly turns: TurnService,
+  ) {}
+
+  start(): void {
+    this.timer = setInterval(() => {
+      if (this.running) return;
+      this.running = this.sweep()
+        .then(() => undefined)
+        .catch((error: unknown) => this.context.logger.error({ err: error }, "lease sweep failed"))
+        .finally(() => {
+          this.running = null;
+        });
+    }, this.context.config.sweepIntervalMs);
+  }
+
+  /** Interrupts every turn whose lease lapsed; returns how many. */
+  async sweep(): Promise<number> {
+    const { turnIndex, dispatcher } = this.context;
+    this.sweeps++;
+    if (this.sweeps % fullSweepEvery === 0) await this.repair();
+    let interrupted = 0;
+    for (const turnId of await turnIndex.lapsed(Date.now())) {
+      const outcome = await this.turns.finishNow(
+        turnId,
+        "interrupted",
+        "The drone running this turn did not come back in time; everything received so far is kept",
+        (current) =>
+          activeTurnStatuses.includes(current.status) &&
+          current.leaseExpiresAt !== null &&
+          current.leaseExpiresAt.getTime() < Date.now(),
+      );
+      if (outcome?.status === "interrupted") interrupted++;
+      else if (!outcome || !activeTurnStatuses.includes(outcome.status))
+        await turnIndex.forget(turnId);
+    }
+    if (this.context.accepting) await dispatcher.kickAll();
+    return interrupted;
+  }
+
+  /** Re-derives the Redis indexes and drones' used slots from the database. */
+  async repair(): Promise<void> {
+    const { models, turnIndex, locks } = this.context;
+    const live = await models.ChatTurn.find({ status: { $in: ["queued", ...activeTurnStatuses] } })
+      .select({ user: 1, status: 1, leaseExpiresAt: 1, queuedAt: 1, drone: 1 })
+      .lean<ChatTurnDocument[]>();
+    const held = new Map<string, Set<string>>();
+    for (const turn of live) {
+      await turnIndex.record(turn);
+      if (activeTurnStatuses.includes(turn.status) && turn.drone) {
+        const key = String(turn.drone);
+        if (!held.has(key)) held.set(key, new Set());
+        held.get(key)!.add(String(turn._id));
+      }
+    }
+    const drones = await models.Drone.find({ revokedAt: null }).select({ activeTurns: 1 }).lean();
+    for (const drone of drones) {
+      const truth = held.get(String(drone._id)) ?? new Set<string>();
+      const listed = new Set((drone.activeTurns ?? []).map(String));
+      const same = truth.size === listed.size && [...truth].every((id) => listed.has(id));
+      if (same) continue;
+      await locks.with(`drone:${drone._id}`, async () => {
+        // Re-check each differing turn under the lock: the snapshot above may be older than a dispatch.
+        const current = await models.Drone.findById(drone._id).select({ activeTurns: 1 }).lean();
+        const ids = new Set([...(current?.activeTurns ?? []).map(String), ...truth]);
+        const slots = [];
+        for (const id of ids) {
+          const turn = await models.ChatTurn.findById(id).select({ status: 1, drone: 1 }).lean();
+          if (
+            turn &&
+            activeTurnStatuses.includes(turn.status) &&
+            String(turn.drone) === String(drone._id)
+          ) {
+            slots.push(turn._id);
+          }
+        }
+        await models.Drone.updateOne({ _id: drone._id }, { $set: { activeTurns: slots } });
+      });
+    }
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    await this.running;
+  }
+}

@@ -1,0 +1,224 @@
+// Turn ownership and control: leases across disconnects, interruption and resume, cancel, approvals.
+import { agentEvent } from "@gadget/protocol";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import type { GadgetServer } from "../server.ts";
+import { registerDrone, setupWorkspace, signup, waitFor } from "../testing/api-client.ts";
+import { ScriptedDrone, type ScriptedDroneOptions } from "../testing/scripted-drone.ts";
+import { startTestServer } from "../testing/test-server.ts";
+
+let server: GadgetServer;
+const drones: ScriptedDrone[] = [];
+
+beforeAll(async () => {
+  server = await startTestServer({
+    mongoUrl: inject("mongoUrl"),
+    redisUrl: inject("redisUrl"),
+    droneGraceMs: 1_200,
+  });
+});
+afterAll(async () => {
+  for (const drone of drones) drone.close();
+  await server?.context.models.User.db.dropDatabase();
+  await server?.close();
+});
+
+async function connect(options: Omit<ScriptedDroneOptions, "url">) {
+  const drone = await ScriptedDrone.connect({ url: server.url, heartbeatMs: 300, ...options });
+  drones.push(drone);
+  return drone;
+}
+
+async function runningTurn(name: string, options: { approval?: "on-write" } = {}) {
+  const user = await signup(server.url, name);
+  const workspace = await setupWorkspace(user, options);
+  const registered = await registerDrone(user, { name: `${name}-drone` });
+  const drone = await connect({ droneId: registered.droneId, credential: registered.credential });
+  const posted = await user.post(`/api/sessions/${workspace.sessionId}/turns`, {
+    prompt: "Work",
+    providerId: workspace.providerId,
+  });
+  const turnId: string = posted.body.turn._id;
+  const order = await drone.nextWorkOrder();
+  await drone.stream(turnId, [agentEvent("status", { message: "Pass 1", pass: 1 })]);
+  return { user, workspace, registered, drone, turnId, order };
+}
+
+const status = async (user: Awaited<ReturnType<typeof signup>>, turnId: string) =>
+  (await user.get(`/api/turns/${turnId}`)).body.turn.status as string;
+
+describe("leases", () => {
+  it("a drone that reconnects within the grace period goes on streaming the same turn", async () => {
+    const { user, drone, turnId } = await runningTurn("grace");
+    drone.close();
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    const back = await drone.reconnect();
+    drones.push(back);
+    // Longer than the grace period after the disconnect: the reconnect kept the lease.
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect(await status(user, turnId)).toBe("processing");
+    const ack = await back.stream(turnId, [
+      agentEvent("response", { message: "still here" }),
+      agentEvent("done", { reason: "completed", passes: 1, totalCost: 0 }),
+    ]);
+    expect(ack.ok).toBe(true);
+    expect((await user.get(`/api/turns/${turnId}`)).body.turn).toMatchObject({
+      status: "completed",
+      response: "still here",
+    });
+  });
+
+  it("a drone gone beyond the grace period leaves the turn interrupted; resume continues it elsewhere", async () => {
+    const { user, registered, drone, turnId } = await runningTurn("lapse");
+    const messages = [
+      { role: "system" as const, content: "You are Gadget.", createdAt: new Date() },
+      { role: "user" as const, content: "Work", createdAt: new Date() },
+      {
+        role: "assistant" as const,
+        content: "",
+        createdAt: new Date(),
+        toolCalls: [{ id: "c1", name: "read_file", arguments: '{"path":"a"}' }],
+      },
+      {
+        role: "tool" as const,
+        content: "contents",
+        toolCallId: "c1",
+        name: "read_file",
+        createdAt: new Date(),
+      },
+    ];
+    expect((await drone.checkpoint(turnId, messages, { pass: 1 })).ok).toBe(true);
+    await drone.stream(turnId, [agentEvent("token", { text: "partial" })]);
+    drone.close();
+
+    await waitFor(
+      async () => (await status(user, turnId)) === "interrupted",
+      10_000,
+      "interrupted",
+    );
+    const turn = (await user.get(`/api/turns/${turnId}`)).body.turn;
+    expect(turn.exitReason).toBe("interrupted");
+    const events = (await user.get(`/api/turns/${turnId}/events`)).body.events;
+    expect(events.map((event: { type: string }) => event.type)).toEqual([
+      "queued",
+      "dispatched",
+      "status",
+      "token",
+      "status",
+      "done",
+    ]);
+    expect(events.at(-1).data.reason).toBe("interrupted");
+
+    const resumed = await user.post(`/api/turns/${turnId}/resume`);
+    expect(resumed.status).toBe(202);
+    expect(resumed.body.turn.status).toBe("queued");
+    const other = await registerDrone(user, { name: "other" });
+    const otherDrone = await connect({ droneId: other.droneId, credential: other.credential });
+    const order = await otherDrone.nextWorkOrder();
+    expect(order.turnId).toBe(turnId);
+    expect(order.nextSeq).toBe(events.length + 3);
+    expect(order.resume?.messages.map((message) => message.role)).toEqual([
+      "system",
+      "user",
+      "assistant",
+      "tool",
+    ]);
+    expect(order.resume?.messages[2]?.toolCalls?.[0]?.id).toBe("c1");
+    expect(order.resume?.state).toEqual({ pass: 1 });
+    await otherDrone.stream(turnId, [
+      agentEvent("done", { reason: "completed", passes: 2, totalCost: 0 }),
+    ]);
+    expect(await status(user, turnId)).toBe("completed");
+    void registered;
+  });
+
+  it("a drone that reconnects without the turn leaves it interrupted at once", async () => {
+    const { user, drone, turnId } = await runningTurn("forgot");
+    const back = await drone.reconnect({ activeTurns: [] });
+    drones.push(back);
+    await waitFor(async () => (await status(user, turnId)) === "interrupted", 5_000, "interrupted");
+  });
+});
+
+describe("cancel", () => {
+  it("is relayed to the drone, which ends the turn as cancelled", async () => {
+    const { user, drone, turnId } = await runningTurn("cancel-live");
+    const response = await user.post(`/api/turns/${turnId}/cancel`);
+    expect(response.status).toBe(202);
+    expect(drone.cancels).toEqual([turnId]);
+    await drone.stream(turnId, [
+      agentEvent("done", { reason: "cancelled", passes: 1, totalCost: 0 }),
+    ]);
+    expect((await user.get(`/api/turns/${turnId}`)).body.turn).toMatchObject({
+      status: "cancelled",
+      exitReason: "cancelled",
+    });
+  });
+
+  it("cancels at once when the turn's drone is gone, and tells the drone when it is back", async () => {
+    const { user, drone, turnId } = await runningTurn("cancel-gone");
+    drone.close();
+    await waitFor(async () => {
+      const listed = (await user.get("/api/drones")).body.drones[0];
+      return listed.status === "offline";
+    });
+    const response = await user.post(`/api/turns/${turnId}/cancel`);
+    expect(response.status).toBe(202);
+    expect(response.body.turn.status).toBe("cancelled");
+    const back = await drone.reconnect();
+    drones.push(back);
+    await waitFor(() => back.cancels.includes(turnId), 5_000, "cancel on reconnect");
+  });
+});
+
+describe("approvals", () => {
+  it("shows awaiting_approval while a decision is pending and relays the decision", async () => {
+    const { user, drone, turnId, order } = await runningTurn("approve", { approval: "on-write" });
+    expect(order.session.approval).toBe("on-write");
+    await drone.stream(turnId, [
+      agentEvent("approval", {
+        approvals: [
+          {
+            id: "ap-1",
+            callId: "c9",
+            tool: "write_file",
+            params: { path: "a.txt" },
+            description: "Write a.txt",
+          },
+        ],
+      }),
+    ]);
+    expect(await status(user, turnId)).toBe("awaiting_approval");
+    expect(
+      (await user.post(`/api/turns/${turnId}/approvals/unknown`, { approve: true })).status,
+    ).toBe(404);
+    const invalid = await user.post(`/api/turns/${turnId}/approvals/ap-1`, { approve: "yes" });
+    expect(invalid.status).toBe(400);
+
+    const decided = await user.post(`/api/turns/${turnId}/approvals/ap-1`, { approve: true });
+    expect(decided.status).toBe(200);
+    expect(drone.approvalDecisions).toEqual([{ turnId, approvalId: "ap-1", approve: true }]);
+    expect(decided.body.turn.status).toBe("processing");
+    await drone.stream(turnId, [
+      agentEvent("tool_start", { callId: "c9", tool: "write_file", params: { path: "a.txt" } }),
+      agentEvent("tool_result", { callId: "c9", tool: "write_file", ok: true, summary: "wrote" }),
+    ]);
+    expect(await status(user, turnId)).toBe("processing");
+  });
+
+  it("answers 503 when the drone holding the turn is not connected", async () => {
+    const { user, drone, turnId } = await runningTurn("approve-gone", { approval: "on-write" });
+    await drone.stream(turnId, [
+      agentEvent("approval", {
+        approvals: [
+          { id: "ap-2", tool: "run_command", params: { command: "ls" }, description: "Run ls" },
+        ],
+      }),
+    ]);
+    drone.close();
+    await waitFor(async () => (await user.get("/api/drones")).body.drones[0].status === "offline");
+    const response = await user.post(`/api/turns/${turnId}/approvals/ap-2`, { approve: false });
+    expect(response.status).toBe(503);
+    expect(response.body.error.code).toBe("no_drone_online");
+    expect(await status(user, turnId)).toBe("awaiting_approval");
+  });
+});

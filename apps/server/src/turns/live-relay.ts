@@ -1,0 +1,218 @@
+// Live turn events between server processes and to subscribers, without gap or duplicate.
+// Every stored batch is published on one Redis channel; each process feeds it to its local
+// subscriptions. A subscription keeps a cursor (last seq sent) per turn: it catches up from the
+// database first while live batches queue behind, sends only seq > cursor, and fetches from the
+// database whatever a live batch skipped.
+import type { Models } from "@gadget/db";
+import type { Logger } from "@gadget/logging";
+import type { TurnEvent, TurnEventMessage } from "@gadget/protocol";
+import type { Redis } from "ioredis";
+import { Types } from "mongoose";
+import { toEvent } from "../serialize.ts";
+
+/** What one stored batch looks like on the channel. */
+export interface LiveBatch {
+  turnId: string;
+  sessionId: string;
+  userId: string;
+  events: TurnEvent[];
+}
+
+export interface SubscribeOptions {
+  turnId?: string;
+  sessionId: string;
+  /** Per turn: send only events with a larger seq. */
+  after: number;
+  /** Receives every event once, in seq order per turn. */
+  sink: (message: TurnEventMessage) => void;
+}
+
+const pageSize = 500;
+/** How long a live event waits for missing earlier ones to be stored: 40 × 50 ms. */
+const gapRetries = 40;
+const gapRetryMs = 50;
+
+/** One subscriber's view of a turn or a session. */
+export class LiveSubscription {
+  private readonly cursors = new Map<string, number>();
+  private chain: Promise<void>;
+  private closed = false;
+  /** Resolves once everything stored at subscribe time has been sent. */
+  readonly ready: Promise<void>;
+
+  constructor(
+    private readonly relay: LiveRelay,
+    readonly options: SubscribeOptions,
+  ) {
+    this.chain = Promise.resolve().then(() => this.catchUp());
+    this.ready = this.chain;
+    this.chain = this.chain.catch((error: unknown) =>
+      this.relay.logError(error, "catch-up failed"),
+    );
+  }
+
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.relay.remove(this);
+  }
+
+  /** Queues a live batch behind whatever is being sent. */
+  push(batch: LiveBatch): void {
+    this.chain = this.chain
+      .then(() => this.deliverLive(batch))
+      .catch((error: unknown) => this.relay.logError(error, "live delivery failed"));
+  }
+
+  private cursor(turnId: string): number {
+    return this.cursors.get(turnId) ?? this.options.after;
+  }
+
+  private send(turnId: string, event: TurnEvent): void {
+    if (this.closed) return;
+    this.cursors.set(turnId, event.seq);
+    this.options.sink({ turnId, sessionId: this.options.sessionId, event });
+  }
+
+  private async catchUp(): Promise<void> {
+    const turnIds = this.options.turnId
+      ? [this.options.turnId]
+      : await this.relay.sessionTurnIds(this.options.sessionId);
+    for (const turnId of turnIds) await this.fill(turnId, Number.POSITIVE_INFINITY);
+  }
+
+  /** Sends stored events of `turnId` after the cursor and before `beforeSeq`. */
+  private async fill(turnId: string, beforeSeq: number): Promise<void> {
+    while (!this.closed) {
+      const from = this.cursor(turnId);
+      if (from + 1 >= beforeSeq) return;
+      const events = await this.relay.storedEvents(turnId, from, beforeSeq, pageSize);
+      for (const event of events) this.send(turnId, event);
+      if (events.length < pageSize) return;
+    }
+  }
+
+  private async deliverLive(batch: LiveBatch): Promise<void> {
+    for (const event of batch.events) {
+      if (this.closed) return;
+      const cursor = this.cursor(batch.turnId);
+      if (event.seq <= cursor) continue;
+      if (event.seq > cursor + 1) {
+        await this.fill(batch.turnId, event.seq);
+        // Another process may still be writing the missing ones: wait for them a little.
+        for (
+          let attempt = 0;
+          attempt < gapRetries && this.cursor(batch.turnId) + 1 < event.seq;
+          attempt++
+        ) {
+          await new Promise((resolve) => setTimeout(resolve, gapRetryMs));
+          await this.fill(batch.turnId, event.seq);
+        }
+      }
+      if (event.seq > this.cursor(batch.turnId)) this.send(batch.turnId, event);
+    }
+  }
+}
+
+/** Publishes stored batches and feeds them to this process's subscriptions. */
+export class LiveRelay {
+  private readonly byTurn = new Map<string, Set<LiveSubscription>>();
+  private readonly bySession = new Map<string, Set<LiveSubscription>>();
+
+  constructor(
+    private readonly publisher: Redis,
+    private readonly subscriber: Redis,
+    private readonly channel: string,
+    private readonly models: Models,
+    private readonly logger: Logger,
+  ) {}
+
+  async start(): Promise<void> {
+    this.subscriber.on("message", (channel: string, message: string) => {
+      if (channel !== this.channel) return;
+      try {
+        this.deliver(JSON.parse(message) as LiveBatch);
+      } catch (error) {
+        this.logError(error, "bad live batch");
+      }
+    });
+    await this.subscriber.subscribe(this.channel);
+  }
+
+  /** Publishes a batch that is already stored. */
+  async publish(batch: LiveBatch): Promise<void> {
+    if (batch.events.length === 0) return;
+    await this.publisher.publish(this.channel, JSON.stringify(batch));
+  }
+
+  /**
+   * Subscribes to one turn (turnId) or every turn of a session.
+   * @example const sub = relay.subscribe({ turnId, sessionId, after: 0, sink }); await sub.ready;
+   */
+  subscribe(options: SubscribeOptions): LiveSubscription {
+    const subscription = new LiveSubscription(this, options);
+    const map = options.turnId ? this.byTurn : this.bySession;
+    const key = options.turnId ?? options.sessionId;
+    let set = map.get(key);
+    if (!set) {
+      set = new Set();
+      map.set(key, set);
+    }
+    set.add(subscription);
+    return subscription;
+  }
+
+  /** How many subscriptions this process holds. */
+  get size(): number {
+    let count = 0;
+    for (const set of this.byTurn.values()) count += set.size;
+    for (const set of this.bySession.values()) count += set.size;
+    return count;
+  }
+
+  remove(subscription: LiveSubscription): void {
+    const { turnId, sessionId } = subscription.options;
+    const map = turnId ? this.byTurn : this.bySession;
+    const key = turnId ?? sessionId;
+    const set = map.get(key);
+    set?.delete(subscription);
+    if (set?.size === 0) map.delete(key);
+  }
+
+  private deliver(batch: LiveBatch): void {
+    for (const event of batch.events) event.at = new Date(event.at);
+    for (const subscription of this.byTurn.get(batch.turnId) ?? []) subscription.push(batch);
+    for (const subscription of this.bySession.get(batch.sessionId) ?? []) subscription.push(batch);
+  }
+
+  async sessionTurnIds(sessionId: string): Promise<string[]> {
+    const turns = await this.models.ChatTurn.find({ session: new Types.ObjectId(sessionId) })
+      .sort({ createdAt: 1 })
+      .select({ _id: 1 })
+      .lean();
+    return turns.map((turn) => String(turn._id));
+  }
+
+  async storedEvents(
+    turnId: string,
+    afterSeq: number,
+    beforeSeq: number,
+    limit: number,
+  ): Promise<TurnEvent[]> {
+    const seq: Record<string, number> = { $gt: afterSeq };
+    if (Number.isFinite(beforeSeq)) seq.$lt = beforeSeq;
+    const events = await this.models.TurnEvent.find({ turn: new Types.ObjectId(turnId), seq })
+      .sort({ seq: 1 })
+      .limit(limit)
+      .lean();
+    return events.map(toEvent);
+  }
+
+  logError(error: unknown, message: string): void {
+    this.logger.error({ err: error }, message);
+  }
+}

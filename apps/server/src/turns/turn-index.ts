@@ -1,0 +1,65 @@
+// Redis indexes of turns the server looks for often: queued turns (per user and overall) and
+// leases of running turns. FerretDB v1 serves only `{_id}` lookups from an index, so scanning the
+// turns collection every sweep would grow with history; MongoDB stays the truth and the sweeper
+// re-derives these from it now and then.
+import type { ChatTurnDocument } from "@gadget/db";
+import { activeTurnStatuses } from "@gadget/db";
+import type { Redis } from "ioredis";
+
+export class TurnIndex {
+  constructor(
+    private readonly redis: Redis,
+    private readonly prefix: string,
+  ) {}
+
+  private get queuedKey() {
+    return `${this.prefix}:queued`;
+  }
+  private queuedByUserKey(userId: string) {
+    return `${this.prefix}:queued-by-user:${userId}`;
+  }
+  private get leasesKey() {
+    return `${this.prefix}:leases`;
+  }
+
+  /** Records where a turn now stands (call after every write that changes status or lease). */
+  async record(
+    turn: Pick<ChatTurnDocument, "_id" | "user" | "status" | "leaseExpiresAt" | "queuedAt">,
+  ) {
+    const id = String(turn._id);
+    const pipeline = this.redis.pipeline();
+    if (turn.status === "queued") {
+      const score = new Date(turn.queuedAt ?? Date.now()).getTime();
+      pipeline.zadd(this.queuedKey, score, id);
+      pipeline.zadd(this.queuedByUserKey(String(turn.user)), score, id);
+    } else {
+      pipeline.zrem(this.queuedKey, id);
+      pipeline.zrem(this.queuedByUserKey(String(turn.user)), id);
+    }
+    if (activeTurnStatuses.includes(turn.status) && turn.leaseExpiresAt) {
+      pipeline.zadd(this.leasesKey, new Date(turn.leaseExpiresAt).getTime(), id);
+    } else {
+      pipeline.zrem(this.leasesKey, id);
+    }
+    await pipeline.exec();
+  }
+
+  async forget(turnId: string) {
+    await this.redis.zrem(this.leasesKey, turnId);
+  }
+
+  /** Queued turns of a user, oldest first. */
+  queuedOf(userId: string, limit = 200): Promise<string[]> {
+    return this.redis.zrange(this.queuedByUserKey(userId), 0, limit - 1);
+  }
+
+  /** Queued turns of everyone, oldest first. */
+  queued(limit = 500): Promise<string[]> {
+    return this.redis.zrange(this.queuedKey, 0, limit - 1);
+  }
+
+  /** Running turns whose lease ended before `now`. */
+  lapsed(now: number, limit = 100): Promise<string[]> {
+    return this.redis.zrangebyscore(this.leasesKey, "-inf", now, "LIMIT", 0, limit);
+  }
+}

@@ -1,0 +1,222 @@
+// What users and drones do to turns: create, cancel, resume, approve, and what the server does
+// when a drone loses a turn (interrupt). Every write goes through TurnStore.mutate.
+import { activeTurnStatuses, type ChatTurnDocument } from "@gadget/db";
+import {
+  type Ack,
+  type ApprovalDecisionBody,
+  type CreateTurnBody,
+  isFinalTurnStatus,
+  SystemError,
+  type TurnEvent,
+  UserError,
+} from "@gadget/protocol";
+import { Types } from "mongoose";
+import { droneRoom, type ServerContext } from "../context.ts";
+import { ownedBy } from "../owned.ts";
+import { resolveApproval } from "./turn-state.ts";
+
+const notFound = (what: string) => new UserError("not_found", `${what} not found`);
+
+function objectId(id: string, what: string): Types.ObjectId {
+  if (!Types.ObjectId.isValid(id)) throw notFound(what);
+  return new Types.ObjectId(id);
+}
+
+/** Whether a drone currently holds `turn`. */
+export function isHeldBy(turn: ChatTurnDocument, droneId: string): boolean {
+  return String(turn.drone) === droneId && activeTurnStatuses.includes(turn.status);
+}
+
+export class TurnService {
+  constructor(private readonly context: ServerContext) {}
+
+  /** Stores a new turn with its `queued` event and queues it for dispatch. */
+  async create(userId: string, sessionId: string, body: CreateTurnBody): Promise<ChatTurnDocument> {
+    const { models, store, dispatcher } = this.context;
+    const user = new Types.ObjectId(userId);
+    const session = ownedBy(
+      await models.ChatSession.findById(objectId(sessionId, "Session")).lean(),
+      userId,
+    );
+    if (!session) throw notFound("Session");
+    const provider = ownedBy(
+      await models.Provider.findById(objectId(body.providerId, "Provider")).lean(),
+      userId,
+    );
+    if (!provider) throw notFound("Provider");
+    let requestedDrone: Types.ObjectId | null = null;
+    if (body.droneId) {
+      const drone = ownedBy(
+        await models.Drone.findById(objectId(body.droneId, "Drone")).lean(),
+        userId,
+      );
+      if (!drone || drone.revokedAt) throw notFound("Drone");
+      requestedDrone = drone._id;
+    }
+    const now = new Date();
+    // A new turn is known to nobody yet: its document and `queued` event need no lock.
+    const created = await models.ChatTurn.create({
+      user,
+      session: session._id,
+      project: session.project,
+      provider: provider._id,
+      requestedDrone,
+      llm: provider.modelId,
+      mode: session.mode,
+      prompt: body.prompt,
+      status: "queued",
+      limits: body.limits ?? {},
+      lastSeq: 1,
+      createdAt: now,
+      queuedAt: now,
+    });
+    const queued = {
+      seq: 1,
+      type: "queued",
+      data: { message: "Waiting for a drone" },
+      at: now,
+    } as TurnEvent;
+    await Promise.all([
+      models.TurnEvent.create({ ...queued, turn: created._id }),
+      this.context.seqs.init(String(created._id), 1, ""),
+    ]);
+    const turn = created.toObject() as ChatTurnDocument;
+    await Promise.all([
+      this.context.turnIndex.record(turn),
+      this.context.relay.publish({
+        turnId: String(turn._id),
+        sessionId: String(turn.session),
+        userId,
+        events: [queued],
+      }),
+    ]);
+    store.pushUpdate(turn, true);
+    await dispatcher.enqueue(String(created._id));
+    return turn;
+  }
+
+  /**
+   * Cancels a turn. A queued turn, or one whose drone is not connected or does not answer,
+   * is cancelled at once; otherwise the drone is told and ends the turn itself.
+   */
+  async cancel(userId: string, turnId: string): Promise<ChatTurnDocument> {
+    const { store, config } = this.context;
+    const turn = await store.findOwned(userId, turnId);
+    if (!turn) throw notFound("Turn");
+    if (isFinalTurnStatus(turn.status)) return turn;
+    if (turn.status !== "queued" && turn.drone) {
+      await store.mutate(turnId, (current) =>
+        isFinalTurnStatus(current.status) ? null : { set: { cancelRequestedAt: new Date() } },
+      );
+      const answers = await this.context.drones
+        .to(droneRoom(String(turn.drone)))
+        .timeout(config.droneRequestTimeoutMs)
+        .emitWithAck("turn_cancel", { turnId })
+        .catch(() => [] as Ack[]);
+      if (answers[0]?.ok) return (await store.findOwned(userId, turnId)) ?? turn;
+    }
+    const outcome = await this.finishNow(turnId, "cancelled", "Cancelled by the user");
+    return outcome ?? turn;
+  }
+
+  /** Ends a turn that no drone will finish: appends `done` with `reason`, unless it already ended. */
+  async finishNow(
+    turnId: string,
+    reason: "cancelled" | "interrupted",
+    message: string,
+    onlyIf?: (turn: ChatTurnDocument) => boolean,
+  ): Promise<ChatTurnDocument | null> {
+    const outcome = await this.context.store.mutate(turnId, (turn) => {
+      if (isFinalTurnStatus(turn.status)) return null;
+      if (onlyIf && !onlyIf(turn)) return null;
+      return {
+        events: [
+          { type: "status", data: { message } },
+          { type: "done", data: { reason, passes: turn.stats.passes, totalCost: turn.stats.cost } },
+        ],
+        set:
+          reason === "cancelled" ? { cancelRequestedAt: turn.cancelRequestedAt ?? new Date() } : {},
+      };
+    });
+    if (outcome?.changed && outcome.turn.drone && reason === "interrupted") {
+      // If the drone is alive after all, it must stop: the turn is no longer its own.
+      this.context.drones
+        .to(droneRoom(String(outcome.turn.drone)))
+        .emit("turn_cancel", { turnId }, () => undefined);
+    }
+    return outcome?.turn ?? null;
+  }
+
+  /** Re-queues an interrupted or failed turn; the work order carries its stored messages. */
+  async resume(userId: string, turnId: string): Promise<ChatTurnDocument> {
+    const { store, dispatcher } = this.context;
+    const owned = await store.findOwned(userId, turnId);
+    if (!owned) throw notFound("Turn");
+    const outcome = await store.mutate(turnId, (turn) => {
+      if (turn.status !== "interrupted" && turn.status !== "failed") {
+        throw new UserError(
+          "conflict",
+          `Only interrupted or failed turns can be resumed; this one is ${turn.status}`,
+        );
+      }
+      const now = new Date();
+      return {
+        events: [{ type: "queued", data: { message: "Resumed; waiting for a drone" } }],
+        set: {
+          status: "queued",
+          drone: null,
+          requestedDrone: null,
+          error: null,
+          exitReason: null,
+          finishedAt: null,
+          leaseExpiresAt: null,
+          cancelRequestedAt: null,
+          pendingApprovals: [],
+          queuedAt: now,
+        },
+      };
+    });
+    await dispatcher.enqueue(turnId);
+    return outcome?.turn ?? owned;
+  }
+
+  /** Relays an approval decision to the drone holding the turn. */
+  async decide(userId: string, turnId: string, approvalId: string, body: ApprovalDecisionBody) {
+    const { store, config } = this.context;
+    const turn = await store.findOwned(userId, turnId);
+    if (!turn) throw notFound("Turn");
+    if (!turn.pendingApprovals?.some((approval) => approval.id === approvalId)) {
+      throw notFound("Pending approval");
+    }
+    let answers: Ack[];
+    try {
+      answers = (await this.context.drones
+        .to(droneRoom(String(turn.drone)))
+        .timeout(config.droneRequestTimeoutMs)
+        .emitWithAck("approval_decision", {
+          turnId,
+          approvalId,
+          approve: body.approve,
+          ...(body.input === undefined ? {} : { input: body.input }),
+        })) as Ack[];
+    } catch {
+      throw new SystemError("unavailable", "The drone running this turn did not answer; try again");
+    }
+    const answer = answers[0];
+    if (!answer) {
+      throw new SystemError(
+        "no_drone_online",
+        "The drone running this turn is not connected; decide again when it is back",
+      );
+    }
+    if (!answer.ok)
+      throw new UserError(answer.error.code, answer.error.message, {
+        details: answer.error.details,
+      });
+    await store.mutate(turnId, (current) => {
+      if (!current.pendingApprovals?.some((approval) => approval.id === approvalId)) return null;
+      const next = resolveApproval(current, approvalId);
+      return { set: { pendingApprovals: next.pendingApprovals, status: next.status } };
+    });
+  }
+}

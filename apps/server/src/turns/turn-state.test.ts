@@ -1,0 +1,73 @@
+// How events move a ChatTurn's status and stats.
+import { agentEvent, emptyTurnStats } from "@gadget/protocol";
+import { describe, expect, it } from "vitest";
+import { applyEvents, type TurnState } from "./turn-state.ts";
+
+const fresh = (): TurnState => ({
+  status: "dispatched",
+  stats: emptyTurnStats(),
+  response: null,
+  error: null,
+  exitReason: null,
+  changes: [],
+  pendingApprovals: [],
+  createdAt: new Date(0),
+  startedAt: new Date(1000),
+  finishedAt: null,
+  leaseExpiresAt: new Date(5000),
+});
+
+describe("applyEvents", () => {
+  it("moves to processing, then awaiting_approval until the approved call starts", () => {
+    const now = new Date(2000);
+    let state = applyEvents(fresh(), [agentEvent("status", { message: "Pass 1", pass: 1 })], now);
+    expect(state.status).toBe("processing");
+    state = applyEvents(
+      state,
+      [
+        agentEvent("approval", {
+          approvals: [{ id: "a", callId: "c1", tool: "write_file", params: {}, description: "" }],
+        }),
+      ],
+      now,
+    );
+    expect(state.status).toBe("awaiting_approval");
+    state = applyEvents(
+      state,
+      [agentEvent("tool_start", { callId: "c1", tool: "write_file", params: {} })],
+      now,
+    );
+    expect(state).toMatchObject({
+      status: "processing",
+      pendingApprovals: [],
+      stats: { toolCallCount: 1 },
+    });
+  });
+
+  it("ends with the status of the done reason and the final stats", () => {
+    const state = applyEvents(
+      fresh(),
+      [
+        agentEvent("error", { code: "provider_error", message: "boom" }),
+        agentEvent("done", { reason: "error", passes: 3, totalCost: 0.5 }),
+        agentEvent("response", { message: "ignored after the end" }),
+      ],
+      new Date(66_000),
+    );
+    expect(state).toMatchObject({
+      status: "failed",
+      exitReason: "error",
+      error: { code: "provider_error", message: "boom" },
+      response: null,
+      stats: { passes: 3, cost: 0.5, durationMs: 65_000, durationLabel: "1m 05s" },
+      leaseExpiresAt: null,
+    });
+    expect(
+      applyEvents(
+        fresh(),
+        [agentEvent("done", { reason: "max_passes", passes: 9, totalCost: 0 })],
+        new Date(2000),
+      ).status,
+    ).toBe("completed");
+  });
+});

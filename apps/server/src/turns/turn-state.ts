@@ -1,0 +1,142 @@
+// How events change a ChatTurn: status, stats, response, changes, pending approvals. Pure, so
+// ingestion (drone events) and the server's own lifecycle events share one rule set.
+import type { PendingApproval } from "@gadget/db";
+import type { AgentEvent, ExitReason, FileChange, TurnStats, TurnStatus } from "@gadget/protocol";
+import { formatDuration, isFinalTurnStatus } from "@gadget/protocol";
+
+/** The part of a ChatTurn that events change. */
+export interface TurnState {
+  status: TurnStatus;
+  stats: TurnStats;
+  response: string | null;
+  error: { code: string; message: string } | null;
+  exitReason: ExitReason | null;
+  changes: FileChange[];
+  pendingApprovals: PendingApproval[];
+  createdAt: Date;
+  startedAt: Date | null;
+  finishedAt: Date | null;
+  leaseExpiresAt: Date | null;
+}
+
+/** The status a turn ends in for each reason its loop stopped. */
+export function finalStatusFor(reason: ExitReason): TurnStatus {
+  switch (reason) {
+    case "cancelled":
+      return "cancelled";
+    case "interrupted":
+      return "interrupted";
+    case "error":
+      return "failed";
+    default:
+      // Limits and the other stops still end with a synthesised answer (seed 000 phase 4).
+      return "completed";
+  }
+}
+
+/** Applies `events` in order to a copy of `state`. A final status never changes again. */
+export function applyEvents(state: TurnState, events: readonly AgentEvent[], now: Date): TurnState {
+  const next: TurnState = {
+    ...state,
+    stats: { ...state.stats },
+    pendingApprovals: [...state.pendingApprovals],
+  };
+  for (const event of events) applyEvent(next, event, now);
+  if (!isFinalTurnStatus(next.status) && next.startedAt) {
+    next.stats.durationMs = now.getTime() - next.startedAt.getTime();
+  }
+  return next;
+}
+
+function applyEvent(state: TurnState, event: AgentEvent, now: Date): void {
+  if (isFinalTurnStatus(state.status) && event.type !== "done") return;
+  const settle = () => {
+    if (state.status === "dispatched") state.status = "processing";
+  };
+  switch (event.type) {
+    case "queued":
+      return;
+    case "dispatched":
+      state.status = "dispatched";
+      return;
+    case "tool_start":
+      state.stats.toolCallCount += 1;
+      clearApprovals(state, event.data.callId);
+      settle();
+      return;
+    case "tool_result":
+      clearApprovals(state, event.data.callId);
+      settle();
+      return;
+    case "cost_update":
+      state.stats.cost = event.data.totalCost;
+      state.stats.inputTokens = event.data.tokens.input;
+      state.stats.responseTokens = event.data.tokens.output;
+      state.stats.thinkingTokenCount = event.data.tokens.reasoning;
+      settle();
+      return;
+    case "status":
+      if (event.data.pass !== undefined) {
+        state.stats.passes = Math.max(state.stats.passes, event.data.pass);
+      }
+      settle();
+      return;
+    case "approval":
+      for (const approval of event.data.approvals) {
+        state.pendingApprovals.push({ id: approval.id, callId: approval.callId ?? null });
+      }
+      state.status = "awaiting_approval";
+      return;
+    case "response":
+      state.response = event.data.message;
+      settle();
+      return;
+    case "changes":
+      state.changes = event.data.files;
+      settle();
+      return;
+    case "error":
+      state.error = { code: event.data.code, message: event.data.message };
+      settle();
+      return;
+    case "done": {
+      if (isFinalTurnStatus(state.status)) return;
+      state.status = finalStatusFor(event.data.reason);
+      state.exitReason = event.data.reason;
+      state.stats.passes = event.data.passes;
+      state.stats.cost = event.data.totalCost;
+      state.pendingApprovals = [];
+      state.finishedAt = now;
+      state.leaseExpiresAt = null;
+      state.stats.durationMs = now.getTime() - (state.startedAt ?? state.createdAt).getTime();
+      state.stats.durationLabel = formatDuration(state.stats.durationMs);
+      return;
+    }
+    default:
+      settle();
+  }
+}
+
+/** Removes the approval of `callId` (and any without a call id); back to processing when none is left. */
+export function clearApprovals(state: TurnState, callId: string | null): void {
+  const before = state.pendingApprovals.length;
+  if (before === 0) return;
+  state.pendingApprovals = state.pendingApprovals.filter(
+    (approval) => approval.callId !== null && approval.callId !== callId,
+  );
+  if (state.pendingApprovals.length === 0 && state.status === "awaiting_approval") {
+    state.status = "processing";
+  }
+}
+
+/** Removes one approval by id (after its decision reached the drone). */
+export function resolveApproval(state: TurnState, approvalId: string): TurnState {
+  const next = {
+    ...state,
+    pendingApprovals: state.pendingApprovals.filter((a) => a.id !== approvalId),
+  };
+  if (next.pendingApprovals.length === 0 && next.status === "awaiting_approval") {
+    next.status = "processing";
+  }
+  return next;
+}

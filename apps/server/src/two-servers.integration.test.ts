@@ -1,0 +1,156 @@
+// Two server processes sharing MongoDB and Redis: a drone on one runs a prompt posted to the
+// other, browsers on either see it live without gap, control reaches the drone wherever it is,
+// and SIGTERM lets the drone carry on through the other process.
+import { randomUUID } from "node:crypto";
+import { openDatabase } from "@gadget/db";
+import { agentEvent } from "@gadget/protocol";
+import { databaseUrl } from "@gadget/services";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import {
+  ApiClient,
+  IdeClient,
+  registerDrone,
+  setupWorkspace,
+  signup,
+  waitFor,
+} from "./testing/api-client.ts";
+import { ScriptedDrone } from "./testing/scripted-drone.ts";
+import { type ServerProcess, startServerProcess } from "./testing/server-process.ts";
+
+const name = `two_${randomUUID().slice(0, 8)}`;
+let first: ServerProcess;
+let second: ServerProcess;
+const closers: Array<{ close(): void }> = [];
+
+beforeAll(async () => {
+  const env = {
+    MONGO_URL: databaseUrl(inject("mongoUrl"), `test_${name}`),
+    REDIS_URL: inject("redisUrl"),
+    GADGET_REDIS_PREFIX: `t_${name}`,
+    DRONE_GRACE_MS: "20000",
+  };
+  [first, second] = await Promise.all([startServerProcess(env), startServerProcess(env)]);
+}, 60_000);
+afterAll(async () => {
+  for (const item of closers) item.close();
+  await Promise.all([first?.stop(), second?.stop()]);
+  const database = await openDatabase(databaseUrl(inject("mongoUrl"), `test_${name}`), {
+    ensureIndexes: false,
+  });
+  await database.connection.dropDatabase();
+  await database.close();
+});
+
+describe("two server processes", () => {
+  it("run a prompt posted to one on a drone connected to the other, live on both", async () => {
+    const user = await signup(first.url, "two");
+    const onSecond = new ApiClient(second.url, user.token);
+    const workspace = await setupWorkspace(onSecond);
+    const { droneId, credential } = await registerDrone(user);
+    const drone = await ScriptedDrone.connect({
+      url: first.url,
+      droneId,
+      credential,
+      heartbeatMs: 500,
+    });
+    closers.push(drone);
+    await waitFor(
+      async () => (await onSecond.get("/api/drones")).body.drones[0].status === "online",
+    );
+
+    const watchFirst = await IdeClient.connect(first.url, user.token!);
+    const watchSecond = await IdeClient.connect(second.url, user.token!);
+    closers.push(watchFirst, watchSecond);
+    expect(await watchFirst.subscribe({ sessionId: workspace.sessionId })).toEqual({ ok: true });
+    expect(await watchSecond.subscribe({ sessionId: workspace.sessionId })).toEqual({ ok: true });
+
+    const posted = await onSecond.post(`/api/sessions/${workspace.sessionId}/turns`, {
+      prompt: "across servers",
+      providerId: workspace.providerId,
+    });
+    const turnId = posted.body.turn._id;
+    const order = await drone.nextWorkOrder();
+    expect(order.turnId).toBe(turnId);
+    for (let batch = 0; batch < 5; batch++) {
+      const events = Array.from({ length: 20 }, (_, index) =>
+        agentEvent("token", { text: `${batch}.${index} ` }),
+      );
+      expect((await drone.stream(turnId, events)).ok).toBe(true);
+    }
+    const expected = Array.from({ length: 102 }, (_, index) => index + 1);
+    await waitFor(
+      () => watchFirst.seqs(turnId).length >= 102 && watchSecond.seqs(turnId).length >= 102,
+      10_000,
+      "live events",
+    );
+    expect(watchFirst.seqs(turnId)).toEqual(expected);
+    expect(watchSecond.seqs(turnId)).toEqual(expected);
+
+    // Cancel through the server the drone is not connected to.
+    const cancelled = await onSecond.post(`/api/turns/${turnId}/cancel`);
+    expect(cancelled.status).toBe(202);
+    expect(drone.cancels).toEqual([turnId]);
+    await drone.stream(turnId, [
+      agentEvent("done", { reason: "cancelled", passes: 1, totalCost: 0 }),
+    ]);
+    expect((await user.get(`/api/turns/${turnId}`)).body.turn.status).toBe("cancelled");
+  });
+
+  it("revokes, through one server, a drone connected to the other: kicked at once", async () => {
+    const user = await signup(first.url, "revoke");
+    const { droneId, credential } = await registerDrone(user);
+    const drone = await ScriptedDrone.connect({ url: first.url, droneId, credential });
+    closers.push(drone);
+    await waitFor(async () => (await user.get("/api/drones")).body.drones[0].status === "online");
+    expect(
+      (await new ApiClient(second.url, user.token).delete(`/api/drones/${droneId}`)).status,
+    ).toBe(204);
+    await drone.waitForDisconnect();
+    expect(drone.revocations).toHaveLength(1);
+  });
+
+  it("keeps a turn across SIGTERM of the drone's server: the drone goes on through the other", async () => {
+    const user = await signup(second.url, "sigterm");
+    const workspace = await setupWorkspace(user);
+    const { droneId, credential } = await registerDrone(user);
+    const drone = await ScriptedDrone.connect({
+      url: first.url,
+      droneId,
+      credential,
+      heartbeatMs: 500,
+    });
+    closers.push(drone);
+    const watcher = await IdeClient.connect(second.url, user.token!);
+    closers.push(watcher);
+    const posted = await user.post(`/api/sessions/${workspace.sessionId}/turns`, {
+      prompt: "survive",
+      providerId: workspace.providerId,
+    });
+    const turnId = posted.body.turn._id;
+    await drone.nextWorkOrder();
+    expect(await watcher.subscribe({ turnId })).toEqual({ ok: true });
+    await drone.stream(turnId, [agentEvent("token", { text: "one" })]);
+
+    expect(await first.stop("SIGTERM")).toBe(0);
+    await drone.waitForDisconnect();
+    const moved = await ScriptedDrone.connect({
+      url: second.url,
+      droneId,
+      credential,
+      activeTurns: [turnId],
+      heartbeatMs: 500,
+    });
+    closers.push(moved);
+    for (const [id, next] of drone.running) moved.running.set(id, next);
+    await moved.stream(turnId, [
+      agentEvent("response", { message: "done on the other server" }),
+      agentEvent("done", { reason: "completed", passes: 1, totalCost: 0 }),
+    ]);
+    expect((await user.get(`/api/turns/${turnId}`)).body.turn).toMatchObject({
+      status: "completed",
+      response: "done on the other server",
+    });
+    await waitFor(() => watcher.seqs(turnId).length >= 5, 5_000, "all events");
+    expect(watcher.seqs(turnId)).toEqual([1, 2, 3, 4, 5]);
+  });
+});

@@ -1,0 +1,221 @@
+// Chromium harness for e2e tests and benches: build the app, serve it with the SPA fallback,
+// drive Debian's chromium through playwright-core, and keep screenshots under test-artifacts/.
+import { existsSync } from "node:fs";
+import { mkdir, mkdtemp, readFile, rm, stat } from "node:fs/promises";
+import { Agent, createServer, request as httpRequest, type Server } from "node:http";
+import { type AddressInfo, connect } from "node:net";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { type BrowserContext, chromium, type Page } from "playwright-core";
+
+export const webDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+export const repoDir = path.resolve(webDir, "../..");
+export const artifactsDir = path.join(repoDir, "test-artifacts", "web");
+
+/** Where Debian puts chromium; CHROMIUM_PATH overrides (CI images differ). */
+export const chromiumPath = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+
+/** The flags the issue asks for: no sandbox (containers), no GPU, nothing phoning home. */
+export const chromiumArgs = [
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+  "--no-first-run",
+];
+
+export interface Browser {
+  context: BrowserContext;
+  page: Page;
+  close(): Promise<void>;
+}
+
+/**
+ * Launches headless Chromium with a fresh user-data dir, removed again on close.
+ * @example const { page, close } = await launchBrowser(); await page.goto(url); await close();
+ */
+export async function launchBrowser(
+  options: { colorScheme?: "light" | "dark"; viewport?: { width: number; height: number } } = {},
+): Promise<Browser> {
+  if (!existsSync(chromiumPath)) {
+    throw new Error(
+      `Chromium not found at ${chromiumPath}. Install Debian's package (apt-get install -y chromium) or set CHROMIUM_PATH.`,
+    );
+  }
+  const userDataDir = await mkdtemp(path.join(tmpdir(), "gadget-chromium-"));
+  const context = await chromium.launchPersistentContext(userDataDir, {
+    executablePath: chromiumPath,
+    headless: true,
+    args: chromiumArgs,
+    viewport: options.viewport ?? { width: 1280, height: 860 },
+    colorScheme: options.colorScheme ?? "light",
+  });
+  const page = context.pages()[0] ?? (await context.newPage());
+  return {
+    context,
+    page,
+    close: async () => {
+      await context.close();
+      await rm(userDataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Builds the app (or another entry) with Vite into `outDir`. */
+export async function buildApp(outDir: string, options: { input?: string } = {}): Promise<void> {
+  const { build } = await import("vite");
+  await build({
+    root: webDir,
+    configFile: path.join(webDir, "vite.config.ts"),
+    logLevel: "warn",
+    build: {
+      outDir,
+      emptyOutDir: true,
+      sourcemap: false,
+      ...(options.input ? { rolldownOptions: { input: options.input } } : {}),
+    },
+  });
+}
+
+const contentTypes: Record<string, string> = {
+  ".html": "text/html; charset=utf-8",
+  ".js": "text/javascript; charset=utf-8",
+  ".css": "text/css; charset=utf-8",
+  ".svg": "image/svg+xml",
+  ".json": "application/json",
+  ".map": "application/json",
+  ".png": "image/png",
+};
+
+export interface StaticServer {
+  url: string;
+  server: Server;
+  /** Cuts the API off (open connections are dropped, new ones refused) or lets it through again. */
+  setApiDown(down: boolean): void;
+  close(): Promise<void>;
+}
+
+/**
+ * Serves a built app the way production does: files from `dir`, and index.html for any other
+ * GET (client routes). /api and /socket.io go to `apiTarget`; without one they fail like a server
+ * that is down (the connection is dropped).
+ */
+export async function serveStatic(
+  dir: string,
+  options: { apiTarget?: string } = {},
+): Promise<StaticServer> {
+  const index = await readFile(path.join(dir, "index.html"));
+  let apiDown = false;
+  // No keep-alive towards the API: idle pooled sockets would hold up the API server's close.
+  const agent = new Agent({ keepAlive: false });
+  const apiSockets = new Set<import("node:stream").Duplex>();
+  const server = createServer(async (request, response) => {
+    const url = new URL(request.url ?? "/", "http://localhost");
+    if (url.pathname.startsWith("/api/") || url.pathname.startsWith("/socket.io/")) {
+      if (!options.apiTarget || apiDown) {
+        request.socket.destroy();
+        return;
+      }
+      const target = new URL(request.url ?? "/", options.apiTarget);
+      const upstream = httpRequest(
+        target,
+        { method: request.method, headers: { ...request.headers, host: target.host }, agent },
+        (answer) => {
+          response.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(response);
+        },
+      );
+      upstream.on("error", () => request.socket.destroy());
+      apiSockets.add(request.socket);
+      request.socket.once("close", () => apiSockets.delete(request.socket));
+      request.pipe(upstream);
+      return;
+    }
+    const file = path.join(
+      dir,
+      path.normalize(decodeURIComponent(url.pathname)).replace(/^(\.\.[/\\])+/, ""),
+    );
+    try {
+      if (file.startsWith(dir) && (await stat(file)).isFile()) {
+        response.writeHead(200, {
+          "content-type": contentTypes[path.extname(file)] ?? "application/octet-stream",
+        });
+        response.end(await readFile(file));
+        return;
+      }
+    } catch {
+      // Not a file: a client route.
+    }
+    if (path.extname(url.pathname)) {
+      response.writeHead(404, { "content-type": "text/plain" });
+      response.end("Not found");
+      return;
+    }
+    response.writeHead(200, { "content-type": "text/html; charset=utf-8" });
+    response.end(index);
+  });
+  // Socket.IO upgrades to WebSocket: pass the raw connection through to the API.
+  server.on("upgrade", (request, socket, head) => {
+    if (!options.apiTarget || apiDown) {
+      socket.destroy();
+      return;
+    }
+    apiSockets.add(socket);
+    socket.once("close", () => apiSockets.delete(socket));
+    const target = new URL(options.apiTarget);
+    const upstream = connect(Number(target.port || 80), target.hostname, () => {
+      const lines = [`${request.method} ${request.url} HTTP/${request.httpVersion}`];
+      for (let index = 0; index < request.rawHeaders.length; index += 2) {
+        const name = request.rawHeaders[index]!;
+        const value = name.toLowerCase() === "host" ? target.host : request.rawHeaders[index + 1]!;
+        lines.push(`${name}: ${value}`);
+      }
+      upstream.write(`${lines.join("\r\n")}\r\n\r\n`);
+      if (head.length > 0) upstream.write(head);
+      upstream.pipe(socket);
+      socket.pipe(upstream);
+    });
+    apiSockets.add(upstream);
+    upstream.once("close", () => {
+      apiSockets.delete(upstream);
+      socket.destroy();
+    });
+    socket.once("close", () => upstream.destroy());
+    upstream.on("error", () => socket.destroy());
+    socket.on("error", () => upstream.destroy());
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    server,
+    setApiDown: (down) => {
+      apiDown = down;
+      if (down) for (const socket of apiSockets) socket.destroy();
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const socket of apiSockets) socket.destroy();
+        agent.destroy();
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/**
+ * Saves a screenshot as test-artifacts/web/<name>.png and returns its path. The viewport by
+ * default: full-page shots draw sticky bars (top bar, composer) in the middle of the page.
+ */
+export async function screenshot(
+  page: Page,
+  name: string,
+  options: { fullPage?: boolean } = {},
+): Promise<string> {
+  await mkdir(artifactsDir, { recursive: true });
+  const file = path.join(artifactsDir, `${name}.png`);
+  await page.screenshot({ path: file, fullPage: options.fullPage ?? false });
+  return file;
+}

@@ -1,0 +1,152 @@
+// The web IDE's shell: login gate, top bar, connection banner and the routes of every page.
+import { type ReactNode, Suspense } from "react";
+import { Link, Redirect, Route, Switch, useLocation } from "wouter";
+import { ConnectionBanner } from "../components/connection-banner.tsx";
+import { AuthPage } from "../pages/auth-page.tsx";
+import { DronesPage } from "../pages/drones-page.tsx";
+import { ProjectPage } from "../pages/project-page.tsx";
+import { ProjectsPage } from "../pages/projects-page.tsx";
+import { ProvidersPage } from "../pages/providers-page.tsx";
+import { SessionPage } from "../pages/session-page.tsx";
+import { AuthProvider, useAuth } from "./auth.tsx";
+import { ErrorBoundary } from "./error-boundary.tsx";
+import { LiveProvider, useConnectionState } from "./live.tsx";
+import { type ThemeChoice, useTheme } from "./theme.ts";
+
+function NavLink({ href, children }: { href: string; children: ReactNode }) {
+  const [location] = useLocation();
+  const active = location === href || location.startsWith(`${href}/`);
+  return (
+    <Link href={href} className={active ? "nav-link active" : "nav-link"}>
+      {children}
+    </Link>
+  );
+}
+
+const nextTheme: Record<ThemeChoice, ThemeChoice> = {
+  system: "dark",
+  dark: "light",
+  light: "system",
+};
+
+function TopBar() {
+  const { user, signOut } = useAuth();
+  const [theme, setTheme] = useTheme();
+  return (
+    <header className="top-bar">
+      <Link href="/projects" className="brand">
+        <span className="brand-mark" aria-hidden="true" />
+        Gadget Code
+      </Link>
+      <nav>
+        <NavLink href="/projects">Projects</NavLink>
+        <NavLink href="/drones">Drones</NavLink>
+        <NavLink href="/providers">Providers</NavLink>
+      </nav>
+      <span className="spacer" />
+      <button
+        type="button"
+        className="button ghost small"
+        onClick={() => setTheme(nextTheme[theme])}
+        title="Switch between system, dark and light colours"
+      >
+        Theme: {theme}
+      </button>
+      {user ? <span className="muted small">{user.name || user.email}</span> : null}
+      <button type="button" className="button ghost small" onClick={() => signOut()}>
+        Log out
+      </button>
+    </header>
+  );
+}
+
+function SignedIn() {
+  const state = useConnectionState();
+  return (
+    <div className="shell">
+      <div className="sticky-head">
+        <TopBar />
+        <ConnectionBanner state={state} />
+      </div>
+      <main>
+        <ErrorBoundary>
+          <Suspense fallback={<p className="page muted">Loading…</p>}>
+            <Switch>
+              <Route path="/">
+                <Redirect to="/projects" />
+              </Route>
+              <Route path="/login">
+                <Redirect to="/projects" />
+              </Route>
+              <Route path="/signup">
+                <Redirect to="/projects" />
+              </Route>
+              <Route path="/projects" component={ProjectsPage} />
+              <Route path="/projects/:projectId/sessions/:sessionId">
+                {(params) => (
+                  <SessionPage projectId={params.projectId} sessionId={params.sessionId} />
+                )}
+              </Route>
+              <Route path="/projects/:projectId">
+                {(params) => <ProjectPage projectId={params.projectId} />}
+              </Route>
+              <Route path="/drones" component={DronesPage} />
+              <Route path="/providers" component={ProvidersPage} />
+              <Route>
+                <div className="page">
+                  <h1>Not found</h1>
+                  <p>
+                    Nothing lives at this address. <Link href="/projects">Go to your projects</Link>
+                    .
+                  </p>
+                </div>
+              </Route>
+            </Switch>
+          </Suspense>
+        </ErrorBoundary>
+      </main>
+    </div>
+  );
+}
+
+function Gate() {
+  const { token, signOut, api } = useAuth();
+  const [location] = useLocation();
+  if (!token) {
+    return (
+      <Switch>
+        <Route path="/login">
+          <AuthPage mode="login" />
+        </Route>
+        <Route path="/signup">
+          <AuthPage mode="signup" />
+        </Route>
+        <Route>
+          <Redirect
+            to={`/login${location && location !== "/" ? `?next=${encodeURIComponent(location)}` : ""}`}
+          />
+        </Route>
+      </Switch>
+    );
+  }
+  return (
+    <LiveProvider
+      token={token}
+      baseUrl={api.baseUrl}
+      onUnauthorized={() => signOut("Your login has expired. Log in again.")}
+    >
+      <SignedIn />
+    </LiveProvider>
+  );
+}
+
+/** The whole app. `baseUrl` points REST and the socket at another origin (tests, benches). */
+export function App({ baseUrl = "" }: { baseUrl?: string }) {
+  return (
+    <ErrorBoundary>
+      <AuthProvider baseUrl={baseUrl}>
+        <Gate />
+      </AuthProvider>
+    </ErrorBoundary>
+  );
+}

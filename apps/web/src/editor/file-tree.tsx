@@ -1,0 +1,99 @@
+// The project's file tree, read directory by directory from the drone through the server.
+import type { FileEntry } from "@gadget/protocol";
+import { useCallback, useEffect, useState } from "react";
+import { ErrorNote } from "../components/error-note.tsx";
+
+export interface FileTreeProps {
+  /** Lists one directory ("" is the workspace root). */
+  list: (path: string) => Promise<FileEntry[]>;
+  selected: string | null;
+  onOpen: (path: string) => void;
+  /** Changes to re-read the open directories (after a save or a turn). */
+  refreshKey?: number;
+}
+
+function sortEntries(entries: FileEntry[]): FileEntry[] {
+  return entries
+    .filter((entry) => entry.name !== ".git")
+    .sort((a, b) =>
+      a.type === b.type
+        ? a.name.localeCompare(b.name)
+        : a.type === "directory"
+          ? -1
+          : b.type === "directory"
+            ? 1
+            : a.name.localeCompare(b.name),
+    );
+}
+
+function Directory({ path, depth, props }: { path: string; depth: number; props: FileTreeProps }) {
+  const [entries, setEntries] = useState<FileEntry[] | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const [open, setOpen] = useState<Record<string, boolean>>({});
+  const { list, refreshKey } = props;
+  const load = useCallback(() => {
+    setError(null);
+    list(path)
+      .then((result) => setEntries(sortEntries(result)))
+      .catch((caught: unknown) => setError(caught));
+  }, [list, path]);
+  useEffect(load, [load, refreshKey]);
+  if (error) {
+    return (
+      <ErrorNote
+        error={error}
+        title={path ? `Could not list ${path}` : "Could not list files"}
+        onRetry={load}
+      />
+    );
+  }
+  if (!entries)
+    return (
+      <div className="tree-loading muted small" style={{ paddingLeft: depth * 14 + 8 }}>
+        Loading…
+      </div>
+    );
+  if (entries.length === 0 && depth === 0)
+    return <p className="muted small">The workspace is empty.</p>;
+  return (
+    <ul className="tree">
+      {entries.map((entry) => {
+        const isDirectory = entry.type === "directory";
+        const isOpen = open[entry.path] ?? false;
+        return (
+          <li key={entry.path}>
+            <button
+              type="button"
+              className={`tree-item ${props.selected === entry.path ? "tree-selected" : ""}`}
+              aria-expanded={isDirectory ? isOpen : undefined}
+              aria-current={props.selected === entry.path ? "true" : undefined}
+              style={{ paddingLeft: depth * 14 + 8 }}
+              onClick={() =>
+                isDirectory
+                  ? setOpen((current) => ({ ...current, [entry.path]: !isOpen }))
+                  : props.onOpen(entry.path)
+              }
+            >
+              <span className="tree-icon" aria-hidden="true">
+                {isDirectory ? (isOpen ? "▾" : "▸") : "·"}
+              </span>
+              {entry.name}
+            </button>
+            {isDirectory && isOpen ? (
+              <Directory path={entry.path} depth={depth + 1} props={props} />
+            ) : null}
+          </li>
+        );
+      })}
+    </ul>
+  );
+}
+
+/** A lazily expanded tree of the workspace. */
+export function FileTree(props: FileTreeProps) {
+  return (
+    <nav className="file-tree" aria-label="Files">
+      <Directory path="" depth={0} props={props} />
+    </nav>
+  );
+}

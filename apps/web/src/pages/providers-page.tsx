@@ -1,0 +1,349 @@
+// Providers: OpenAI-compatible endpoints with a model, key, optional escalation model and prices;
+// "Check" asks the server to list the provider's /models (a browser cannot call them: CORS).
+import type { CreateProviderBody, Provider } from "@gadget/protocol";
+import { type FormEvent, useState } from "react";
+import { ApiError } from "../api/api-error.ts";
+import type { ProviderCheckResult } from "../api/client.ts";
+import { useApi } from "../app/auth.tsx";
+import { useLoader } from "../app/use-loader.ts";
+import { ErrorNote } from "../components/error-note.tsx";
+
+function optionalNumber(text: string): number | undefined {
+  if (!text.trim()) return undefined;
+  const value = Number(text);
+  return Number.isFinite(value) ? value : Number.NaN;
+}
+
+/** Shows what a check found, or why it failed, in words. */
+export function CheckResult({
+  result,
+  error,
+}: {
+  result: ProviderCheckResult | null;
+  error: unknown;
+}) {
+  if (error) {
+    if (error instanceof ApiError && error.status === 404) {
+      return (
+        <p className="note" role="status">
+          This server cannot check providers yet. The key is checked on the first prompt instead.
+        </p>
+      );
+    }
+    return <ErrorNote error={error} title="Check failed" />;
+  }
+  if (!result) return null;
+  if (!result.ok) {
+    return (
+      <div className="error-note" role="alert">
+        <strong>The provider did not answer as expected: </strong>
+        {result.message ?? "no models listed"}
+      </div>
+    );
+  }
+  const models = result.models ?? [];
+  return (
+    <div className="ok-note" role="status">
+      The provider answered with {models.length} model{models.length === 1 ? "" : "s"}
+      {models.length > 0 ? ": " : "."}
+      {models.slice(0, 12).map((model, index) => (
+        <span key={model}>
+          {index > 0 ? ", " : ""}
+          <code>{model}</code>
+        </span>
+      ))}
+      {models.length > 12 ? ` and ${models.length - 12} more` : null}
+    </div>
+  );
+}
+
+/** The add-provider form. */
+export function ProviderForm({
+  onCreate,
+  onCheck,
+}: {
+  onCreate: (body: CreateProviderBody) => Promise<void>;
+  onCheck: (body: {
+    baseUrl: string;
+    apiKey: string;
+    modelId?: string;
+  }) => Promise<ProviderCheckResult>;
+}) {
+  const [fields, setFields] = useState({
+    name: "",
+    baseUrl: "",
+    apiKey: "",
+    modelId: "",
+    escalationModelId: "",
+    inputPerMTok: "",
+    outputPerMTok: "",
+    contextWindow: "",
+    temperature: "",
+  });
+  const [saving, setSaving] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  const [checking, setChecking] = useState(false);
+  const [check, setCheck] = useState<{ result: ProviderCheckResult | null; error: unknown }>({
+    result: null,
+    error: null,
+  });
+  const set = (key: keyof typeof fields) => (event: { target: { value: string } }) =>
+    setFields((current) => ({ ...current, [key]: event.target.value }));
+
+  const buildBody = (): CreateProviderBody => {
+    const body: CreateProviderBody = {
+      name: fields.name.trim(),
+      baseUrl: fields.baseUrl.trim().replace(/\/+$/, ""),
+      apiKey: fields.apiKey,
+      modelId: fields.modelId.trim(),
+    };
+    if (fields.escalationModelId.trim()) body.escalationModelId = fields.escalationModelId.trim();
+    const input = optionalNumber(fields.inputPerMTok);
+    const output = optionalNumber(fields.outputPerMTok);
+    if (input !== undefined || output !== undefined) {
+      body.pricing = { inputPerMTok: input ?? 0, outputPerMTok: output ?? 0 };
+    }
+    const contextWindow = optionalNumber(fields.contextWindow);
+    if (contextWindow !== undefined) body.contextWindow = Math.round(contextWindow);
+    const temperature = optionalNumber(fields.temperature);
+    if (temperature !== undefined) body.params = { temperature };
+    return body;
+  };
+
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    setSaving(true);
+    setError(null);
+    try {
+      await onCreate(buildBody());
+      setFields({
+        name: "",
+        baseUrl: "",
+        apiKey: "",
+        modelId: "",
+        escalationModelId: "",
+        inputPerMTok: "",
+        outputPerMTok: "",
+        contextWindow: "",
+        temperature: "",
+      });
+      setCheck({ result: null, error: null });
+    } catch (caught) {
+      setError(caught);
+    } finally {
+      setSaving(false);
+    }
+  };
+
+  const runCheck = async () => {
+    setChecking(true);
+    setCheck({ result: null, error: null });
+    try {
+      const result = await onCheck({
+        baseUrl: fields.baseUrl.trim().replace(/\/+$/, ""),
+        apiKey: fields.apiKey,
+        ...(fields.modelId.trim() ? { modelId: fields.modelId.trim() } : {}),
+      });
+      setCheck({ result, error: null });
+    } catch (caught) {
+      setCheck({ result: null, error: caught });
+    } finally {
+      setChecking(false);
+    }
+  };
+
+  return (
+    <form className="card form-grid" onSubmit={submit} aria-label="Add a provider">
+      <h2>Add a provider</h2>
+      <p className="muted small">
+        Any OpenAI-compatible API: OpenAI, OpenRouter, a vLLM or Ollama server on your network. The
+        key is encrypted on the server and never shown again.
+      </p>
+      <label className="field">
+        <span>Name</span>
+        <input required value={fields.name} onChange={set("name")} placeholder="OpenRouter" />
+      </label>
+      <label className="field">
+        <span>Base URL</span>
+        <input
+          required
+          type="url"
+          value={fields.baseUrl}
+          onChange={set("baseUrl")}
+          placeholder="https://api.example.com/v1"
+        />
+      </label>
+      <label className="field">
+        <span>Model</span>
+        <input
+          required
+          value={fields.modelId}
+          onChange={set("modelId")}
+          placeholder="gpt-4.1-mini"
+        />
+      </label>
+      <label className="field">
+        <span>API key</span>
+        <input
+          type="password"
+          value={fields.apiKey}
+          onChange={set("apiKey")}
+          autoComplete="off"
+          placeholder="sk-…"
+        />
+      </label>
+      <label className="field">
+        <span>Escalation model (optional)</span>
+        <input
+          value={fields.escalationModelId}
+          onChange={set("escalationModelId")}
+          placeholder="a stronger model for hard passes"
+        />
+      </label>
+      <div className="field-row">
+        <label className="field">
+          <span>Input $ / M tokens</span>
+          <input inputMode="decimal" value={fields.inputPerMTok} onChange={set("inputPerMTok")} />
+        </label>
+        <label className="field">
+          <span>Output $ / M tokens</span>
+          <input inputMode="decimal" value={fields.outputPerMTok} onChange={set("outputPerMTok")} />
+        </label>
+        <label className="field">
+          <span>Context window</span>
+          <input inputMode="numeric" value={fields.contextWindow} onChange={set("contextWindow")} />
+        </label>
+        <label className="field">
+          <span>Temperature</span>
+          <input inputMode="decimal" value={fields.temperature} onChange={set("temperature")} />
+        </label>
+      </div>
+      <CheckResult result={check.result} error={check.error} />
+      <ErrorNote error={error} title="Could not add the provider" />
+      <div className="form-actions">
+        <button
+          type="button"
+          className="button"
+          onClick={runCheck}
+          disabled={checking || !fields.baseUrl.trim()}
+        >
+          {checking ? "Checking…" : "Check /models"}
+        </button>
+        <button type="submit" className="button primary" disabled={saving}>
+          {saving ? "Adding…" : "Add provider"}
+        </button>
+      </div>
+    </form>
+  );
+}
+
+function providerOf(answer: { provider: Provider } | Provider): Provider {
+  return "provider" in answer ? answer.provider : answer;
+}
+
+function SavedProviderCheck({ provider }: { provider: Provider }) {
+  const api = useApi();
+  const [state, setState] = useState<{
+    result: ProviderCheckResult | null;
+    error: unknown;
+    busy: boolean;
+  }>({
+    result: null,
+    error: null,
+    busy: false,
+  });
+  return (
+    <>
+      <button
+        type="button"
+        className="button small ghost"
+        disabled={state.busy}
+        onClick={async () => {
+          setState({ result: null, error: null, busy: true });
+          try {
+            setState({
+              result: await api.checkSavedProvider(provider._id),
+              error: null,
+              busy: false,
+            });
+          } catch (error) {
+            setState({ result: null, error, busy: false });
+          }
+        }}
+      >
+        {state.busy ? "Checking…" : "Check"}
+      </button>
+      <CheckResult result={state.result} error={state.error} />
+    </>
+  );
+}
+
+export function ProvidersPage() {
+  const api = useApi();
+  const providers = useLoader(() => api.listProviders().then((answer) => answer.providers), [api]);
+  return (
+    <div className="page">
+      <div className="page-head">
+        <h1>Providers</h1>
+      </div>
+      {providers.error ? (
+        <ErrorNote
+          error={providers.error}
+          title="Could not load providers"
+          onRetry={providers.reload}
+        />
+      ) : providers.data ? (
+        providers.data.length === 0 ? (
+          <p className="empty">No providers yet. Add the model API your drones should use.</p>
+        ) : (
+          <table className="table">
+            <thead>
+              <tr>
+                <th>Name</th>
+                <th>Model</th>
+                <th>Escalation</th>
+                <th>Base URL</th>
+                <th>Prices ($/M in · out)</th>
+                <th />
+              </tr>
+            </thead>
+            <tbody>
+              {providers.data.map((provider) => (
+                <tr key={provider._id}>
+                  <td>
+                    <strong>{provider.name}</strong>
+                    {provider.hasApiKey ? null : <span className="muted small"> (no key)</span>}
+                  </td>
+                  <td>
+                    <code>{provider.modelId}</code>
+                  </td>
+                  <td>
+                    {provider.escalationModelId ? <code>{provider.escalationModelId}</code> : "–"}
+                  </td>
+                  <td className="muted">{provider.baseUrl}</td>
+                  <td>
+                    {provider.pricing
+                      ? `${provider.pricing.inputPerMTok} · ${provider.pricing.outputPerMTok}`
+                      : "–"}
+                  </td>
+                  <td className="right">
+                    <SavedProviderCheck provider={provider} />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )
+      ) : (
+        <p className="muted">Loading providers…</p>
+      )}
+      <ProviderForm
+        onCheck={(body) => api.checkProvider(body)}
+        onCreate={async (body) => {
+          const created = providerOf(await api.createProvider(body));
+          providers.setData((current) => [...(current ?? []), created]);
+        }}
+      />
+    </div>
+  );
+}

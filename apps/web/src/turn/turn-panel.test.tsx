@@ -1,0 +1,231 @@
+// The live turn panel: status line, tools, approvals, Stop / Resume, Changes and past turns.
+import type { ChatTurn, TurnEvent } from "@gadget/protocol";
+import { render, screen, within } from "@testing-library/react";
+import userEvent from "@testing-library/user-event";
+import { describe, expect, it } from "vitest";
+import { ApiError } from "../api/api-error.ts";
+import type { TurnSnapshot } from "../live/turn-store.ts";
+import { applyEvents, emptyTurnView } from "../live/turn-view.ts";
+import { numbered, turnRecord } from "../test/events.ts";
+import { type TurnActions, TurnPanel } from "./turn-panel.tsx";
+
+function snapshot(turn: ChatTurn, events: TurnEvent[], eventsLoaded = true): TurnSnapshot {
+  return { turn, view: applyEvents(emptyTurnView(), events), eventsLoaded, loadError: null };
+}
+
+function recordingActions(overrides: Partial<TurnActions> = {}) {
+  const calls: string[] = [];
+  const actions: TurnActions = {
+    cancel: async () => {
+      calls.push("cancel");
+    },
+    resume: async () => {
+      calls.push("resume");
+    },
+    decide: async (approvalId, approve) => {
+      calls.push(`${approvalId}:${approve}`);
+    },
+    loadEvents: () => {
+      calls.push("load");
+    },
+    ...overrides,
+  };
+  return { calls, actions };
+}
+
+const liveEvents = numbered([
+  ["dispatched", { droneId: "d1", droneName: "laptop" }],
+  ["status", { message: "Pass 1: reading", pass: 1, model: "small" }],
+  ["thinking", { text: "The test fails because of a typo." }],
+  ["tool_start", { callId: "c1", tool: "read_file", params: { path: "src/app.ts" } }],
+  ["tool_result", { callId: "c1", tool: "read_file", ok: true, summary: "120 lines" }],
+  ["status", { message: "Pass 2: fixing", pass: 2, model: "large" }],
+  ["tool_start", { callId: "c2", tool: "run_command", params: { command: "npm test" } }],
+  ["tool_output", { callId: "c2", stream: "stdout", text: "PASS src/app.test.ts\n" }],
+  [
+    "cost_update",
+    { totalCost: 0.0123, tokens: { input: 1000, output: 200, reasoning: 0, cached: 0 } },
+  ],
+]);
+
+describe("TurnPanel", () => {
+  it("shows a running turn: status line, reasoning, tool rows and cost against budget", () => {
+    const turn = turnRecord({ status: "processing", limits: { costBudget: 1 } });
+    render(
+      <TurnPanel snapshot={snapshot(turn, liveEvents)} actions={recordingActions().actions} />,
+    );
+    const status = screen.getByText("Working").closest(".status-line") as HTMLElement;
+    expect(status).toHaveTextContent("pass 2");
+    expect(status).toHaveTextContent("large");
+    expect(status).toHaveTextContent("1 escalation");
+    expect(status).toHaveTextContent("on laptop");
+    expect(screen.getByText(/Reasoning/)).toBeInTheDocument();
+    const rows = screen
+      .getAllByRole("button", { expanded: false })
+      .filter((row) => row.classList.contains("tool-row-head"));
+    expect(rows.map((row) => row.textContent)).toEqual([
+      expect.stringContaining("read_file"),
+      expect.stringContaining("run_command"),
+    ]);
+    expect(rows[0]).toHaveTextContent("120 lines");
+    expect(rows[1]).toHaveTextContent("running");
+    expect(screen.getByText("PASS src/app.test.ts")).toBeInTheDocument();
+    expect(screen.getByText("$0.0123")).toBeInTheDocument();
+    expect(screen.getByText("/ $1.00")).toBeInTheDocument();
+  });
+
+  it("opens a tool row to show its arguments and output", async () => {
+    const turn = turnRecord({ status: "processing" });
+    render(
+      <TurnPanel snapshot={snapshot(turn, liveEvents)} actions={recordingActions().actions} />,
+    );
+    await userEvent.click(screen.getByRole("button", { name: /run_command/ }));
+    expect(screen.getByText(/"command": "npm test"/)).toBeInTheDocument();
+    expect(screen.getByText("Output")).toBeInTheDocument();
+  });
+
+  it("stops a running turn with Stop", async () => {
+    const { calls, actions } = recordingActions();
+    render(<TurnPanel snapshot={snapshot(turnRecord(), liveEvents)} actions={actions} />);
+    await userEvent.click(screen.getByRole("button", { name: "Stop" }));
+    expect(calls).toEqual(["cancel"]);
+  });
+
+  it("shows approval cards while the turn waits and sends the decision", async () => {
+    const { calls, actions } = recordingActions();
+    const events = [
+      ...liveEvents,
+      ...numbered(
+        [
+          [
+            "approval",
+            {
+              approvals: [
+                {
+                  id: "ap1",
+                  callId: "w1",
+                  tool: "write_file",
+                  params: { path: "a.txt", content: "A" },
+                  description: "Write a.txt",
+                },
+                {
+                  id: "ap2",
+                  callId: "w2",
+                  tool: "write_file",
+                  params: { path: "b.txt", content: "B" },
+                  description: "Write b.txt",
+                },
+              ],
+            },
+          ],
+        ],
+        liveEvents.length + 1,
+      ),
+    ];
+    render(
+      <TurnPanel
+        snapshot={snapshot(turnRecord({ status: "awaiting_approval" }), events)}
+        actions={actions}
+      />,
+    );
+    expect(screen.getByText("Waiting for your approval")).toBeInTheDocument();
+    const cards = screen.getAllByRole("article", { name: "Approval for write_file" });
+    await userEvent.click(within(cards[0]!).getByRole("button", { name: "Approve" }));
+    await userEvent.click(within(cards[1]!).getByRole("button", { name: "Deny" }));
+    expect(calls).toEqual(["ap1:true", "ap2:false"]);
+  });
+
+  it("offers Resume for an interrupted turn and says why when it fails", async () => {
+    const { actions } = recordingActions({
+      resume: async () => {
+        throw new ApiError("no_drone_online", "No drone is online to resume this turn.", 503);
+      },
+    });
+    const turn = turnRecord({
+      status: "interrupted",
+      exitReason: "interrupted",
+      finishedAt: new Date(),
+    });
+    render(<TurnPanel snapshot={snapshot(turn, liveEvents)} actions={actions} />);
+    expect(screen.queryByRole("button", { name: "Stop" })).not.toBeInTheDocument();
+    await userEvent.click(screen.getByRole("button", { name: "Resume" }));
+    expect(await screen.findByRole("alert")).toHaveTextContent(
+      "No drone is online to resume this turn.",
+    );
+  });
+
+  it("shows per-file diffs in the Changes tab", async () => {
+    const diff = [
+      "diff --git a/a.txt b/a.txt",
+      "--- a/a.txt",
+      "+++ b/a.txt",
+      "@@ -1 +1 @@",
+      "-old line",
+      "+new line",
+    ].join("\n");
+    const events = [
+      ...liveEvents,
+      ...numbered(
+        [
+          ["changes", { files: [{ path: "a.txt", status: "modified" }], diff, truncated: false }],
+          ["response", { message: "Changed `a.txt`." }],
+          ["done", { reason: "completed", passes: 2, totalCost: 0.0123 }],
+        ],
+        liveEvents.length + 1,
+      ),
+    ];
+    const turn = turnRecord({
+      status: "completed",
+      finishedAt: new Date(),
+      exitReason: "completed",
+    });
+    render(<TurnPanel snapshot={snapshot(turn, events)} actions={recordingActions().actions} />);
+    await userEvent.click(screen.getByRole("tab", { name: "Changes (1)" }));
+    expect(screen.getByText("+new line")).toHaveClass("diff-add");
+    expect(screen.getByText("-old line")).toHaveClass("diff-del");
+    const diffView = document.querySelector(".diff-view") as HTMLElement;
+    expect(within(diffView).getByText("a.txt")).toBeInTheDocument();
+    expect(
+      screen.getByText(/2 passes · 2 tool calls · 1.2k tokens · \$0.0123/),
+    ).toBeInTheDocument();
+  });
+
+  it("shows a past turn's stats and answer, and reads its steps on request", async () => {
+    const { calls, actions } = recordingActions();
+    const turn = turnRecord({
+      status: "completed",
+      exitReason: "completed",
+      response: "All **green** now.\n\n```ts\nconst ok = true;\n```",
+      finishedAt: new Date(),
+      stats: {
+        toolCallCount: 4,
+        inputTokens: 3000,
+        thinkingTokenCount: 0,
+        responseTokens: 500,
+        durationMs: 65_000,
+        durationLabel: "1m 05s",
+        passes: 3,
+        cost: 0.25,
+      },
+    });
+    render(<TurnPanel snapshot={snapshot(turn, [], false)} actions={actions} />);
+    expect(
+      screen.getByText(/3 passes · 4 tool calls · 3.5k tokens · \$0.2500 · 1m 05s/),
+    ).toBeInTheDocument();
+    expect(screen.getByText("green").tagName).toBe("STRONG");
+    expect(document.querySelector("pre.code-block .hljs-keyword")).toHaveTextContent("const");
+    await userEvent.click(screen.getByRole("button", { name: "Show steps and changes" }));
+    expect(calls).toEqual(["load"]);
+  });
+
+  it("shows errors from the turn in words", () => {
+    const turn = turnRecord({
+      status: "failed",
+      error: { code: "provider_error", message: "The provider refused the API key." },
+      finishedAt: new Date(),
+    });
+    render(<TurnPanel snapshot={snapshot(turn, [], false)} actions={recordingActions().actions} />);
+    expect(screen.getByRole("alert")).toHaveTextContent("The provider refused the API key.");
+    expect(screen.getByRole("button", { name: "Resume" })).toBeInTheDocument();
+  });
+});

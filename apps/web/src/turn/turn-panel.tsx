@@ -1,0 +1,404 @@
+// One turn of the conversation: the prompt, the live panel (status line, thinking, tool activity,
+// living document, cost against budget, approvals, Stop / Resume, Changes) and the answer.
+import type { ChatTurn, TurnStatus } from "@gadget/protocol";
+import { isFinalTurnStatus } from "@gadget/protocol";
+import { useEffect, useState } from "react";
+import { DiffView } from "../components/diff-view.tsx";
+import { ErrorNote } from "../components/error-note.tsx";
+import { Markdown } from "../components/markdown.tsx";
+import { formatCost, formatElapsed, formatTokens, timeOf } from "../lib/format.ts";
+import type { TurnSnapshot } from "../live/turn-store.ts";
+import { type ApprovalItem, type TurnView, totalTokens } from "../live/turn-view.ts";
+import { ApprovalCard } from "./approval-card.tsx";
+import { ToolActivityList } from "./tool-activity.tsx";
+
+export const statusWords: Record<TurnStatus, string> = {
+  queued: "Waiting for a drone",
+  dispatched: "Starting",
+  processing: "Working",
+  awaiting_approval: "Waiting for your approval",
+  completed: "Completed",
+  failed: "Failed",
+  cancelled: "Stopped",
+  interrupted: "Interrupted",
+};
+
+const exitWords: Record<string, string> = {
+  completed: "answered",
+  max_passes: "stopped at the pass limit",
+  max_tool_calls: "stopped at the tool-call limit",
+  token_budget: "stopped at the token budget",
+  budget_exceeded: "stopped at the cost budget",
+  approval_needed: "waiting for approval",
+  stuck: "stopped: it was going in circles",
+  all_tools_duplicate: "stopped: it repeated the same calls",
+  cancelled: "stopped by you",
+  interrupted: "interrupted: its drone went away",
+  error: "ended by an error",
+};
+
+export interface TurnActions {
+  cancel(): Promise<void>;
+  resume(): Promise<void>;
+  decide(approvalId: string, approve: boolean): Promise<void>;
+  /** Reads the stored steps of a past turn. */
+  loadEvents(): void;
+}
+
+/** Re-renders every `intervalMs` while `active`, for elapsed times. */
+function useNow(active: boolean, intervalMs = 1000): number {
+  const [now, setNow] = useState(() => Date.now());
+  useEffect(() => {
+    if (!active) return;
+    const timer = setInterval(() => setNow(Date.now()), intervalMs);
+    return () => clearInterval(timer);
+  }, [active, intervalMs]);
+  return active ? Math.max(now, Date.now()) : now;
+}
+
+function elapsedOf(turn: ChatTurn, view: TurnView, now: number): number | null {
+  const start = timeOf(turn.startedAt) ?? view.firstEventAt ?? timeOf(turn.createdAt);
+  if (start === null) return null;
+  const final = isFinalTurnStatus(turn.status);
+  const end = timeOf(turn.finishedAt) ?? view.done?.at ?? (final ? view.lastEventAt : null) ?? now;
+  return Math.max(0, end - start);
+}
+
+/** The status line: status, pass, model, elapsed, escalations. */
+export function StatusLine({ turn, view, now }: { turn: ChatTurn; view: TurnView; now: number }) {
+  const elapsed = elapsedOf(turn, view, now);
+  const pass = Math.max(view.pass, view.done?.passes ?? 0, turn.stats.passes);
+  const model = view.model ?? turn.llm;
+  const live = !isFinalTurnStatus(turn.status);
+  const escalations = view.escalations;
+  return (
+    <div className="status-line" data-status={turn.status}>
+      <span className={`status-dot status-${turn.status}`} aria-hidden="true" />
+      <strong className="status-word">{statusWords[turn.status]}</strong>
+      {pass > 0 ? <span>pass {pass}</span> : null}
+      {model ? <code className="status-model">{model}</code> : null}
+      {elapsed !== null ? <span>{formatElapsed(elapsed)}</span> : null}
+      {escalations > 0 ? (
+        <span className="status-escalations">
+          {escalations} escalation{escalations === 1 ? "" : "s"}
+        </span>
+      ) : null}
+      {view.droneName ? <span className="muted">on {view.droneName}</span> : null}
+      {live && view.statusMessage && view.statusMessage !== statusWords[turn.status] ? (
+        <span className="status-message muted">{view.statusMessage}</span>
+      ) : null}
+    </div>
+  );
+}
+
+function Meter({
+  label,
+  value,
+  limit,
+  format,
+}: {
+  label: string;
+  value: number;
+  limit: number | undefined;
+  format: (value: number) => string;
+}) {
+  const ratio = limit ? Math.min(1, value / limit) : 0;
+  return (
+    <div className="meter">
+      <span className="meter-label">{label}</span>
+      <span className="meter-value">
+        {format(value)}
+        {limit ? <span className="muted"> / {format(limit)}</span> : null}
+      </span>
+      {limit ? (
+        <span className={`meter-bar ${ratio > 0.9 ? "meter-hot" : ""}`}>
+          <span style={{ width: `${ratio * 100}%` }} />
+        </span>
+      ) : null}
+    </div>
+  );
+}
+
+/** Tokens and cost against the turn's budget, from cost_update events or the stored stats. */
+export function CostMeters({ turn, view }: { turn: ChatTurn; view: TurnView }) {
+  const tokens = Math.max(
+    totalTokens(view),
+    turn.stats.inputTokens + turn.stats.responseTokens + turn.stats.thinkingTokenCount,
+  );
+  const cost = Math.max(view.cost?.totalCost ?? 0, view.done?.totalCost ?? 0, turn.stats.cost);
+  return (
+    <div className="meters">
+      <Meter label="Tokens" value={tokens} limit={turn.limits?.tokenBudget} format={formatTokens} />
+      <Meter label="Cost" value={cost} limit={turn.limits?.costBudget} format={formatCost} />
+      <Meter
+        label="Tool calls"
+        value={Math.max(view.tools.length, turn.stats.toolCallCount)}
+        limit={turn.limits?.maxToolCalls}
+        format={(value) => String(value)}
+      />
+    </div>
+  );
+}
+
+type Tab = "activity" | "document" | "changes" | "debug";
+
+export interface TurnPanelProps {
+  snapshot: TurnSnapshot;
+  actions: TurnActions;
+  /** Shows the debug tab (developer events). */
+  showDebug?: boolean;
+}
+
+/** One turn, live or past. A past turn shows its stats and loads its steps on request. */
+export function TurnPanel({ snapshot, actions, showDebug = false }: TurnPanelProps) {
+  const { turn, view, eventsLoaded, loadError } = snapshot;
+  const final = isFinalTurnStatus(turn.status);
+  const now = useNow(!final);
+  const [tab, setTab] = useState<Tab>("activity");
+  const [busy, setBusy] = useState<"cancel" | "resume" | null>(null);
+  const [actionError, setActionError] = useState<unknown>(null);
+  // What this user decided here; the events only tell that a decision was made.
+  const [decisions, setDecisions] = useState<Record<string, boolean>>({});
+  const hasSteps = view.eventCount > 0;
+  const showSteps = !final || hasSteps;
+  const answer = view.response ?? (view.draft || turn.response || "");
+  const errors = [
+    ...view.errors,
+    ...(turn.error && !view.errors.some((error) => error.message === turn.error?.message)
+      ? [{ ...turn.error, seq: 0 }]
+      : []),
+  ];
+
+  const run = async (which: "cancel" | "resume") => {
+    setBusy(which);
+    setActionError(null);
+    try {
+      await (which === "cancel" ? actions.cancel() : actions.resume());
+    } catch (error) {
+      setActionError(error);
+    } finally {
+      setBusy(null);
+    }
+  };
+
+  // A finished turn's open approvals can no longer be decided. When the server lists the turn's
+  // open approvals (an optional field) in a record at least as new as the request, the others
+  // were decided already, e.g. before a reload.
+  const open = (turn as { pendingApprovals?: { id: string }[] }).pendingApprovals;
+  const decidedElsewhere = (approval: ApprovalItem) =>
+    Array.isArray(open) &&
+    (turn.lastSeq ?? 0) >= approval.requestedSeq &&
+    !open.some((item) => item.id === approval.id);
+  const pending = final
+    ? []
+    : view.approvals.filter(
+        (approval) => approval.state === "pending" && !decidedElsewhere(approval),
+      );
+  const decided = view.approvals.filter((approval) => !pending.includes(approval));
+  const changeCount = view.changes?.files.length ?? turn.changes.length;
+  const documentSections = view.document ? Object.entries(view.document) : [];
+
+  return (
+    <article className={`turn ${final ? "turn-final" : "turn-live"}`} data-turn-id={turn._id}>
+      <div className="prompt-bubble">{turn.prompt}</div>
+      <div className="turn-panel">
+        <div className="turn-head">
+          <StatusLine turn={turn} view={view} now={now} />
+          <div className="turn-buttons">
+            {!final ? (
+              <button
+                type="button"
+                className="button small danger"
+                disabled={busy !== null}
+                onClick={() => run("cancel")}
+              >
+                {busy === "cancel" ? "Stopping…" : "Stop"}
+              </button>
+            ) : null}
+            {turn.status === "interrupted" || turn.status === "failed" ? (
+              <button
+                type="button"
+                className="button small"
+                disabled={busy !== null}
+                onClick={() => run("resume")}
+              >
+                {busy === "resume" ? "Resuming…" : "Resume"}
+              </button>
+            ) : null}
+          </div>
+        </div>
+        <ErrorNote error={actionError} title="That did not work" />
+        <CostMeters turn={turn} view={view} />
+        {view.preEnrichment && !final ? <p className="muted small">{view.preEnrichment}</p> : null}
+        {errors.map((error) => (
+          <div key={`${error.seq}:${error.code}`} className="error-note" role="alert">
+            <strong>Error</strong> <code>{error.code}</code>: {error.message}
+          </div>
+        ))}
+        {pending.map((approval) => (
+          <ApprovalCard
+            key={approval.id}
+            approval={approval}
+            onDecide={async (approve) => {
+              await actions.decide(approval.id, approve);
+              setDecisions((current) => ({ ...current, [approval.id]: approve }));
+            }}
+          />
+        ))}
+        {decided.length > 0 ? (
+          <ul className="decided-list">
+            {decided.map((approval) => (
+              <li key={approval.id}>
+                <code>{approval.tool}</code> {approval.description}{" "}
+                <span className="muted">
+                  — {decisionWord(decisions[approval.id], approval.state)}
+                </span>
+              </li>
+            ))}
+          </ul>
+        ) : null}
+
+        {showSteps ? (
+          <>
+            <div className="tabs" role="tablist">
+              {(
+                [
+                  ["activity", `Activity (${view.tools.length})`],
+                  ["document", "Document"],
+                  ["changes", `Changes${changeCount ? ` (${changeCount})` : ""}`],
+                  ...(showDebug ? [["debug", `Debug (${view.debug.length})`]] : []),
+                ] as [Tab, string][]
+              ).map(([key, label]) => (
+                <button
+                  key={key}
+                  type="button"
+                  role="tab"
+                  aria-selected={tab === key}
+                  className={`tab ${tab === key ? "tab-active" : ""}`}
+                  onClick={() => setTab(key)}
+                >
+                  {label}
+                </button>
+              ))}
+            </div>
+            {tab === "activity" ? (
+              <div className="tab-body">
+                {view.thinking.length > 0 ? (
+                  <details className="thinking">
+                    <summary>
+                      Reasoning
+                      {!final && view.thinking.at(-1)?.pass === view.pass ? " (thinking…)" : ""}
+                    </summary>
+                    {view.thinking.map((block) => (
+                      <div key={block.pass} className="thinking-block">
+                        {view.thinking.length > 1 ? (
+                          <div className="tool-detail-label">Pass {block.pass}</div>
+                        ) : null}
+                        <p>{block.text}</p>
+                      </div>
+                    ))}
+                  </details>
+                ) : null}
+                <ToolActivityList tools={view.tools} follow={!final} />
+                {view.verification ? (
+                  <div className={`verification ${view.verification.ok ? "ok" : "bad"}`}>
+                    Verification {view.verification.ok ? "passed" : "failed"}:{" "}
+                    {view.verification.commands
+                      .map((command) => `${command.command} → ${command.exitCode ?? "?"}`)
+                      .join(", ")}
+                  </div>
+                ) : null}
+              </div>
+            ) : null}
+            {tab === "document" ? (
+              <div className="tab-body document">
+                {documentSections.length === 0 ? (
+                  <p className="muted">The agent has not written its working document yet.</p>
+                ) : (
+                  documentSections.map(([name, text]) => (
+                    <section key={name}>
+                      <h4>{name}</h4>
+                      <Markdown source={text} />
+                    </section>
+                  ))
+                )}
+              </div>
+            ) : null}
+            {tab === "changes" ? (
+              <div className="tab-body">
+                {view.changes ? (
+                  <DiffView {...view.changes} />
+                ) : turn.changes.length > 0 ? (
+                  <DiffView files={turn.changes} diff="" truncated={false} />
+                ) : (
+                  <p className="muted">
+                    {final
+                      ? "This turn changed no files."
+                      : "Changes are listed when the turn ends."}
+                  </p>
+                )}
+              </div>
+            ) : null}
+            {tab === "debug" ? (
+              <div className="tab-body">
+                <pre className="tool-pre">
+                  {view.debug.map((entry) => `#${entry.seq} ${entry.message}`).join("\n")}
+                </pre>
+              </div>
+            ) : null}
+          </>
+        ) : (
+          <div className="past-turn">
+            <TurnStats turn={turn} />
+            {loadError ? null : (
+              <button type="button" className="button small" onClick={actions.loadEvents}>
+                {eventsLoaded ? "No steps stored" : "Show steps and changes"}
+              </button>
+            )}
+          </div>
+        )}
+        {loadError ? <ErrorNote error={new Error(loadError)} onRetry={actions.loadEvents} /> : null}
+      </div>
+      {answer ? (
+        <div className="answer">
+          <Markdown source={answer} />
+        </div>
+      ) : null}
+      {final && showSteps ? <TurnStats turn={turn} view={view} /> : null}
+    </article>
+  );
+}
+
+function decisionWord(mine: boolean | undefined, state: string): string {
+  if (mine === true) return "you approved";
+  if (mine === false) return "you denied";
+  if (state === "approved") return "approved";
+  if (state === "denied") return "denied";
+  return "decided";
+}
+
+/** A finished turn's stats in one line: the stored stats, completed by its events if read. */
+export function TurnStats({ turn, view }: { turn: ChatTurn; view?: TurnView }) {
+  const stats = turn.stats;
+  const passes = Math.max(stats.passes, view?.done?.passes ?? 0, view?.pass ?? 0);
+  const tools = Math.max(stats.toolCallCount, view?.tools.length ?? 0);
+  const tokens = Math.max(
+    stats.inputTokens + stats.responseTokens + stats.thinkingTokenCount,
+    view ? totalTokens(view) : 0,
+  );
+  const cost = Math.max(stats.cost, view?.cost?.totalCost ?? 0, view?.done?.totalCost ?? 0);
+  const reason = turn.exitReason ?? view?.done?.reason ?? null;
+  const elapsed =
+    stats.durationMs > 0 || !view ? stats.durationMs : (elapsedOf(turn, view, 0) ?? 0);
+  return (
+    <p className="turn-stats">
+      {statusWords[turn.status]}
+      {reason ? ` (${exitWords[reason] ?? reason})` : ""} · {passes} pass
+      {passes === 1 ? "" : "es"} · {tools} tool call{tools === 1 ? "" : "s"} ·{" "}
+      {formatTokens(tokens)} tokens · {formatCost(cost)} ·{" "}
+      {stats.durationLabel !== "pending" && stats.durationMs > 0
+        ? stats.durationLabel
+        : formatElapsed(elapsed)}
+    </p>
+  );
+}

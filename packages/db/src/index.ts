@@ -1,0 +1,23 @@
+// @gadget/db: the server's mongoose models, bound to a connection by createModels/openDatabase.
+export {
+  createModels,
+  type Database,
+  ensureIndexes,
+  type Models,
+  type OpenDatabaseOptions,
+  openDatabase,
+} from "./database.ts";
+export { isDuplicateKeyError } from "./errors.ts";
+export type { ApiTokenDocument } from "./models/api-token.ts";
+export type { ChatSessionDocument } from "./models/chat-session.ts";
+export {
+  activeTurnStatuses,
+  type ChatTurnDocument,
+  type PendingApproval,
+} from "./models/chat-turn.ts";
+export type { DroneDocument } from "./models/drone.ts";
+export type { ProjectDocument } from "./models/project.ts";
+export type { ProviderDocument } from "./models/provider.ts";
+export type { RegistrationTokenDocument } from "./models/registration-token.ts";
+export type { TurnEventDocument } from "./models/turn-event.ts";
+export type { UserDocument } from "./models/user.ts";

@@ -1,0 +1,33 @@
+// A chat session in a project: an ordered series of turns sharing a mode and approval policy.
+import type { ApprovalPolicy, IChatMessage, TurnMode } from "@gadget/protocol";
+import { type Connection, Schema, type Types } from "mongoose";
+
+export interface ChatSessionDocument {
+  _id: Types.ObjectId;
+  user: Types.ObjectId;
+  project: Types.ObjectId;
+  name: string;
+  mode: TurnMode;
+  approval: ApprovalPolicy;
+  /** Prompt and answer of every completed turn, in completion order: the next work order's context. */
+  history: IChatMessage[];
+  createdAt: Date;
+}
+
+export const chatSessionSchema = new Schema<ChatSessionDocument>(
+  {
+    user: { type: Schema.Types.ObjectId, required: true, ref: "User" },
+    project: { type: Schema.Types.ObjectId, required: true, ref: "Project" },
+    name: { type: String, required: true },
+    mode: { type: String, required: true, default: "agent" },
+    approval: { type: String, required: true, default: "auto" },
+    history: { type: Schema.Types.Mixed, default: () => [] },
+    createdAt: { type: Date, required: true, default: () => new Date() },
+  },
+  { versionKey: false },
+);
+chatSessionSchema.index({ user: 1, project: 1, createdAt: 1 });
+
+export function chatSessionModel(connection: Connection) {
+  return connection.model<ChatSessionDocument>("ChatSession", chatSessionSchema, "chat_sessions");
+}

@@ -1,0 +1,126 @@
+// The ChatTurn of seed 001: created when the prompt arrives and updated while the turn runs,
+// with the turn's own messages so an interrupted turn can be resumed on any drone.
+import type {
+  ExitReason,
+  FileChange,
+  ITurnMessage,
+  TurnLimits,
+  TurnMode,
+  TurnStats,
+  TurnStatus,
+} from "@gadget/protocol";
+import { type Connection, Schema, type Types } from "mongoose";
+
+/** Statuses in which a drone holds the turn and it counts against the drone's capacity. */
+export const activeTurnStatuses: readonly TurnStatus[] = [
+  "dispatched",
+  "processing",
+  "awaiting_approval",
+];
+
+export interface PendingApproval {
+  id: string;
+  callId: string | null;
+}
+
+export interface ChatTurnDocument {
+  _id: Types.ObjectId;
+  user: Types.ObjectId;
+  session: Types.ObjectId;
+  project: Types.ObjectId;
+  provider: Types.ObjectId;
+  /** The drone holding (or last holding) the turn. */
+  drone: Types.ObjectId | null;
+  /** The drone the user asked for, if any. */
+  requestedDrone: Types.ObjectId | null;
+  llm: string;
+  mode: TurnMode;
+  prompt: string;
+  status: TurnStatus;
+  response: string | null;
+  error: { code: string; message: string } | null;
+  exitReason: ExitReason | null;
+  limits: TurnLimits;
+  stats: TurnStats;
+  changes: FileChange[];
+  /** Highest stored event seq (flushed with the other updates; TurnEvent is the truth). */
+  lastSeq: number;
+  /** The turn's own messages from the latest checkpoint (turn_checkpoint). */
+  messages: ITurnMessage[];
+  /** The engine's saved state from the latest checkpoint; opaque to the server. */
+  resumeState: unknown;
+  pendingApprovals: PendingApproval[];
+  /** Until when the holding drone's lease runs; renewed by heartbeats. */
+  leaseExpiresAt: Date | null;
+  /** Set when a user asked to cancel; drones told about it through heartbeat acks. */
+  cancelRequestedAt: Date | null;
+  createdAt: Date;
+  /** When the turn last became `queued` (creation or resume); dispatch latency is measured from it. */
+  queuedAt: Date;
+  startedAt: Date | null;
+  finishedAt: Date | null;
+}
+
+const statsSchema = new Schema<TurnStats>(
+  {
+    toolCallCount: { type: Number, default: 0 },
+    inputTokens: { type: Number, default: 0 },
+    thinkingTokenCount: { type: Number, default: 0 },
+    responseTokens: { type: Number, default: 0 },
+    durationMs: { type: Number, default: 0 },
+    durationLabel: { type: String, default: "pending" },
+    passes: { type: Number, default: 0 },
+    cost: { type: Number, default: 0 },
+  },
+  { _id: false },
+);
+
+export const chatTurnSchema = new Schema<ChatTurnDocument>(
+  {
+    user: { type: Schema.Types.ObjectId, required: true, ref: "User" },
+    session: { type: Schema.Types.ObjectId, required: true, ref: "ChatSession" },
+    project: { type: Schema.Types.ObjectId, required: true, ref: "Project" },
+    provider: { type: Schema.Types.ObjectId, required: true, ref: "Provider" },
+    drone: { type: Schema.Types.ObjectId, default: null, ref: "Drone" },
+    requestedDrone: { type: Schema.Types.ObjectId, default: null, ref: "Drone" },
+    llm: { type: String, required: true },
+    mode: { type: String, required: true },
+    prompt: { type: String, required: true },
+    status: { type: String, required: true, default: "queued" },
+    response: { type: String, default: null },
+    error: { type: Schema.Types.Mixed, default: null },
+    exitReason: { type: String, default: null },
+    limits: { type: Schema.Types.Mixed, default: () => ({}) },
+    stats: { type: statsSchema, default: () => ({}) },
+    changes: {
+      type: [new Schema<FileChange>({ path: String, status: String }, { _id: false })],
+      default: [],
+    },
+    lastSeq: { type: Number, default: 0 },
+    messages: { type: Schema.Types.Mixed, default: () => [] },
+    resumeState: { type: Schema.Types.Mixed, default: null },
+    pendingApprovals: {
+      type: [new Schema<PendingApproval>({ id: String, callId: String }, { _id: false })],
+      default: [],
+    },
+    leaseExpiresAt: { type: Date, default: null },
+    cancelRequestedAt: { type: Date, default: null },
+    createdAt: { type: Date, required: true, default: () => new Date() },
+    queuedAt: { type: Date, required: true, default: () => new Date() },
+    startedAt: { type: Date, default: null },
+    finishedAt: { type: Date, default: null },
+  },
+  { versionKey: false, minimize: false },
+);
+// A session's turns, oldest first (listing, and the context of the next work order).
+chatTurnSchema.index({ session: 1, createdAt: 1 });
+// Queued turns of a user to dispatch when a drone connects or frees capacity.
+chatTurnSchema.index({ user: 1, status: 1, createdAt: 1 });
+// Active turns of a drone (capacity, reconnect reconciliation, revocation).
+chatTurnSchema.index({ drone: 1, status: 1 });
+// The lease sweeper: active turns whose lease lapsed.
+chatTurnSchema.index({ status: 1, leaseExpiresAt: 1 });
+
+export function chatTurnModel(connection: Connection) {
+  return connection.model<ChatTurnDocument>("ChatTurn", chatTurnSchema, "chat_turns");
+}

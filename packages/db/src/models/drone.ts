@@ -1,0 +1,55 @@
+// A drone registered by a user on one of their machines, with its presence.
+import { type Connection, Schema, type Types } from "mongoose";
+
+export interface DroneDocument {
+  _id: Types.ObjectId;
+  user: Types.ObjectId;
+  name: string;
+  /** Hex SHA-256 of the long-lived credential. */
+  credentialHash: string;
+  hostname: string | null;
+  platform: string | null;
+  version: string | null;
+  capacity: number;
+  /** Project slugs whose workspace the drone last reported holding. */
+  workspaces: string[];
+  /** When the drone last connected or disconnected (live presence is kept in Redis by the server). */
+  lastSeenAt: Date | null;
+  /** The registration token this drone was created with; unique, which makes tokens single use. */
+  registrationToken: string;
+  /**
+   * Turns this drone holds (dispatched, processing, awaiting approval): its used capacity. Kept on the
+   * drone so dispatch reads it by _id; the server adds under a per-user lock and repairs drift.
+   */
+  activeTurns: Types.ObjectId[];
+  /** Set by `DELETE /api/drones/:id`; a revoked drone never connects again. */
+  revokedAt: Date | null;
+  createdAt: Date;
+}
+
+export const droneSchema = new Schema<DroneDocument>(
+  {
+    user: { type: Schema.Types.ObjectId, required: true, ref: "User" },
+    name: { type: String, required: true },
+    credentialHash: { type: String, required: true },
+    hostname: { type: String, default: null },
+    platform: { type: String, default: null },
+    version: { type: String, default: null },
+    capacity: { type: Number, required: true, default: 1 },
+    workspaces: { type: [String], default: [] },
+    lastSeenAt: { type: Date, default: null },
+    registrationToken: { type: String, required: true, ref: "RegistrationToken" },
+    activeTurns: { type: [Schema.Types.ObjectId], default: [] },
+    revokedAt: { type: Date, default: null },
+    createdAt: { type: Date, required: true, default: () => new Date() },
+  },
+  { versionKey: false },
+);
+// Listing a user's drones and picking one to dispatch to.
+droneSchema.index({ user: 1, revokedAt: 1 });
+// FerretDB v1 updates are not atomic, so a unique insert is what makes a registration token single use.
+droneSchema.index({ registrationToken: 1 }, { unique: true });
+
+export function droneModel(connection: Connection) {
+  return connection.model<DroneDocument>("Drone", droneSchema, "drones");
+}
