@@ -111,6 +111,29 @@ describe("gadget-drone end to end", () => {
     expect(again.stderr.trim().split("\n")).toHaveLength(1);
   });
 
+  it("says in one line what is wrong: a bad URL, an unreachable server, another server's config", async () => {
+    const config = path.join(home, "drone.json");
+    const cases: Array<[string[], RegExp]> = [
+      [["--server", "not a url", "--token", "t"], /is not a URL/],
+      [
+        ["--server", "http://127.0.0.1:9", "--token", "t", "--config", path.join(home, "x.json")],
+        /Cannot reach the server at http:\/\/127\.0\.0\.1:9/,
+      ],
+      [
+        ["--server", "http://other.example:3000", "--token", "t", "--config", config],
+        /already registers this machine with .*--force/,
+      ],
+    ];
+    for (const [args, message] of cases) {
+      const result = await runCli(["register", ...args], home);
+      expect(result.code).toBe(1);
+      expect(result.stderr.trim().split("\n")).toHaveLength(1);
+      expect(result.stderr).toMatch(message);
+    }
+    // The refused overwrite left the existing registration alone.
+    expect(JSON.parse(await readFile(config, "utf8")).server).toBe(server.url);
+  });
+
   it("starts, comes online, and completes a turn that reads, edits, runs the tests and answers", async () => {
     drone = startCli(["--config", path.join(home, "drone.json")], home);
     await waitForDroneOnline(user, "laptop");
@@ -220,5 +243,17 @@ describe("gadget-drone end to end", () => {
     expect(status.stdout).toMatch(/running:\s+yes/);
     drone.child.kill("SIGTERM");
     expect(await drone.exited).toBe(0);
+    // The log file under the config directory has JSON lines, and no secret.
+    const log = await readFile(path.join(home, "drone.log"), "utf8");
+    expect(
+      log
+        .trim()
+        .split("\n")
+        .every((line) => JSON.parse(line).name === "gadget-drone"),
+    ).toBe(true);
+    expect(log).toContain("work order accepted");
+    expect(log).not.toContain("sk-scripted-secret");
+    const credential = JSON.parse(await readFile(path.join(home, "drone.json"), "utf8")).credential;
+    expect(log).not.toContain(credential);
   });
 });

@@ -214,6 +214,23 @@ describe("drone lifecycle end to end", () => {
     ).toBe("cancelled");
   });
 
+  it("unregisters: the server revokes the credential and the local config is gone", async () => {
+    const config = path.join(home, "leaving.json");
+    await registerWithCli(config, "leaving");
+    const result = await runCli(["unregister", "--config", config], home);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toContain("the server revoked its credential");
+    expect(existsSync(config)).toBe(false);
+    const drones = await user.get("/api/drones");
+    expect(drones.body.drones.map((drone: { name: string }) => drone.name)).not.toContain(
+      "leaving",
+    );
+    // Nothing is left to unregister.
+    const again = await runCli(["unregister", "--config", config], home);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toMatch(/No drone config/);
+  });
+
   it("refuses to start with a revoked credential, in one line", async () => {
     const config = path.join(home, "revoked.json");
     await registerWithCli(config, "revokable");

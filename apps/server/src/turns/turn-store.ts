@@ -119,8 +119,13 @@ export class TurnStore {
         ...events.map((event) => event.seq),
       );
       const update: Partial<ChatTurnDocument> = { ...state, lastSeq };
-      await models.ChatTurn.updateOne({ _id: turn._id }, { $set: update });
       const updated = { ...turn, ...update } as ChatTurnDocument;
+      // The exchange joins the session's history before the turn is stored as completed: whatever
+      // frees the drone's slot (this write, or the sweeper re-deriving slots from statuses) must
+      // never let the session's next turn be dispatched without it.
+      if (updated.status === "completed" && turn.status !== "completed")
+        await this.remember(updated);
+      await models.ChatTurn.updateOne({ _id: turn._id }, { $set: update });
       return {
         before: turn,
         turn: updated,
@@ -162,7 +167,6 @@ export class TurnStore {
     ) {
       await turnIndex.record(turn);
     }
-    if (statusChanged && turn.status === "completed") await this.remember(turn);
     if (statusChanged && isFinalTurnStatus(turn.status)) await this.context.seqs.retire(turnId);
     if (statusChanged && isFinalTurnStatus(before.status)) await this.context.seqs.keep(turnId);
     if (events.length > 0) {

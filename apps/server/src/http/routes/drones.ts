@@ -77,20 +77,19 @@ export function droneRoutes(context: ServerContext, turns: TurnService): Fastify
       return { drones: await viewDrones(context, drones) };
     });
 
-    app.delete("/drones/:id", async (request, reply) => {
-      const userId = await requireUser(context, request);
-      const droneId = idParam(request.params, "id", "Drone");
+    /** Revokes a drone: its credential stops working, it is disconnected, its turns are interrupted. */
+    const revoke = async (droneId: string, userId: string, reason: string): Promise<boolean> => {
       const revoked = await context.locks.with(`drone:${droneId}`, async () => {
         const drone = ownedBy(await models.Drone.findById(droneId).lean(), userId);
         if (!drone || drone.revokedAt) return false;
         await models.Drone.updateOne({ _id: droneId }, { $set: { revokedAt: new Date() } });
         return true;
       });
-      if (!revoked) throw new UserError("not_found", "Drone not found");
-      const room = droneRoom(String(droneId));
-      context.drones.to(room).emit("revoked", { reason: "This drone was revoked by its owner" });
+      if (!revoked) return false;
+      const room = droneRoom(droneId);
+      context.drones.to(room).emit("revoked", { reason });
       await context.drones.in(room).disconnectSockets(true);
-      await context.presence.remove(String(droneId), userId);
+      await context.presence.remove(droneId, userId);
       const drone = await models.Drone.findById(droneId).select({ activeTurns: 1 }).lean();
       for (const turnId of drone?.activeTurns ?? []) {
         await turns.finishNow(
@@ -98,6 +97,30 @@ export function droneRoutes(context: ServerContext, turns: TurnService): Fastify
           "interrupted",
           "The drone running this turn was revoked",
         );
+      }
+      return true;
+    };
+
+    // `gadget-drone unregister`: the drone revokes itself with its own credential.
+    app.delete("/drones/self", async (request, reply) => {
+      const match = /^Drone ([0-9a-f]{24}):(.+)$/i.exec(request.headers.authorization ?? "");
+      if (!match) {
+        throw new UserError("unauthorized", "Send Authorization: Drone <droneId>:<credential>");
+      }
+      const [, droneId = "", credential = ""] = match;
+      const drone = await models.Drone.findById(droneId).lean<DroneDocument>();
+      if (!drone || drone.revokedAt || drone.credentialHash !== sha256(credential)) {
+        throw new UserError("unauthorized", "Unknown drone or wrong credential");
+      }
+      await revoke(droneId, String(drone.user), "This drone unregistered itself");
+      reply.status(204).send();
+    });
+
+    app.delete("/drones/:id", async (request, reply) => {
+      const userId = await requireUser(context, request);
+      const droneId = idParam(request.params, "id", "Drone");
+      if (!(await revoke(String(droneId), userId, "This drone was revoked by its owner"))) {
+        throw new UserError("not_found", "Drone not found");
       }
       reply.status(204).send();
     });
