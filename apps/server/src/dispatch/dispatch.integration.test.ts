@@ -1,32 +1,22 @@
 // Dispatch and ingestion end to end with scripted drones: queueing, capacity, drone choice,
 // refusal, idempotent event batches and the ChatTurn derived from events.
 import { agentEvent } from "@gadget/protocol";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import type { GadgetServer } from "../server.ts";
+import { describe, expect, it } from "vitest";
 import { registerDrone, setupWorkspace, signup, waitFor } from "../testing/api-client.ts";
 import { ScriptedDrone, type ScriptedDroneOptions } from "../testing/scripted-drone.ts";
-import { startTestServer } from "../testing/test-server.ts";
+import { useTestServer } from "../testing/use-test-server.ts";
 
-let server: GadgetServer;
-const drones: ScriptedDrone[] = [];
-
-beforeAll(async () => {
-  server = await startTestServer({ mongoUrl: inject("mongoUrl"), redisUrl: inject("redisUrl") });
-});
-afterAll(async () => {
-  for (const drone of drones) drone.close();
-  await server?.context.models.User.db.dropDatabase();
-  await server?.close();
-});
+const fixture = useTestServer();
+const drones = fixture.drones;
 
 async function connect(options: Omit<ScriptedDroneOptions, "url">) {
-  const drone = await ScriptedDrone.connect({ url: server.url, ...options });
+  const drone = await ScriptedDrone.connect({ url: fixture.server.url, ...options });
   drones.push(drone);
   return drone;
 }
 
 async function fleetUser(name: string, capacity = 1) {
-  const user = await signup(server.url, name);
+  const user = await signup(fixture.server.url, name);
   const workspace = await setupWorkspace(user);
   const registered = await registerDrone(user, { name: `${name}-drone`, capacity });
   return { user, ...workspace, ...registered };
@@ -176,7 +166,7 @@ describe("dispatch", () => {
   });
 
   it("sends a turn to the requested drone, else prefers a drone that has the workspace", async () => {
-    const user = await signup(server.url, "choice");
+    const user = await signup(fixture.server.url, "choice");
     const workspace = await setupWorkspace(user);
     const plain = await registerDrone(user, { name: "plain" });
     const holder = await registerDrone(user, { name: "holder" });
@@ -209,7 +199,7 @@ describe("dispatch", () => {
   });
 
   it("gives a refused work order to another drone", async () => {
-    const user = await signup(server.url, "refusal");
+    const user = await signup(fixture.server.url, "refusal");
     const workspace = await setupWorkspace(user);
     const picky = await registerDrone(user, { name: "picky" });
     const willing = await registerDrone(user, { name: "willing" });
@@ -259,7 +249,9 @@ describe("dispatch", () => {
       agentEvent("token", { text: "a" }),
       agentEvent("token", { text: "b" }),
     ]);
-    await server.context.redis.del(`${server.context.config.redisPrefix}:turn-seq:${turnId}`);
+    await fixture.server.context.redis.del(
+      `${fixture.server.context.config.redisPrefix}:turn-seq:${turnId}`,
+    );
     const ack = await drone.stream(turnId, [agentEvent("token", { text: "c" })]);
     expect(ack).toEqual({ ok: true, lastSeq: 5 });
     const seqs = (await fleet.user.get(`/api/turns/${turnId}/events`)).body.events.map(
@@ -280,10 +272,10 @@ describe("dispatch", () => {
       providerId: fleet.providerId,
     });
     await drone.nextWorkOrder();
-    const { Drone } = server.context.models;
+    const { Drone } = fixture.server.context.models;
     const ghost = "0123456789abcdef01234567";
     await Drone.updateOne({ _id: fleet.droneId }, { $set: { activeTurns: [ghost] } });
-    await server.sweeper.repair();
+    await fixture.server.sweeper.repair();
     const repaired = await Drone.findById(fleet.droneId).lean();
     expect(repaired?.activeTurns.map(String)).toEqual([posted.body.turn._id]);
     expect((await fleet.user.get("/api/drones")).body.drones[0].activeTurns).toBe(1);

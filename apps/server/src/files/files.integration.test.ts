@@ -2,23 +2,13 @@
 // such drone is online; the drone's 409 on a stale baseSha comes through.
 import { createHash } from "node:crypto";
 import type { Ack, FileRequest, FileResponse } from "@gadget/protocol";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import type { GadgetServer } from "../server.ts";
+import { describe, expect, it } from "vitest";
 import { registerDrone, setupWorkspace, signup, waitFor } from "../testing/api-client.ts";
 import { ScriptedDrone } from "../testing/scripted-drone.ts";
-import { startTestServer } from "../testing/test-server.ts";
+import { useTestServer } from "../testing/use-test-server.ts";
 
-let server: GadgetServer;
-const drones: ScriptedDrone[] = [];
-
-beforeAll(async () => {
-  server = await startTestServer({ mongoUrl: inject("mongoUrl"), redisUrl: inject("redisUrl") });
-});
-afterAll(async () => {
-  for (const drone of drones) drone.close();
-  await server?.context.models.User.db.dropDatabase();
-  await server?.close();
-});
+const fixture = useTestServer();
+const drones = fixture.drones;
 
 const sha = (content: string) => createHash("sha1").update(content).digest("hex");
 
@@ -61,7 +51,7 @@ function memoryWorkspace(files: Map<string, string>) {
 
 describe("file relay", () => {
   it("answers 503 with a clear message when no online drone holds the workspace", async () => {
-    const user = await signup(server.url, "nofiles");
+    const user = await signup(fixture.server.url, "nofiles");
     const { projectId } = await setupWorkspace(user);
     const response = await user.get(`/api/projects/${projectId}/files?path=`);
     expect(response.status).toBe(503);
@@ -70,12 +60,12 @@ describe("file relay", () => {
   });
 
   it("lists, reads and writes through the drone, and relays 409 on a stale baseSha", async () => {
-    const user = await signup(server.url, "files");
+    const user = await signup(fixture.server.url, "files");
     const { projectId, projectSlug } = await setupWorkspace(user);
     const { droneId, credential } = await registerDrone(user);
     const files = new Map([["README.md", "# Demo\n"]]);
     const drone = await ScriptedDrone.connect({
-      url: server.url,
+      url: fixture.server.url,
       droneId,
       credential,
       workspaces: [projectSlug],

@@ -1,35 +1,25 @@
 // The authorisation matrix: user B gets 404 on every object of user A, and B's drone never
 // receives A's work.
 import { agentEvent } from "@gadget/protocol";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import type { GadgetServer } from "../server.ts";
+import { describe, expect, it } from "vitest";
 import { registerDrone, setupWorkspace, signup, waitFor } from "../testing/api-client.ts";
 import { ScriptedDrone } from "../testing/scripted-drone.ts";
-import { startTestServer } from "../testing/test-server.ts";
+import { useTestServer } from "../testing/use-test-server.ts";
 
-let server: GadgetServer;
-const drones: ScriptedDrone[] = [];
-
-beforeAll(async () => {
-  server = await startTestServer({ mongoUrl: inject("mongoUrl"), redisUrl: inject("redisUrl") });
-});
-afterAll(async () => {
-  for (const drone of drones) drone.close();
-  await server?.context.models.User.db.dropDatabase();
-  await server?.close();
-});
+const fixture = useTestServer();
+const drones = fixture.drones;
 
 describe("authorisation matrix", () => {
   it("answers 404 to user B on every object of user A, and B's drone never gets A's work", async () => {
-    const alice = await signup(server.url, "alice");
-    const bob = await signup(server.url, "bob");
+    const alice = await signup(fixture.server.url, "alice");
+    const bob = await signup(fixture.server.url, "bob");
     const a = await setupWorkspace(alice, { approval: "on-write" });
     const b = await setupWorkspace(bob);
     const aliceDrone = await registerDrone(alice, { name: "alice-drone" });
     const bobDrone = await registerDrone(bob, { name: "bob-drone", capacity: 8 });
     // Only Bob's drone is online, with Alice's workspace slug and plenty of capacity.
     const bobScripted = await ScriptedDrone.connect({
-      url: server.url,
+      url: fixture.server.url,
       droneId: bobDrone.droneId,
       credential: bobDrone.credential,
       capacity: 8,
@@ -122,7 +112,7 @@ describe("authorisation matrix", () => {
     expect(bobScripted.workOrders).toHaveLength(0);
     expect((await alice.get(`/api/turns/${turnId}`)).body.turn.status).toBe("queued");
     const aliceScripted = await ScriptedDrone.connect({
-      url: server.url,
+      url: fixture.server.url,
       droneId: aliceDrone.droneId,
       credential: aliceDrone.credential,
     });

@@ -1,22 +1,12 @@
 // Drone registration, handshake refusals, presence and revocation over real HTTP and Socket.IO.
 import { PROTOCOL_VERSION } from "@gadget/protocol";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import type { GadgetServer } from "../server.ts";
+import { describe, expect, it } from "vitest";
 import { ApiClient, IdeClient, registerDrone, signup, waitFor } from "../testing/api-client.ts";
 import { DroneRefused, ScriptedDrone } from "../testing/scripted-drone.ts";
-import { startTestServer } from "../testing/test-server.ts";
+import { useTestServer } from "../testing/use-test-server.ts";
 
-let server: GadgetServer;
-const drones: ScriptedDrone[] = [];
-
-beforeAll(async () => {
-  server = await startTestServer({ mongoUrl: inject("mongoUrl"), redisUrl: inject("redisUrl") });
-});
-afterAll(async () => {
-  for (const drone of drones) drone.close();
-  await server?.context.models.User.db.dropDatabase();
-  await server?.close();
-});
+const fixture = useTestServer();
+const drones = fixture.drones;
 
 async function connect(options: Parameters<typeof ScriptedDrone.connect>[0]) {
   const drone = await ScriptedDrone.connect(options);
@@ -26,16 +16,16 @@ async function connect(options: Parameters<typeof ScriptedDrone.connect>[0]) {
 
 describe("registration tokens", () => {
   it("come with the exact register command, work once, and give a credential shown once", async () => {
-    const user = await signup(server.url, "reg");
+    const user = await signup(fixture.server.url, "reg");
     const created = await user.post("/api/drones/registration-tokens");
     expect(created.status).toBe(201);
     const { token, expiresAt, command } = created.body;
-    expect(command).toBe(`gadget-drone register --server ${server.url} --token ${token}`);
+    expect(command).toBe(`gadget-drone register --server ${fixture.server.url} --token ${token}`);
     const ttl = new Date(expiresAt).getTime() - Date.now();
     expect(ttl).toBeGreaterThan(14 * 60_000);
     expect(ttl).toBeLessThanOrEqual(15 * 60_000);
 
-    const anonymous = new ApiClient(server.url);
+    const anonymous = new ApiClient(fixture.server.url);
     const registered = await anonymous.post("/api/drones/register", {
       token,
       name: "laptop",
@@ -53,7 +43,9 @@ describe("registration tokens", () => {
       hostname: "laptop.local",
     });
     expect(registered.body.credential).toMatch(/^gdc_/);
-    const stored = await server.context.models.Drone.findById(registered.body.drone._id).lean();
+    const stored = await fixture.server.context.models.Drone.findById(
+      registered.body.drone._id,
+    ).lean();
     expect(JSON.stringify(stored)).not.toContain(registered.body.credential);
 
     const again = await anonymous.post("/api/drones/register", { token, name: "second" });
@@ -63,13 +55,13 @@ describe("registration tokens", () => {
   });
 
   it("is refused once expired", async () => {
-    const user = await signup(server.url, "expired");
+    const user = await signup(fixture.server.url, "expired");
     const created = await user.post("/api/drones/registration-tokens");
-    await server.context.models.RegistrationToken.updateOne(
+    await fixture.server.context.models.RegistrationToken.updateOne(
       { user: user.userId },
       { $set: { expiresAt: new Date(Date.now() - 1000) } },
     );
-    const response = await new ApiClient(server.url).post("/api/drones/register", {
+    const response = await new ApiClient(fixture.server.url).post("/api/drones/register", {
       token: created.body.token,
       name: "late",
     });
@@ -78,9 +70,9 @@ describe("registration tokens", () => {
   });
 
   it("is single use even when two registrations race", async () => {
-    const user = await signup(server.url, "race");
+    const user = await signup(fixture.server.url, "race");
     const created = await user.post("/api/drones/registration-tokens");
-    const anonymous = new ApiClient(server.url);
+    const anonymous = new ApiClient(fixture.server.url);
     const results = await Promise.all(
       [1, 2, 3].map((index) =>
         anonymous.post("/api/drones/register", { token: created.body.token, name: `d${index}` }),
@@ -92,12 +84,12 @@ describe("registration tokens", () => {
 
 describe("drone connections", () => {
   it("shows presence: online with capacity while connected, offline with lastSeenAt after", async () => {
-    const user = await signup(server.url, "presence");
+    const user = await signup(fixture.server.url, "presence");
     const { droneId, credential } = await registerDrone(user, { name: "box", capacity: 3 });
-    const ide = await IdeClient.connect(server.url, user.token!);
+    const ide = await IdeClient.connect(fixture.server.url, user.token!);
     const updates: string[] = [];
     ide.socket.on("drone_update", ({ drone }) => updates.push(drone.status));
-    const drone = await connect({ url: server.url, droneId, credential, capacity: 3 });
+    const drone = await connect({ url: fixture.server.url, droneId, credential, capacity: 3 });
     const online = await waitFor(async () => {
       const listed = (await user.get("/api/drones")).body.drones[0];
       return listed.status === "online" ? listed : null;
@@ -124,10 +116,10 @@ describe("drone connections", () => {
   });
 
   it("refuses unknown drones, wrong credentials and other protocol versions with a clear reason", async () => {
-    const user = await signup(server.url, "refuse");
+    const user = await signup(fixture.server.url, "refuse");
     const { droneId, credential } = await registerDrone(user);
     const attempt = (options: Partial<Parameters<typeof ScriptedDrone.connect>[0]>) =>
-      connect({ url: server.url, droneId, credential, ...options }).then(
+      connect({ url: fixture.server.url, droneId, credential, ...options }).then(
         () => null,
         (error: unknown) => error as DroneRefused,
       );
@@ -142,14 +134,14 @@ describe("drone connections", () => {
   });
 
   it("revocation kicks a connected drone at once and refuses it afterwards", async () => {
-    const user = await signup(server.url, "revoke");
+    const user = await signup(fixture.server.url, "revoke");
     const { droneId, credential } = await registerDrone(user);
-    const drone = await connect({ url: server.url, droneId, credential });
+    const drone = await connect({ url: fixture.server.url, droneId, credential });
     const deleted = await user.delete(`/api/drones/${droneId}`);
     expect(deleted.status).toBe(204);
     await drone.waitForDisconnect();
     expect(drone.revocations).toHaveLength(1);
-    const again = await connect({ url: server.url, droneId, credential }).catch(
+    const again = await connect({ url: fixture.server.url, droneId, credential }).catch(
       (error: unknown) => error,
     );
     expect(again).toBeInstanceOf(DroneRefused);
@@ -160,10 +152,10 @@ describe("drone connections", () => {
   });
 
   it("keeps one connection per drone: a second connection replaces the first", async () => {
-    const user = await signup(server.url, "twice");
+    const user = await signup(fixture.server.url, "twice");
     const { droneId, credential } = await registerDrone(user);
-    const first = await connect({ url: server.url, droneId, credential });
-    const second = await connect({ url: server.url, droneId, credential });
+    const first = await connect({ url: fixture.server.url, droneId, credential });
+    const second = await connect({ url: fixture.server.url, droneId, credential });
     await first.waitForDisconnect();
     expect(second.connected).toBe(true);
     const listed = await waitFor(async () => {

@@ -1,35 +1,25 @@
 // Turn ownership and control: leases across disconnects, interruption and resume, cancel, approvals.
 import { agentEvent } from "@gadget/protocol";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import type { GadgetServer } from "../server.ts";
+import { describe, expect, it } from "vitest";
 import { registerDrone, setupWorkspace, signup, waitFor } from "../testing/api-client.ts";
 import { ScriptedDrone, type ScriptedDroneOptions } from "../testing/scripted-drone.ts";
-import { startTestServer } from "../testing/test-server.ts";
+import { useTestServer } from "../testing/use-test-server.ts";
 
-let server: GadgetServer;
-const drones: ScriptedDrone[] = [];
-
-beforeAll(async () => {
-  server = await startTestServer({
-    mongoUrl: inject("mongoUrl"),
-    redisUrl: inject("redisUrl"),
-    droneGraceMs: 1_200,
-  });
-});
-afterAll(async () => {
-  for (const drone of drones) drone.close();
-  await server?.context.models.User.db.dropDatabase();
-  await server?.close();
-});
+const fixture = useTestServer({ droneGraceMs: 1_200 });
+const drones = fixture.drones;
 
 async function connect(options: Omit<ScriptedDroneOptions, "url">) {
-  const drone = await ScriptedDrone.connect({ url: server.url, heartbeatMs: 300, ...options });
+  const drone = await ScriptedDrone.connect({
+    url: fixture.server.url,
+    heartbeatMs: 300,
+    ...options,
+  });
   drones.push(drone);
   return drone;
 }
 
 async function runningTurn(name: string, options: { approval?: "on-write" } = {}) {
-  const user = await signup(server.url, name);
+  const user = await signup(fixture.server.url, name);
   const workspace = await setupWorkspace(user, options);
   const registered = await registerDrone(user, { name: `${name}-drone` });
   const drone = await connect({ droneId: registered.droneId, credential: registered.credential });
