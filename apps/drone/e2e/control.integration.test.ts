@@ -37,6 +37,13 @@ describe("drone control end to end", () => {
   let projectId: string;
   let projectSlug: string;
   const name = `drone_control_${process.pid}`;
+  // The restart test needs the grace period to outlast a server's stop and start on a loaded
+  // machine (1.5 s did not, once); the drone heartbeats every 200 ms, so nothing else waits on it.
+  const serverOptions = () => ({
+    mongoUrl: inject("mongoUrl"),
+    redisUrl: inject("redisUrl"),
+    droneGraceMs: 15_000,
+  });
 
   async function session(approval: "auto" | "on-write" = "auto") {
     const created = await user.post(`/api/projects/${projectId}/sessions`, { name: "s", approval });
@@ -75,10 +82,7 @@ describe("drone control end to end", () => {
   }
 
   beforeAll(async () => {
-    server = await startTestServer(
-      { mongoUrl: inject("mongoUrl"), redisUrl: inject("redisUrl") },
-      name,
-    );
+    server = await startTestServer(serverOptions(), name);
     model = await startScriptedModel();
     user = await signup(server.url, "control");
     const remote = await createRemote({ "README.md": "# Demo\n", "src.txt": "hello\n" });
@@ -354,9 +358,7 @@ describe("drone control end to end", () => {
 
     const port = server.port;
     await server.close();
-    server = await createGadgetServer(
-      testConfig({ mongoUrl: inject("mongoUrl"), redisUrl: inject("redisUrl"), port }, name),
-    );
+    server = await createGadgetServer(testConfig({ ...serverOptions(), port }, name));
 
     const turn = await waitForTurn(user, turnId, ["completed", "failed", "interrupted"], 30_000);
     expect(turn.status).toBe("completed");

@@ -209,7 +209,8 @@ export class Drone {
       workspaceRoot: this.settings.config.workspace,
       journal: this.journal,
       socket: this.socket,
-      logger: this.settings.logger,
+      // Every line the turn logs names it.
+      logger: withFields(this.settings.logger, { turnId: order.turnId }),
       secretValues: [this.settings.config.credential],
       ...(this.settings.tunables ? { tunables: this.settings.tunables } : {}),
       ...(this.settings.verifyRepairAttempts === undefined
@@ -217,6 +218,7 @@ export class Drone {
         : { verifyRepairAttempts: this.settings.verifyRepairAttempts }),
       ...(this.settings.onProgress ? { onProgress: this.settings.onProgress } : {}),
       onFinished: (turnId) => {
+        this.settings.logger.info({ turnId }, "turn finished on this drone");
         this.turns.delete(turnId);
         this.settings.onTurnFinished?.(turnId);
         void this.beat();
@@ -306,4 +308,14 @@ export class Drone {
     this.rejectStart?.(error);
     this.resolveStopped(error);
   }
+}
+
+/** `logger` with `fields` on every line. */
+function withFields(logger: EngineLogger, fields: Record<string, unknown>): EngineLogger {
+  return {
+    debug: (object, message) => logger.debug({ ...fields, ...object }, message),
+    info: (object, message) => logger.info({ ...fields, ...object }, message),
+    warn: (object, message) => logger.warn({ ...fields, ...object }, message),
+    error: (object, message) => logger.error({ ...fields, ...object }, message),
+  };
 }

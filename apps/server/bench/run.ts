@@ -256,6 +256,7 @@ async function benchDispatch(env: Env) {
       if (index >= warmup) latencies.push(at - start);
     }
     console.error("dispatch: baselines");
+    const floor = await storeFloor(database, users[0]!.token!, workspaces[0]!, samples);
     const emit = await baselineEmitWithAck(samples);
     const bull = await baselineBullmq(env.redisUrl, samples);
     const baselineP50 = percentile(emit, 50) + percentile(bull, 50);
@@ -275,6 +276,14 @@ async function benchDispatch(env: Env) {
         baseline: `${ms(baselineP99)} (emitWithAck ${ms(percentile(emit, 99))} + BullMQ ${ms(percentile(bull, 99))})`,
         target: "< 50 ms",
       },
+      {
+        benchmark:
+          "Raw store floor of a dispatch: the three database rounds a POST needs before a drone can be told (token read; session + provider reads; turn + event inserts), nothing else",
+        measure: "p50 / p99",
+        gadget: "—",
+        baseline: `${ms(percentile(floor, 50))} / ${ms(percentile(floor, 99))}`,
+        target: "",
+      },
     );
   } finally {
     for (const drone of drones) drone.close();
@@ -282,6 +291,42 @@ async function benchDispatch(env: Env) {
     await database.connection.dropDatabase();
     await database.close();
   }
+}
+
+/** The database rounds of creating a turn, on their own and in the server's order. */
+async function storeFloor(
+  database: Database,
+  token: string,
+  workspace: { sessionId: string; providerId: string },
+  samples: number,
+): Promise<number[]> {
+  const { ApiToken, ChatSession, Provider } = database.models;
+  const suffix = randomUUID().slice(0, 6);
+  const turns = database.connection.collection(`bench_raw_turns_${suffix}`);
+  const events = database.connection.collection(`bench_raw_events_${suffix}`);
+  await events.createIndex({ turn: 1, seq: 1 }, { unique: true });
+  const latencies: number[] = [];
+  for (let index = 0; index < samples; index++) {
+    const start = now();
+    await ApiToken.findById(sha256(token)).select({ user: 1 }).lean();
+    await Promise.all([
+      ChatSession.findById(workspace.sessionId).lean(),
+      Provider.findById(workspace.providerId).lean(),
+    ]);
+    const turn = new Types.ObjectId();
+    await Promise.all([
+      turns.insertOne({
+        _id: turn,
+        prompt: `floor ${index}`,
+        status: "queued",
+        createdAt: new Date(),
+      }),
+      events.insertOne({ turn, seq: 1, type: "queued", data: {}, at: new Date() }),
+    ]);
+    latencies.push(now() - start);
+  }
+  await Promise.all([turns.drop(), events.drop()]);
+  return latencies;
 }
 
 // ---------- live relay ----------
@@ -427,29 +472,44 @@ async function benchRelay(env: Env, load: RelayLoad) {
       (turn, count) => Array.from({ length: count }, (_, index) => firstSeqs[turn]! + index),
     );
 
-    console.error("relay: baseline");
+    for (const browser of browsers) browser.close();
+    for (const drone of drones) drone.close();
+    await sleep(1_000);
+    console.error("relay: baselines");
     const baseline = await baselineRelay(load);
+    const storedFirst = await baselineRelay(load, database);
+    const store = await baselineStore(database, load);
+    const both = (pick: (result: RelayResult) => string) =>
+      `${pick(baseline)} bare Socket.IO; ${pick(storedFirst)} bare + stored first in the database`;
     rows.push(
       {
         benchmark: `Live relay, ${load.eventsPerSecond} events/s over ${load.turns} turns (drone emit → browser, stored first)`,
         measure: "p50",
         gadget: ms(percentile(result.latencies, 50)),
-        baseline: ms(percentile(baseline.latencies, 50)),
+        baseline: both((item) => ms(percentile(item.latencies, 50))),
         target: "",
       },
       {
         benchmark: "",
         measure: "p99",
         gadget: ms(percentile(result.latencies, 99)),
-        baseline: ms(percentile(baseline.latencies, 99)),
+        baseline: both((item) => ms(percentile(item.latencies, 99))),
         target: "< 50 ms",
       },
       {
         benchmark: "",
         measure: "lost / duplicated / out of order",
         gadget: `${result.lost} / ${result.duplicated} / ${result.outOfOrder} (of ${result.sent})`,
-        baseline: `${baseline.lost} / ${baseline.duplicated} / ${baseline.outOfOrder} (of ${baseline.sent})`,
+        baseline: both((item) => `${item.lost} / ${item.duplicated} / ${item.outOfOrder}`),
         target: "0 / 0",
+      },
+      {
+        benchmark:
+          "Raw store, same load: the events straight into the database (unique {turn, seq} index), one insertMany in flight, later batches grouped behind it (emit → stored, nothing relayed)",
+        measure: "p50 / p99",
+        gadget: "—",
+        baseline: `${ms(percentile(store.latencies, 50))} / ${ms(percentile(store.latencies, 99))} (${store.throughput.toFixed(0)} events/s stored while the load ran)`,
+        target: "",
       },
     );
   } finally {
@@ -461,9 +521,14 @@ async function benchRelay(env: Env, load: RelayLoad) {
   }
 }
 
-/** The same load through a bare Socket.IO server: drone batch in, one emit per event to the browser room. */
-async function baselineRelay(load: RelayLoad): Promise<RelayResult> {
+/**
+ * The same load through a bare Socket.IO server: drone batch in, one emit per event to the
+ * browser room. With `database`, each batch is first stored through `groupWriter` (stored first,
+ * as gadget-code does) and acknowledged once stored.
+ */
+async function baselineRelay(load: RelayLoad, database?: Database): Promise<RelayResult> {
   const bare = await bareSocketIo();
+  const events = database ? await scratchEvents(database) : null;
   bare.io.of("/ide").on("connection", (socket) => {
     socket.on("subscribe", (turn: number, ack: () => void) => {
       socket.join(`turn:${turn}`);
@@ -478,14 +543,23 @@ async function baselineRelay(load: RelayLoad): Promise<RelayResult> {
         batch: { turn: number; events: Array<{ text: string }> },
         ack: (answer: unknown) => void,
       ) => {
-        for (const event of batch.events) {
-          const seq = nextSeq[batch.turn]!++;
-          bare.io
-            .of("/ide")
-            .to(`turn:${batch.turn}`)
-            .emit("turn_event", { turn: batch.turn, seq, text: event.text });
-        }
-        ack({ ok: true });
+        const numbered = batch.events.map((event) => ({
+          seq: nextSeq[batch.turn]!++,
+          text: event.text,
+        }));
+        const relay = () => {
+          for (const { seq, text } of numbered) {
+            bare.io
+              .of("/ide")
+              .to(`turn:${batch.turn}`)
+              .emit("turn_event", { turn: batch.turn, seq, text });
+          }
+          ack({ ok: true });
+        };
+        if (!events) return relay();
+        events
+          .write(numbered.map(({ seq, text }) => events.document(batch.turn, seq, text)))
+          .then(relay, (error: unknown) => ack({ ok: false, error: String(error) }));
       },
     );
   });
@@ -517,7 +591,98 @@ async function baselineRelay(load: RelayLoad): Promise<RelayResult> {
   );
   for (const socket of [...sockets, ...droneSockets]) socket.close();
   await bare.close();
+  await events?.drop();
   return result;
+}
+
+type Collection = ReturnType<Database["connection"]["collection"]>;
+
+/**
+ * Stores documents the way the server's writer does: one insertMany in flight, everything that
+ * arrives meanwhile grouped behind it. Resolves each call once its documents are stored.
+ */
+function groupWriter(collection: Collection) {
+  type Pending = { documents: Array<Record<string, unknown>>; done: (error?: unknown) => void };
+  let queue: Pending[] = [];
+  let writing = false;
+  const pump = async () => {
+    if (writing) return;
+    writing = true;
+    while (queue.length > 0) {
+      const group = queue;
+      queue = [];
+      try {
+        await collection.insertMany(
+          group.flatMap((pending) => pending.documents),
+          { ordered: false },
+        );
+        for (const pending of group) pending.done();
+      } catch (error) {
+        for (const pending of group) pending.done(error);
+      }
+    }
+    writing = false;
+  };
+  return (documents: Array<Record<string, unknown>>) =>
+    new Promise<void>((resolve, reject) => {
+      queue.push({ documents, done: (error) => (error ? reject(error) : resolve()) });
+      void pump();
+    });
+}
+
+/** A scratch copy of the events collection: same unique index, dropped by `drop()`. */
+async function scratchEvents(database: Database) {
+  const collection = database.connection.collection(`bench_raw_events_${randomUUID().slice(0, 6)}`);
+  await collection.createIndex({ turn: 1, seq: 1 }, { unique: true });
+  const turns = new Map<number, Types.ObjectId>();
+  return {
+    write: groupWriter(collection),
+    /** The stored form of one event of bench turn `turn`. */
+    document(turn: number, seq: number, text: string): Record<string, unknown> {
+      let id = turns.get(turn);
+      if (!id) {
+        id = new Types.ObjectId();
+        turns.set(turn, id);
+      }
+      return { turn: id, seq, type: "token", data: { text }, at: new Date() };
+    },
+    drop: () => collection.drop(),
+  };
+}
+
+/**
+ * The relay's load written straight to the database through `groupWriter`, timed from emit to
+ * stored: what the database alone takes to store this load, nothing relayed.
+ */
+async function baselineStore(
+  database: Database,
+  load: RelayLoad,
+): Promise<RelayResult & { throughput: number }> {
+  const events = await scratchEvents(database);
+  const nextSeq = new Array<number>(load.turns).fill(1);
+  const stored: Array<{ turn: number; seq: number; text: string; at: number }> = [];
+  const started = now();
+  const result = await driveRelay(
+    load,
+    async (turn, batch) => {
+      const documents = batch.map((event) => events.document(turn, nextSeq[turn]!++, event.text));
+      await events.write(documents);
+      const at = now();
+      for (const document of documents) {
+        stored.push({
+          turn,
+          seq: document.seq as number,
+          text: (document.data as { text: string }).text,
+          at,
+        });
+      }
+    },
+    () => stored,
+    (_turn, count) => Array.from({ length: count }, (_, index) => index + 1),
+  );
+  const seconds = (Math.max(...stored.map((item) => item.at)) - started) / 1000;
+  await events.drop();
+  return { ...result, throughput: stored.length / seconds };
 }
 
 // ---------- memory ----------

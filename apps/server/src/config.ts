@@ -38,6 +38,13 @@ export interface ServerConfig {
   dispatchConcurrency?: number;
   /** Largest REST body in bytes; default 12 MiB (file writes up to 10 MiB). */
   bodyLimitBytes?: number;
+  /**
+   * Which proxies' X-Forwarded-For to believe (Fastify's trustProxy): false (default), true, or
+   * addresses/CIDRs. Behind a load balancer, without it every user shares the proxy's login limit.
+   */
+  trustProxy?: boolean | string[];
+  /** The web IDE build (apps/web/dist) served at `/`; null or absent serves none. */
+  webDir?: string | null;
   /** Identifies this process in logs and presence; default a random id. */
   serverId?: string;
 }
@@ -67,6 +74,8 @@ export function resolveConfig(config: ServerConfig): ResolvedConfig {
     turnUpdateIntervalMs: config.turnUpdateIntervalMs ?? 250,
     dispatchConcurrency: config.dispatchConcurrency ?? 8,
     bodyLimitBytes: config.bodyLimitBytes ?? 12 * 1024 * 1024,
+    webDir: config.webDir ?? null,
+    trustProxy: config.trustProxy ?? false,
     serverId: config.serverId ?? `server-${Math.random().toString(36).slice(2, 10)}`,
   };
 }

@@ -18,6 +18,28 @@ describe("loadEnv", () => {
     });
   });
 
+  it("reads where the web build is and which proxies to trust", () => {
+    const directory = dataDir();
+    expect(loadEnv({ GADGET_DATA_DIR: directory })).toMatchObject({
+      trustProxy: false,
+      webDir: expect.stringMatching(/apps\/web\/dist$/),
+    });
+    expect(
+      loadEnv({
+        GADGET_DATA_DIR: directory,
+        GADGET_TRUST_PROXY: "true",
+        GADGET_WEB_DIR: "/srv/web",
+      }),
+    ).toMatchObject({ trustProxy: true, webDir: "/srv/web" });
+    expect(
+      loadEnv({ GADGET_DATA_DIR: directory, GADGET_TRUST_PROXY: "10.0.0.0/8,127.0.0.1" })
+        .trustProxy,
+    ).toEqual(["10.0.0.0/8", "127.0.0.1"]);
+    expect(() => loadEnv({ GADGET_DATA_DIR: directory, GADGET_TRUST_PROXY: "yes please" })).toThrow(
+      /GADGET_TRUST_PROXY: must be "true", "false" or proxy addresses/,
+    );
+  });
+
   it("names every bad variable", () => {
     let error: unknown;
     try {

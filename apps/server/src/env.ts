@@ -29,6 +29,13 @@ const envSchema = z.object({
     .optional(),
   GADGET_SECRET: z.string().min(32, "must be at least 32 characters").optional(),
   GADGET_DATA_DIR: z.string().min(1).optional(),
+  GADGET_WEB_DIR: z.string().min(1).optional(),
+  GADGET_TRUST_PROXY: z
+    .string()
+    .regex(/^(true|false|[0-9a-fA-F.:/]+(,[0-9a-fA-F.:/]+)*)$/, {
+      error: 'must be "true", "false" or proxy addresses/CIDRs separated by commas',
+    })
+    .optional(),
   GADGET_REDIS_PREFIX: z
     .string()
     .regex(/^[A-Za-z0-9_.-]+$/)
@@ -46,6 +53,10 @@ export interface ServerEnv {
   redisUrl: string | undefined;
   secret: string;
   dataDir: string;
+  /** Proxies whose X-Forwarded-For is believed. */
+  trustProxy: boolean | string[];
+  /** The web IDE build served at `/`. */
+  webDir: string;
   redisPrefix: string;
   logLevel: string;
   droneGraceMs: number;
@@ -90,8 +101,16 @@ export function loadEnv(source: NodeJS.ProcessEnv): ServerEnv {
     redisUrl: env.REDIS_URL,
     secret: env.GADGET_SECRET ?? loadOrCreateSecret(dataDir),
     dataDir,
+    trustProxy: parseTrustProxy(env.GADGET_TRUST_PROXY),
+    webDir: path.resolve(env.GADGET_WEB_DIR ?? path.join(findRepoRoot(), "apps/web/dist")),
     redisPrefix: env.GADGET_REDIS_PREFIX,
     logLevel: env.LOG_LEVEL,
     droneGraceMs: env.DRONE_GRACE_MS,
   };
+}
+
+function parseTrustProxy(value: string | undefined): boolean | string[] {
+  if (value === undefined || value === "false") return false;
+  if (value === "true") return true;
+  return value.split(",");
 }

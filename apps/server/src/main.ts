@@ -1,34 +1,67 @@
 // `gadget-code serve`: reads the environment, starts private Redis/MongoDB-compatible servers when
 // no URL is given, starts the server, and stops gracefully on SIGTERM/SIGINT.
+import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { createLogger } from "@gadget/logging";
-import { databaseUrl, findRepoRoot, startServices } from "@gadget/services";
+import { databaseUrl, findRepoRoot, pingMongo, pingRedis, startServices } from "@gadget/services";
 import type { ServerEnv } from "./env.ts";
 import { createGadgetServer } from "./server.ts";
+
+/** Where the server's data lives: the given URLs, services already running, or private ones. */
+export async function resolveServices(
+  env: ServerEnv,
+  log: (line: string) => void,
+): Promise<{ mongoUrl: string; redisUrl: string; stop: () => Promise<void> }> {
+  if (env.mongoUrl && env.redisUrl) {
+    return { mongoUrl: env.mongoUrl, redisUrl: env.redisUrl, stop: async () => {} };
+  }
+  const dataDir = path.join(env.dataDir, "services");
+  // `pnpm services:up` and `pnpm start` record the services they run here.
+  const running = await runningServices(dataDir);
+  if (running) {
+    return {
+      mongoUrl: env.mongoUrl ?? databaseUrl(running.mongoUrl, "gadget"),
+      redisUrl: env.redisUrl ?? running.redisUrl,
+      stop: async () => {},
+    };
+  }
+  const services = await startServices({
+    rootDir: findRepoRoot(),
+    dataDir,
+    mongoUrl: env.mongoUrl,
+    redisUrl: env.redisUrl,
+    persistent: true,
+    log,
+  });
+  log(`started private services: ${services.mongoKind}, ${services.redisKind}`);
+  return {
+    mongoUrl: env.mongoUrl ?? databaseUrl(services.mongoUrl, "gadget"),
+    redisUrl: services.redisUrl,
+    stop: () => services.stop(),
+  };
+}
+
+async function runningServices(
+  dataDir: string,
+): Promise<{ mongoUrl: string; redisUrl: string } | null> {
+  try {
+    const state = JSON.parse(await readFile(path.join(dataDir, "state.json"), "utf8")) as {
+      mongoUrl: string;
+      redisUrl: string;
+    };
+    await Promise.all([pingMongo(state.mongoUrl), pingRedis(state.redisUrl)]);
+    return state;
+  } catch {
+    return null;
+  }
+}
 
 /** Runs the server until a signal stops it. */
 export async function serve(env: ServerEnv): Promise<void> {
   const logger = createLogger({ name: "gadget-code", level: env.logLevel });
-  let mongoUrl = env.mongoUrl;
-  let redisUrl = env.redisUrl;
-  let stopServices: (() => Promise<void>) | null = null;
-  if (!mongoUrl || !redisUrl) {
-    const services = await startServices({
-      rootDir: findRepoRoot(),
-      dataDir: path.join(env.dataDir, "services"),
-      mongoUrl,
-      redisUrl,
-      persistent: true,
-      log: (line) => logger.info(line),
-    });
-    logger.info(
-      { mongo: services.mongoKind, redis: services.redisKind },
-      "started private services",
-    );
-    mongoUrl = env.mongoUrl ?? databaseUrl(services.mongoUrl, "gadget");
-    redisUrl = services.redisUrl;
-    stopServices = () => services.stop();
-  }
+  const services = await resolveServices(env, (line) => logger.info(line));
+  const { mongoUrl, redisUrl } = services;
+  const stopServices = services.stop;
   const server = await createGadgetServer({
     port: env.port,
     host: env.host,
@@ -39,6 +72,8 @@ export async function serve(env: ServerEnv): Promise<void> {
     secret: env.secret,
     logger,
     droneGraceMs: env.droneGraceMs,
+    webDir: env.webDir,
+    trustProxy: env.trustProxy,
   });
   // One line a supervisor (or a test) can read.
   console.log(JSON.stringify({ listening: server.url, publicUrl: server.context.publicUrl }));
@@ -53,7 +88,7 @@ export async function serve(env: ServerEnv): Promise<void> {
     logger.info({ signal }, "stopping: no new work, flushing, closing sockets");
     try {
       await server.close();
-      await stopServices?.();
+      await stopServices();
       process.exit(0);
     } catch (error) {
       logger.error({ err: error }, "unclean stop");

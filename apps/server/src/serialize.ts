@@ -36,9 +36,10 @@ export function toDrone(
     activeTurns,
     capacity: presence?.capacity ?? drone.capacity,
     lastSeenAt: presence?.lastSeenAt ?? drone.lastSeenAt ?? null,
-    hostname: drone.hostname ?? null,
-    platform: drone.platform ?? null,
-    version: drone.version ?? null,
+    // While online, what the drone said when it connected: the same write that made it online.
+    hostname: (presence?.online ? presence.hostname : null) ?? drone.hostname ?? null,
+    platform: (presence?.online ? presence.platform : null) ?? drone.platform ?? null,
+    version: (presence?.online ? presence.version : null) ?? drone.version ?? null,
   };
 }
 

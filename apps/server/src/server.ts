@@ -2,6 +2,7 @@
 // Redis. Tests start several in one process on port 0 with their own database and key prefix.
 import { type Database, openDatabase } from "@gadget/db";
 import { silentLogger } from "@gadget/logging";
+import { SystemError } from "@gadget/protocol";
 import { createAdapter } from "@socket.io/redis-adapter";
 import type { FastifyInstance } from "fastify";
 import { Redis } from "ioredis";
@@ -87,6 +88,11 @@ export async function createGadgetServer(input: ServerConfig): Promise<GadgetSer
 
   const http = createHttpApp(context, turns);
   await http.ready();
+  // Subscribe only on ready connections: a SUBSCRIBE sent between "connect" and "ready" is
+  // written at once (ioredis lets it through the handshake) and the ready check's INFO then fails
+  // in subscriber mode, leaving the adapter and the relay deaf (work-order acks time out, browsers
+  // get no live events). A slow start (e.g. listing the web build) opens that window.
+  await Promise.all([adapterSubscriber, relaySubscriber].map((client) => whenReady(client)));
   const io = new Server(http.server, {
     // Checkpoints carry a turn's messages; file writes up to 10 MiB.
     maxHttpBufferSize: 16 * 1024 * 1024,
@@ -140,4 +146,25 @@ export async function createGadgetServer(input: ServerConfig): Promise<GadgetSer
   };
 
   return { url, port, context, turns, sweeper, http, close };
+}
+
+/**
+ * Resolves once `client` has passed its ready check. ioredis reconnects for ever, so an unreachable
+ * Redis fails the start after `timeoutMs` instead of hanging it.
+ */
+function whenReady(client: Redis, timeoutMs = 30_000): Promise<void> {
+  if (client.status === "ready") return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const onReady = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+    const timer = setTimeout(() => {
+      client.off("ready", onReady);
+      reject(
+        new SystemError("redis_unavailable", `Redis was not ready within ${timeoutMs / 1000} s`),
+      );
+    }, timeoutMs);
+    client.once("ready", onReady);
+  });
 }

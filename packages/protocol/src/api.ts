@@ -83,6 +83,22 @@ export const createProviderBodySchema = z.object({
 });
 export type CreateProviderBody = z.infer<typeof createProviderBodySchema>;
 
+/** `POST /api/providers/check`: try a provider before saving it. */
+export const providerCheckBodySchema = z.object({
+  baseUrl: createProviderBodySchema.shape.baseUrl,
+  apiKey: createProviderBodySchema.shape.apiKey,
+  modelId: createProviderBodySchema.shape.modelId.optional(),
+});
+export type ProviderCheckBody = z.infer<typeof providerCheckBodySchema>;
+
+/** The answer of both provider checks: `ok` when `/models` answered (and lists `modelId`, if given). */
+export const providerCheckResultSchema = z.object({
+  ok: z.boolean(),
+  models: z.array(z.string()).optional(),
+  message: z.string().optional(),
+});
+export type ProviderCheckResult = z.infer<typeof providerCheckResultSchema>;
+
 /** A provider as returned: never with its apiKey. */
 export const providerSchema = createProviderBodySchema.omit({ apiKey: true }).extend({
   _id: z.string(),

@@ -1,5 +1,6 @@
 // @gadget/services: the service harness used by tests, `pnpm services:up` and `pnpm start`.
 export { ensureFerretdb, ferretdbBinaryPath } from "./ferretdb.ts";
+export { startReaper } from "./reaper.ts";
 export { findRepoRoot } from "./repo-root.ts";
 export {
   databaseUrl,

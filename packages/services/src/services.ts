@@ -106,14 +106,11 @@ export async function startServices(options: ServicesOptions): Promise<RunningSe
   }
 }
 
-function spawnServer(
-  command: string,
-  args: string[],
-  logFile: string,
-  detached: boolean,
-): ChildProcess {
+function spawnServer(command: string, args: string[], logFile: string): ChildProcess {
   const output = openSync(logFile, "a");
-  const child = spawn(command, args, { stdio: ["ignore", output, output], detached });
+  // Always its own process group: a terminal's Ctrl-C goes to the process that started it, which
+  // stops the servers after what depends on them (`pnpm start` stops the server first).
+  const child = spawn(command, args, { stdio: ["ignore", output, output], detached: true });
   child.on("error", () => {
     // Reported by the readiness wait; an 'error' listener keeps it from crashing the process.
   });
@@ -150,7 +147,6 @@ async function startRedis(options: ServicesOptions, timeoutMs: number): Promise<
       "no",
     ],
     path.join(options.dataDir, "redis.log"),
-    Boolean(options.detached),
   );
   void timeoutMs;
   return { url: `redis://127.0.0.1:${port}`, child };
@@ -170,7 +166,6 @@ async function startMongo(
       mongod,
       ["--port", String(port), "--bind_ip", "127.0.0.1", "--dbpath", directory, "--quiet"],
       path.join(options.dataDir, "mongod.log"),
-      Boolean(options.detached),
     );
     return { url: `mongodb://127.0.0.1:${port}`, child, kind: "mongod" };
   }
@@ -182,7 +177,6 @@ async function startMongo(
       ferretdb,
       ["-listen", `127.0.0.1:${port}`, "-data", directory],
       path.join(options.dataDir, "ferretdb.log"),
-      Boolean(options.detached),
     );
     return { url: `mongodb://127.0.0.1:${port}`, child, kind: "ferretdb" };
   }

@@ -32,5 +32,6 @@ export async function requireUser(
   }
   const userId = await authenticateToken(context, token);
   if (!userId) throw new UserError("unauthorized", "Invalid token: log in again");
+  request.userId = userId;
   return userId;
 }

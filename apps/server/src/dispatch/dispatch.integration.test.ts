@@ -272,12 +272,47 @@ describe("dispatch", () => {
       providerId: fleet.providerId,
     });
     await drone.nextWorkOrder();
-    const { Drone } = fixture.server.context.models;
+    const { models, redis, config } = fixture.server.context;
     const ghost = "0123456789abcdef01234567";
-    await Drone.updateOne({ _id: fleet.droneId }, { $set: { activeTurns: [ghost] } });
+    const slotsKey = `${config.redisPrefix}:drone-slots:${fleet.droneId}`;
+    await models.Drone.updateOne({ _id: fleet.droneId }, { $set: { activeTurns: [ghost] } });
+    await redis.sadd(slotsKey, ghost);
     await fixture.server.sweeper.repair();
-    const repaired = await Drone.findById(fleet.droneId).lean();
+    const repaired = await models.Drone.findById(fleet.droneId).lean();
     expect(repaired?.activeTurns.map(String)).toEqual([posted.body.turn._id]);
     expect((await fleet.user.get("/api/drones")).body.drones[0].activeTurns).toBe(1);
+    // Dispatch counts slots in Redis: the ghost is gone there too.
+    expect((await redis.smembers(slotsKey)).filter((id) => id !== "-")).toEqual([
+      posted.body.turn._id,
+    ]);
+  });
+
+  it("keeps capacity when Redis lost a drone's used slots, reloading them from MongoDB", async () => {
+    const fleet = await fleetUser("lost-slots", 1);
+    const drone = await connect({
+      droneId: fleet.droneId,
+      credential: fleet.credential,
+      capacity: 1,
+    });
+    const post = (prompt: string) =>
+      fleet.user.post(`/api/sessions/${fleet.sessionId}/turns`, {
+        prompt,
+        providerId: fleet.providerId,
+      });
+    const first = (await post("first")).body.turn._id;
+    await drone.nextWorkOrder();
+    const { models, redis, config } = fixture.server.context;
+    await waitFor(async () => {
+      const stored = await models.Drone.findById(fleet.droneId).lean();
+      return stored?.activeTurns.map(String).includes(first);
+    });
+    await redis.del(`${config.redisPrefix}:drone-slots:${fleet.droneId}`);
+    const second = (await post("second")).body.turn._id;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(drone.workOrders).toHaveLength(1);
+    expect((await fleet.user.get(`/api/turns/${second}`)).body.turn.status).toBe("queued");
+    const next = drone.nextWorkOrder();
+    await drone.stream(first, finish("one"));
+    expect((await next).turnId).toBe(second);
   });
 });

@@ -1,31 +1,63 @@
 // Dispatch through BullMQ: one job per queued turn (job id = turn id, so no double dispatch).
-// The processor picks one of the user's online drones with a free slot, claims the turn
-// (`dispatched` event), sends the work order with an ack timeout, and on refusal or timeout
-// puts the turn back and tries the next drone. A turn nobody can take stays `queued`; drone
-// connects, finished turns and a periodic sweep enqueue it again.
-import type { ChatTurnDocument, DroneDocument } from "@gadget/db";
+// The processor, under the turn's lock, reads the turn and what its work order is made of in one
+// round (or takes what the turn's creator read on this process), picks a drone and takes its slot
+// and the `dispatched` seq in one Redis script, stores the claim in one write round and sends the
+// work order. A refusal or timeout puts the turn back and tries the next drone. A turn nobody can take stays `queued`; drone connects,
+// finished turns and a periodic sweep enqueue it again.
+import type { ChatTurnDocument } from "@gadget/db";
 import { type Ack, type IWorkOrder, toGadgetError } from "@gadget/protocol";
 import { Queue, Worker } from "bullmq";
 import { Redis } from "ioredis";
+import { Types } from "mongoose";
 
 import { droneRoom, type ServerContext } from "../context.ts";
-import { buildWorkOrder, loadOrderParts, type OrderParts } from "./work-order.ts";
+import type { Presence } from "../drones/presence.ts";
+import type { SlotCandidate } from "../drones/slots.ts";
+import { buildWorkOrder, loadOrderParts, type OrderParts, type OrderRefs } from "./work-order.ts";
+
+/** What a turn's creator already knows, so the processor reads everything in one round. */
+export interface DispatchRefs extends OrderRefs {
+  user: string;
+}
 
 interface DispatchJob {
   turnId: string;
+  refs?: DispatchRefs;
 }
 
-interface Candidate {
-  droneId: string;
-  capacity: number;
+interface Candidate extends SlotCandidate {
+  name: string | null;
   hasWorkspace: boolean;
   order: number;
 }
+
+type Fleet = Array<{ droneId: string; presence: Presence }>;
+
+/**
+ * What the creator of a turn read while storing it, handed to this process's dispatcher so the
+ * first attempt reads nothing again. The claim script checks the turn is still as created.
+ */
+export interface HandOff {
+  turn: ChatTurnDocument;
+  parts: OrderParts;
+  fleet: Fleet;
+}
+
+/** What one attempt under the turn's lock came to. */
+type Attempt =
+  | { kind: "none" }
+  | { kind: "stale" }
+  | { kind: "failed"; error: unknown }
+  | { kind: "sent"; droneId: string; turn: ChatTurnDocument; answer: Promise<Ack | undefined> };
+
+/** How long a hand-off waits for its job on this process (another process may take the job). */
+const handOffTtlMs = 30_000;
 
 export class Dispatcher {
   private readonly queue: Queue<DispatchJob>;
   private worker: Worker<DispatchJob> | null = null;
   private readonly connections: Redis[] = [];
+  private readonly handOffs = new Map<string, HandOff>();
 
   constructor(private readonly context: ServerContext) {
     const connection = this.connection();
@@ -49,7 +81,7 @@ export class Dispatcher {
       async (job) => {
         // The job edge: nothing thrown leaves it; a failed dispatch leaves the turn queued.
         try {
-          await this.dispatch(job.data.turnId);
+          await this.dispatch(job.data.turnId, job.data.refs);
         } catch (error) {
           this.context.logger.error({ err: error, turnId: job.data.turnId }, "dispatch failed");
         }
@@ -65,13 +97,47 @@ export class Dispatcher {
     );
   }
 
-  /** Queues a turn for dispatch; a no-op while a job for it is waiting or running. */
-  async enqueue(turnId: string): Promise<void> {
-    await this.queue.add(
-      "dispatch",
-      { turnId },
-      { jobId: turnId, removeOnComplete: true, removeOnFail: true },
-    );
+  /**
+   * Reads what dispatching a new turn needs beyond what its creator read (the project, the user's
+   * drones), while the creator stores the turn. Resolves to null when something is missing: the
+   * processor then reads for itself and reports the problem on the turn.
+   */
+  async prepare(
+    turn: ChatTurnDocument,
+    session: OrderParts["session"],
+    provider: OrderParts["provider"],
+  ): Promise<HandOff | null> {
+    const { models, presence } = this.context;
+    try {
+      const [project, fleet] = await Promise.all([
+        models.Project.findById(turn.project).lean<OrderParts["project"]>(),
+        turn.requestedDrone
+          ? this.presenceOf([String(turn.requestedDrone)])
+          : presence.ofUser(String(turn.user)),
+      ]);
+      return project ? { turn, parts: { project, session, provider }, fleet } : null;
+    } catch {
+      return null;
+    }
+  }
+
+  /**
+   * Queues a turn for dispatch; a no-op while a job for it is waiting or running. `refs` (the
+   * turn's immutable ids) let any processor read the turn and its order's parts in one round;
+   * `handOff` lets this process's processor skip even that.
+   */
+  async enqueue(turnId: string, refs?: DispatchRefs, handOff?: HandOff | null): Promise<void> {
+    if (handOff) {
+      this.handOffs.set(turnId, handOff);
+      setTimeout(() => {
+        if (this.handOffs.get(turnId) === handOff) this.handOffs.delete(turnId);
+      }, handOffTtlMs).unref();
+    }
+    await this.queue.add("dispatch", refs ? { turnId, refs } : { turnId }, {
+      jobId: turnId,
+      removeOnComplete: true,
+      removeOnFail: true,
+    });
   }
 
   /** Queues every queued turn of a user (a drone connected or a slot was freed). */
@@ -85,125 +151,186 @@ export class Dispatcher {
   }
 
   /** Tries to hand a queued turn to a drone; returns the drone id or null. */
-  async dispatch(turnId: string): Promise<string | null> {
-    const { models, presence } = this.context;
-    if (!this.context.accepting) return null;
-    const turn = await models.ChatTurn.findById(turnId).lean<ChatTurnDocument>();
-    if (turn?.status !== "queued") return null;
-    const userId = String(turn.user);
-    const parts = loadOrderParts(models, turn);
-    let project: OrderParts["project"];
-    try {
-      project = (await parts).project;
-    } catch (error) {
-      await this.fail(turnId, error);
-      return null;
-    }
-    // Only drones that are (or were lately) connected: read by _id, never by scanning the fleet.
-    const droneIds = turn.requestedDrone
-      ? [String(turn.requestedDrone)]
-      : await presence.onlineOf(userId);
-    const presences = await presence.read(droneIds);
-    const candidates: Candidate[] = [];
-    for (const [index, droneId] of droneIds.entries()) {
-      const state = presences[index];
-      if (!state?.online) continue;
-      candidates.push({
-        droneId,
-        capacity: state.capacity ?? 1,
-        hasWorkspace: state.workspaces.includes(project.slug),
-        order: Math.random(),
-      });
-    }
-    // Drones holding the project's workspace first; among equals, spread at random. Used slots
-    // are checked per candidate under the lock (one read by _id), not for the whole fleet.
-    candidates.sort((a, b) => Number(b.hasWorkspace) - Number(a.hasWorkspace) || a.order - b.order);
-    for (const candidate of candidates) {
-      const outcome = await this.offer(turnId, userId, candidate, parts);
-      if (outcome === "accepted") return candidate.droneId;
-      if (outcome === "gone") return null;
+  async dispatch(turnId: string, refs?: DispatchRefs): Promise<string | null> {
+    const declined = new Set<string>();
+    while (this.context.accepting) {
+      const attempt = await this.attempt(turnId, refs, declined);
+      if (attempt.kind === "none") return null;
+      if (attempt.kind === "stale") continue;
+      if (attempt.kind === "failed") {
+        await this.fail(turnId, attempt.error);
+        return null;
+      }
+      if (await this.settle(turnId, attempt)) return attempt.droneId;
+      declined.add(attempt.droneId);
     }
     return null;
   }
 
-  /** The drone, if it belongs to `userId` and is not revoked. */
-  private async droneOf(droneId: string, userId: string): Promise<DroneDocument | null> {
-    const drone = await this.context.models.Drone.findById(droneId)
-      .select({ user: 1, name: 1, activeTurns: 1, revokedAt: 1 })
-      .lean<DroneDocument>();
-    return drone && String(drone.user) === userId && !drone.revokedAt ? drone : null;
+  /**
+   * Under the turn's lock: reads (or takes the hand-off), claims a slot and the `dispatched` seq
+   * in Redis, stores the claim (event and turn in one round) and sends the work order. The
+   * mirror in Drone.activeTurns, the indexes and the live relay follow once the lock is released.
+   */
+  private attempt(
+    turnId: string,
+    refs: DispatchRefs | undefined,
+    declined: ReadonlySet<string>,
+  ): Promise<Attempt> {
+    const { store, models, presence, secretBox, config } = this.context;
+    const handOff = this.handOffs.get(turnId);
+    this.handOffs.delete(turnId);
+    return store.locked(turnId, async (apply): Promise<Attempt> => {
+      const [turn, prefetched, fleet] = handOff
+        ? [handOff.turn, { ok: true as const, value: handOff.parts }, handOff.fleet]
+        : await Promise.all([
+            store.read(turnId),
+            refs ? outcomeOf(loadOrderParts(models, refs)) : null,
+            refs ? presence.ofUser(refs.user) : null,
+          ]);
+      if (turn?.status !== "queued") return { kind: "none" };
+      const [parts, drones] = await Promise.all([
+        prefetched ?? outcomeOf(loadOrderParts(models, turn)),
+        turn.requestedDrone && !handOff
+          ? this.presenceOf([String(turn.requestedDrone)])
+          : (fleet ?? presence.ofUser(String(turn.user))),
+      ]);
+      if (!parts.ok) return { kind: "failed", error: parts.error };
+      // Built (and checked) before the claim, so nothing can fail between the claim and the send.
+      let order: IWorkOrder;
+      try {
+        order = buildWorkOrder(parts.value, secretBox, turn, turn.lastSeq + 1);
+      } catch (error) {
+        return { kind: "failed", error };
+      }
+      const claim = await this.claim(
+        turnId,
+        this.candidates(drones, parts.value, declined),
+        handOff ? turn.lastSeq : undefined,
+      );
+      if (claim === "stale") return { kind: "stale" };
+      if (!claim) return { kind: "none" };
+      const { droneId, seq, name } = claim;
+      const now = new Date();
+      // The claim is stored (event and turn in one round) before the order leaves, so whoever
+      // sees the order can see the turn dispatched; the drone's slot and counter are already taken.
+      const outcome = await apply(turn, {
+        events: [{ type: "dispatched", data: { droneId, ...(name ? { droneName: name } : {}) } }],
+        firstSeq: seq,
+        together: true,
+        set: {
+          drone: new Types.ObjectId(droneId),
+          startedAt: turn.startedAt ?? now,
+          leaseExpiresAt: new Date(
+            now.getTime() + config.workOrderAckTimeoutMs + config.droneGraceMs,
+          ),
+        },
+      }).catch(async (error: unknown) => {
+        // Not stored: free the slot and the counter's holder again.
+        await Promise.all([
+          store.slots.remove(droneId, turnId),
+          this.context.seqs.allocate(turnId, 0, ""),
+        ]);
+        throw error;
+      });
+      const answer = this.send(droneId, { ...order, nextSeq: seq + 1 });
+      return { kind: "sent", droneId, turn: outcome.turn, answer };
+    });
   }
 
-  /** Claims the turn for one drone and sends the work order. */
-  private async offer(
-    turnId: string,
-    userId: string,
-    candidate: Candidate,
-    parts: Promise<OrderParts>,
-  ): Promise<"accepted" | "declined" | "full" | "gone"> {
-    const { store, locks, config, secretBox, metrics, logger } = this.context;
-    const { droneId } = candidate;
-    // Capacity is read from the database (Drone.activeTurns) under a per-user lock: every server's
-    // dispatcher claims a user's turns one at a time, so a drone's slots are never over-committed.
-    const claim = await locks.with(`dispatch-user:${userId}`, async () => {
-      const drone = await this.droneOf(droneId, userId);
-      if (!drone || (drone.activeTurns?.length ?? 0) >= candidate.capacity) return null;
-      const outcome = await store.mutate<ChatTurnDocument>(turnId, (turn) => {
-        if (turn.status !== "queued") return null;
-        const now = new Date();
-        return {
-          events: [{ type: "dispatched", data: { droneId, droneName: drone.name } }],
-          set: {
-            drone: drone._id,
-            startedAt: turn.startedAt ?? now,
-            leaseExpiresAt: new Date(
-              now.getTime() + config.workOrderAckTimeoutMs + config.droneGraceMs,
-            ),
-          },
-          result: turn,
-        };
-      });
-      return outcome?.changed ? outcome.turn : ("gone" as const);
-    });
-    if (claim === null) return "full";
-    if (claim === "gone") return "gone";
-    const turn = claim;
-
-    let order: IWorkOrder;
-    try {
-      order = buildWorkOrder(await parts, secretBox, turn, turn.lastSeq + 1);
-    } catch (error) {
-      await this.release(
-        turnId,
+  /** Online drones of the user with their presence, workspace holders first, then at random. */
+  private candidates(
+    drones: Array<{ droneId: string; presence: Presence }>,
+    parts: OrderParts,
+    declined: ReadonlySet<string>,
+  ): Candidate[] {
+    const candidates: Candidate[] = [];
+    for (const { droneId, presence } of drones) {
+      if (!presence.online || declined.has(droneId)) continue;
+      candidates.push({
         droneId,
-        `could not build the work order: ${toGadgetError(error).message}`,
-      );
-      await this.fail(turnId, error);
-      return "gone";
+        capacity: presence.capacity ?? 1,
+        name: presence.name,
+        hasWorkspace: presence.workspaces.includes(parts.project.slug),
+        order: Math.random(),
+      });
     }
-    let answer: Ack | undefined;
-    let reason = "no answer";
-    try {
-      const answers = (await this.context.drones
-        .to(droneRoom(droneId))
-        .timeout(config.workOrderAckTimeoutMs)
-        .emitWithAck("work_order", order)) as Ack[];
-      answer = answers[0];
-      if (!answer) reason = "not connected";
-      else if (!answer.ok) reason = answer.error.message;
-    } catch {
+    candidates.sort((a, b) => Number(b.hasWorkspace) - Number(a.hasWorkspace) || a.order - b.order);
+    return candidates;
+  }
+
+  /**
+   * Takes a slot on the first candidate with one free; reloads what Redis lost from MongoDB.
+   * "stale" when the turn changed since `expectLast` (the hand-off's copy is out of date).
+   */
+  private async claim(
+    turnId: string,
+    candidates: Candidate[],
+    expectLast: number | undefined,
+  ): Promise<{ droneId: string; seq: number; name: string | null } | "stale" | null> {
+    const { store, seqs, models } = this.context;
+    // Each pass reloads at most one thing Redis lost (the counter, or one drone's slots).
+    for (let reloads = 0; reloads <= candidates.length + 1; reloads++) {
+      const outcome = await store.slots.claim(turnId, seqs.keyOf(turnId), candidates, expectLast);
+      if (outcome.status === "full") return null;
+      if (outcome.status === "changed") return "stale";
+      if (outcome.status === "claimed") {
+        const name = candidates.find((item) => item.droneId === outcome.droneId)?.name ?? null;
+        return { droneId: outcome.droneId, seq: outcome.seq, name };
+      }
+      if (outcome.status === "no_counter") {
+        // A lost counter is rebuilt from MongoDB; a copy of the turn cannot be proven current.
+        if (expectLast !== undefined) return "stale";
+        await seqs.load(turnId);
+        continue;
+      }
+      const drone = await models.Drone.findById(outcome.droneId).select({ activeTurns: 1 }).lean();
+      await store.slots.load(outcome.droneId, (drone?.activeTurns ?? []).map(String));
+    }
+    return null;
+  }
+
+  private async presenceOf(droneIds: string[]): Promise<Fleet> {
+    const presences = await this.context.presence.read(droneIds);
+    return droneIds.map((droneId, index) => ({ droneId, presence: presences[index]! }));
+  }
+
+  /** Sends the work order; resolves with the drone's answer, or undefined if none came in time. */
+  private send(droneId: string, order: IWorkOrder): Promise<Ack | undefined> {
+    const { config } = this.context;
+    const answers = this.context.drones
+      .to(droneRoom(droneId))
+      .timeout(config.workOrderAckTimeoutMs)
+      .emitWithAck("work_order", order) as Promise<Ack[]>;
+    return answers.then(
+      (list) => list[0] ?? { ok: false, error: { code: "unavailable", message: "not connected" } },
+      () => undefined,
+    );
+  }
+
+  /** Waits for the drone's answer; a refusal or silence puts the turn back. True if accepted. */
+  private async settle(
+    turnId: string,
+    attempt: Extract<Attempt, { kind: "sent" }>,
+  ): Promise<boolean> {
+    const { config, metrics, logger } = this.context;
+    const { droneId, turn } = attempt;
+    const answer = await attempt.answer;
+    if (answer?.ok) {
+      metrics.dispatchLatency.observe((Date.now() - turn.queuedAt.getTime()) / 1000);
+      logger.info({ turnId, droneId }, "turn dispatched");
+      return true;
+    }
+    let reason: string;
+    if (answer) reason = answer.error.message;
+    else {
       reason = `no answer within ${config.workOrderAckTimeoutMs} ms`;
       // It may still start the turn late: tell it not to.
       this.context.drones.to(droneRoom(droneId)).emit("turn_cancel", { turnId }, () => undefined);
     }
-    if (answer?.ok) {
-      metrics.dispatchLatency.observe((Date.now() - turn.queuedAt.getTime()) / 1000);
-      logger.info({ turnId, droneId }, "turn dispatched");
-      return "accepted";
-    }
     logger.info({ turnId, droneId, reason }, "work order declined");
     await this.release(turnId, droneId, reason);
-    return "declined";
+    return false;
   }
 
   /** Puts a declined turn back in the queue, unless the drone started it after all. */
@@ -243,5 +370,16 @@ export class Dispatcher {
     await this.worker?.close();
     await this.queue.close();
     await Promise.all(this.connections.map((redis) => redis.quit().catch(() => undefined)));
+  }
+}
+
+/** A promise's outcome as a value, so one failed read does not reject its siblings' round. */
+async function outcomeOf<T>(
+  promise: Promise<T>,
+): Promise<{ ok: true; value: T } | { ok: false; error: unknown }> {
+  try {
+    return { ok: true, value: await promise };
+  } catch (error) {
+    return { ok: false, error };
   }
 }

@@ -15,6 +15,7 @@ import {
   SystemError,
   workOrderSchema,
 } from "@gadget/protocol";
+import type { Types } from "mongoose";
 import type { SecretBox } from "../crypto/secret-box.ts";
 
 export interface OrderParts {
@@ -23,12 +24,19 @@ export interface OrderParts {
   provider: ProviderDocument;
 }
 
-/** Reads what a turn's work order is made of (started early, while the turn is being claimed). */
-export async function loadOrderParts(models: Models, turn: ChatTurnDocument): Promise<OrderParts> {
+/** The ids a turn's work order is read from (a turn's own, or carried by its dispatch job). */
+export interface OrderRefs {
+  project: Types.ObjectId | string;
+  session: Types.ObjectId | string;
+  provider: Types.ObjectId | string;
+}
+
+/** Reads what a turn's work order is made of, in one parallel round. */
+export async function loadOrderParts(models: Models, refs: OrderRefs): Promise<OrderParts> {
   const [project, session, provider] = await Promise.all([
-    models.Project.findById(turn.project).lean<ProjectDocument>(),
-    models.ChatSession.findById(turn.session).lean<ChatSessionDocument>(),
-    models.Provider.findById(turn.provider).lean<ProviderDocument>(),
+    models.Project.findById(refs.project).lean<ProjectDocument>(),
+    models.ChatSession.findById(refs.session).lean<ChatSessionDocument>(),
+    models.Provider.findById(refs.provider).lean<ProviderDocument>(),
   ]);
   if (!project || !session || !provider) {
     throw new SystemError("internal", "The turn's project, session or provider no longer exists");

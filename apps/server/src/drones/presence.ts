@@ -5,18 +5,28 @@ import type { Redis } from "ioredis";
 
 export interface Presence {
   online: boolean;
+  /** The drone's name as of its connection (work orders' `dispatched` events carry it). */
+  name: string | null;
   serverId: string | null;
   socketId: string | null;
   lastSeenAt: Date | null;
   capacity: number | null;
+  /** As the drone said in its handshake (the document may be written a moment later). */
+  hostname: string | null;
+  platform: string | null;
+  version: string | null;
   workspaces: string[];
 }
 
 export interface PresenceConnect {
   userId: string;
+  name: string;
   serverId: string;
   socketId: string;
   capacity: number;
+  hostname?: string | null;
+  platform?: string | null;
+  version?: string | null;
   workspaces: string[];
 }
 
@@ -30,6 +40,14 @@ const leaveScript = `if redis.call("hget", KEYS[1], "socketId") == ARGV[1] then
   redis.call("hdel", KEYS[1], "socketId", "serverId")
   redis.call("hset", KEYS[1], "lastSeenAt", ARGV[2])
   return 1 end return 0`;
+// A user's possibly-online drones and their records in one round trip (dispatch's hot path).
+const ofUserScript = `local ids = redis.call("smembers", KEYS[1])
+local out = {}
+for _, id in ipairs(ids) do
+  out[#out + 1] = id
+  out[#out + 1] = redis.call("hgetall", ARGV[1] .. id)
+end
+return out`;
 
 /** Reads and writes presence records `<prefix>:presence:<droneId>`. */
 export class PresenceStore {
@@ -53,8 +71,12 @@ export class PresenceStore {
       .hset(this.key(droneId), {
         serverId: connect.serverId,
         socketId: connect.socketId,
+        name: connect.name,
         lastSeenAt: String(Date.now()),
         capacity: String(connect.capacity),
+        hostname: connect.hostname ?? "",
+        platform: connect.platform ?? "",
+        version: connect.version ?? "",
         workspaces: JSON.stringify(connect.workspaces),
       })
       .sadd(this.onlineKey(connect.userId), droneId)
@@ -101,17 +123,43 @@ export class PresenceStore {
     for (const id of droneIds) pipeline.hgetall(this.key(id));
     const results = (await pipeline.exec()) ?? [];
     const now = Date.now();
-    return results.map(([, value]) => {
-      const record = (value ?? {}) as Record<string, string>;
-      const lastSeen = record.lastSeenAt ? Number(record.lastSeenAt) : null;
-      return {
-        online: Boolean(record.socketId) && lastSeen !== null && now - lastSeen < this.staleMs,
-        serverId: record.serverId ?? null,
-        socketId: record.socketId ?? null,
-        lastSeenAt: lastSeen === null ? null : new Date(lastSeen),
-        capacity: record.capacity ? Number(record.capacity) : null,
-        workspaces: record.workspaces ? (JSON.parse(record.workspaces) as string[]) : [],
-      };
-    });
+    return results.map(([, value]) => this.parse((value ?? {}) as Record<string, string>, now));
+  }
+
+  /** The user's drones that may be online, with their presence, in one round trip. */
+  async ofUser(userId: string): Promise<Array<{ droneId: string; presence: Presence }>> {
+    const flat = (await this.redis.eval(
+      ofUserScript,
+      1,
+      this.onlineKey(userId),
+      `${this.prefix}:presence:`,
+    )) as Array<string | string[]>;
+    const now = Date.now();
+    const drones: Array<{ droneId: string; presence: Presence }> = [];
+    for (let index = 0; index + 1 < flat.length; index += 2) {
+      const fields = flat[index + 1] as string[];
+      const record: Record<string, string> = {};
+      for (let field = 0; field + 1 < fields.length; field += 2) {
+        record[fields[field]!] = fields[field + 1]!;
+      }
+      drones.push({ droneId: flat[index] as string, presence: this.parse(record, now) });
+    }
+    return drones;
+  }
+
+  private parse(record: Record<string, string>, now: number): Presence {
+    const lastSeen = record.lastSeenAt ? Number(record.lastSeenAt) : null;
+    return {
+      online: Boolean(record.socketId) && lastSeen !== null && now - lastSeen < this.staleMs,
+      name: record.name ?? null,
+      serverId: record.serverId ?? null,
+      socketId: record.socketId ?? null,
+      lastSeenAt: lastSeen === null ? null : new Date(lastSeen),
+      capacity: record.capacity ? Number(record.capacity) : null,
+      hostname: record.hostname || null,
+      platform: record.platform || null,
+      version: record.version || null,
+      workspaces: record.workspaces ? (JSON.parse(record.workspaces) as string[]) : [],
+    };
   }
 }

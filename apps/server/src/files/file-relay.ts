@@ -26,9 +26,12 @@ export async function relayFileRequest(
     if (drone && String(drone.user) === String(project.user) && !drone.revokedAt) holders.push(id);
   }
   if (holders.length === 0) {
+    // Two different fixes for the user: start a drone, or let an online one clone the project.
     throw new SystemError(
       "no_drone_online",
-      `No online drone has a workspace for project "${project.name}": start a drone that has run a turn in it`,
+      droneIds.length === 0
+        ? `No drone is online to open project "${project.name}": start one of your drones`
+        : `No online drone has a checkout of project "${project.name}" yet: a drone clones it when it runs the project's first turn`,
     );
   }
   for (const droneId of holders) {

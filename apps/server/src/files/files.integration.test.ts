@@ -56,7 +56,22 @@ describe("file relay", () => {
     const response = await user.get(`/api/projects/${projectId}/files?path=`);
     expect(response.status).toBe(503);
     expect(response.body.error.code).toBe("no_drone_online");
-    expect(response.body.error.message).toMatch(/No online drone has a workspace/);
+    expect(response.body.error.message).toBe(
+      'No drone is online to open project "Demo Project": start one of your drones',
+    );
+    // Online, but without a checkout: the message says how one comes to be.
+    const { droneId, credential } = await registerDrone(user);
+    const drone = await ScriptedDrone.connect({ url: fixture.server.url, droneId, credential });
+    fixture.drones.push(drone);
+    await waitFor(async () => {
+      const { body } = await user.get("/api/drones");
+      return (body.drones as Array<{ status: string }>)[0]?.status === "online";
+    });
+    const withoutCheckout = await user.get(`/api/projects/${projectId}/files?path=`);
+    expect(withoutCheckout.status).toBe(503);
+    expect(withoutCheckout.body.error.message).toBe(
+      'No online drone has a checkout of project "Demo Project" yet: a drone clones it when it runs the project\'s first turn',
+    );
   });
 
   it("lists, reads and writes through the drone, and relays 409 on a stale baseSha", async () => {

@@ -1,4 +1,5 @@
 // The HTTP edge: one Fastify app whose every error becomes `{"error":{"code","message","details"}}`.
+import { randomBytes } from "node:crypto";
 import { GadgetError, toGadgetError, UserError } from "@gadget/protocol";
 import Fastify, { type FastifyInstance } from "fastify";
 import type { ServerContext } from "../context.ts";
@@ -10,6 +11,7 @@ import { healthRoutes } from "./routes/health.ts";
 import { projectRoutes } from "./routes/projects.ts";
 import { providerRoutes } from "./routes/providers.ts";
 import { turnRoutes } from "./routes/turns.ts";
+import { registerWebApp } from "./web.ts";
 
 const statusCodes: Record<number, string> = {
   400: "validation_failed",
@@ -39,12 +41,49 @@ export function httpError(error: unknown): GadgetError {
   return toGadgetError(error);
 }
 
+/** A caller's `x-request-id` is kept when it is a sane token, so a proxy's id follows the request. */
+const requestIdPattern = /^[\w.:-]{1,100}$/;
+/** Probes and static files are logged at debug: they would drown the API lines. */
+const quietPaths = /^\/(healthz|readyz|metrics)$|^\/(?!api\/)/;
+
+declare module "fastify" {
+  interface FastifyRequest {
+    /** Set by requireUser: who made the request, for the request's log line. */
+    userId?: string;
+  }
+}
+
 export function createHttpApp(context: ServerContext, turns: TurnService): FastifyInstance {
   const app = Fastify({
     logger: false,
     bodyLimit: context.config.bodyLimitBytes,
     // Socket.IO handles its own path on the same server.
     return503OnClosing: true,
+    trustProxy: context.config.trustProxy,
+    genReqId: (request) => {
+      const given = request.headers["x-request-id"];
+      return typeof given === "string" && requestIdPattern.test(given)
+        ? given
+        : randomBytes(8).toString("hex");
+    },
+  });
+
+  // One line per request, with the id the caller can quote (it is in every answer's headers).
+  app.addHook("onRequest", async (request, reply) => {
+    reply.header("x-request-id", request.id);
+  });
+  app.addHook("onResponse", async (request, reply) => {
+    const path = request.url.split("?")[0] ?? "";
+    const line = {
+      requestId: request.id,
+      method: request.method,
+      path,
+      status: reply.statusCode,
+      ms: Math.round(reply.elapsedTime),
+      ...(request.userId ? { userId: request.userId } : {}),
+    };
+    if (quietPaths.test(path)) context.logger.debug(line, "request");
+    else context.logger.info(line, "request");
   });
 
   // An empty JSON body (e.g. POST /cancel with a content type) reads as {}.
@@ -66,7 +105,12 @@ export function createHttpApp(context: ServerContext, turns: TurnService): Fasti
     const problem = httpError(error);
     if (problem.status >= 500) {
       context.logger.error(
-        { err: error, method: request.method, url: request.url },
+        {
+          err: error,
+          requestId: request.id,
+          method: request.method,
+          path: request.url.split("?")[0],
+        },
         "request failed",
       );
     }
@@ -76,17 +120,6 @@ export function createHttpApp(context: ServerContext, turns: TurnService): Fasti
     }
     reply.status(problem.status).send(problem.toJSON());
   });
-  app.setNotFoundHandler((request, reply) => {
-    reply
-      .status(404)
-      .send(
-        new UserError(
-          "not_found",
-          `No route ${request.method} ${request.url.split("?")[0]}`,
-        ).toJSON(),
-      );
-  });
-
   app.register(healthRoutes(context));
   app.register(authRoutes(context), { prefix: "/api" });
   app.register(droneRoutes(context, turns), { prefix: "/api" });
@@ -94,5 +127,6 @@ export function createHttpApp(context: ServerContext, turns: TurnService): Fasti
   app.register(projectRoutes(context), { prefix: "/api" });
   app.register(turnRoutes(context, turns), { prefix: "/api" });
   app.register(fileRoutes(context), { prefix: "/api" });
+  registerWebApp(app, context.config.webDir);
   return app;
 }

@@ -98,13 +98,21 @@ export function attachDroneNamespace(context: ServerContext, turns: TurnService)
             { $set: { ...details, lastSeenAt: new Date() } },
           );
         }
-        await presence.connect(droneId, {
-          userId,
-          serverId: config.serverId,
-          socketId: socket.id,
-          capacity,
-          workspaces: auth.workspaces,
-        });
+        await Promise.all([
+          presence.connect(droneId, {
+            userId,
+            name: drone.name,
+            serverId: config.serverId,
+            socketId: socket.id,
+            capacity,
+            hostname: details.hostname,
+            platform: details.platform,
+            version: details.version,
+            workspaces: auth.workspaces,
+          }),
+          // Dispatch counts used slots in Redis; fill them from the document if Redis lost them.
+          context.store.slots.load(droneId, (drone.activeTurns ?? []).map(String)),
+        ]);
         socket.join(droneRoom(droneId));
         // One connection per drone: this one replaces any older one, on whichever server.
         await drones.in(droneRoom(droneId)).except(socket.id).disconnectSockets(true);
@@ -166,9 +174,13 @@ export function attachDroneNamespace(context: ServerContext, turns: TurnService)
         if (!current) {
           await presence.connect(droneId, {
             userId,
+            name: socket.data.droneName,
             serverId: config.serverId,
             socketId: socket.id,
             capacity: auth.capacity ?? 1,
+            hostname: auth.hostname ?? null,
+            platform: auth.platform ?? null,
+            version: auth.version ?? null,
             workspaces: beat.workspaces ?? auth.workspaces,
           });
         }

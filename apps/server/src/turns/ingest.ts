@@ -1,7 +1,7 @@
 // Drone → server: batches of numbered events, checkpoints and lease renewals for the turns a
 // drone holds. A batch is checked against the turn's seq counter in Redis (held by this drone?
-// continuing the sequence?), stored through the group-commit writer, acknowledged once durable,
-// relayed, and applied to the ChatTurn by the accumulator. A re-sent batch stores nothing twice.
+// continuing the sequence?), stored through the group-commit writer, relayed once stored, applied
+// to the ChatTurn by the accumulator, and acknowledged. A re-sent batch stores nothing twice.
 import {
   type Heartbeat,
   type TurnCheckpoint,
@@ -22,14 +22,20 @@ function notHeld(turnId: string, status: string) {
   );
 }
 
-async function turnMeta(context: ServerContext, turnId: string) {
-  let meta = context.turnMeta.get(turnId);
+async function turnMeta(
+  context: ServerContext,
+  turnId: string,
+  known: { sessionId: string; userId: string } | null,
+) {
+  let meta = context.turnMeta.get(turnId) ?? known;
   if (!meta) {
     const turn = await context.models.ChatTurn.findById(turnId)
       .select({ session: 1, user: 1 })
       .lean();
     if (!turn) throw new UserError("not_found", `Turn ${turnId} not found`);
     meta = { sessionId: String(turn.session), userId: String(turn.user) };
+  }
+  if (!context.turnMeta.has(turnId)) {
     if (context.turnMeta.size > 10_000) context.turnMeta.clear();
     context.turnMeta.set(turnId, meta);
   }
@@ -61,13 +67,9 @@ export async function ingestBatch(
   const { turnId } = batch;
   // Batches of a turn are checked in the order they arrived (a drone pipelines them).
   const earlier = context.turnChains.get(`check:${turnId}`) ?? Promise.resolve();
-  const checked = earlier.then(async () => {
-    const meta = await turnMeta(context, turnId);
+  const checked = earlier.then(() => {
     const ends = incoming.some((event) => event.type === "done");
-    return {
-      meta,
-      outcome: await context.seqs.append(turnId, droneId, incoming[0]!.seq, incoming.length, ends),
-    };
+    return context.seqs.append(turnId, droneId, incoming[0]!.seq, incoming.length, ends);
   });
   const checkDone = checked.then(
     () => undefined,
@@ -78,7 +80,7 @@ export async function ingestBatch(
     if (context.turnChains.get(`check:${turnId}`) === checkDone)
       context.turnChains.delete(`check:${turnId}`);
   });
-  const { meta, outcome } = await checked;
+  const outcome = await checked;
   if (outcome.status === "not_held") {
     const turn = await context.models.ChatTurn.findById(turnId).select({ status: 1 }).lean();
     throw notHeld(turnId, turn?.status ?? "unknown");
@@ -90,6 +92,8 @@ export async function ingestBatch(
       { details: { lastSeq: outcome.last } },
     );
   }
+  // The counter carries the turn's session and user; older counters need one read.
+  const meta = await turnMeta(context, turnId, outcome.meta);
   const now = new Date();
   const events = incoming.map((event) => ({ ...event, at: event.at ?? now }) as TurnEvent);
   const fresh = events.filter((event) => event.seq > outcome.previous);
@@ -98,12 +102,15 @@ export async function ingestBatch(
   const written = context.eventWriter.write(turnId, events);
   // Batches of one turn are written concurrently but applied and relayed in seq order.
   const previous = context.turnChains.get(turnId) ?? Promise.resolve();
+  let applied: Promise<void> = Promise.resolve();
   const relayed = previous.then(async () => {
     await written;
     if (fresh.length === 0) return;
     context.metrics.eventsIngested.inc(fresh.length);
+    const accumulated = context.accumulator.add(turnId, fresh);
+    applied = accumulated.applied;
     // Status changes (approval, done) are applied before anyone sees the events.
-    await context.accumulator.add(turnId, fresh);
+    if (accumulated.beforeRelay) await applied;
     await context.relay.publish({
       turnId,
       sessionId: meta.sessionId,
@@ -117,6 +124,8 @@ export async function ingestBatch(
     if (context.turnChains.get(turnId) === settled) context.turnChains.delete(turnId);
   });
   await relayed;
+  // The ack also waits for what the events changed on the turn (the next batch's relay does not).
+  await applied;
   return { lastSeq: outcome.last };
 }
 
@@ -145,7 +154,22 @@ export async function renewLeases(
 ): Promise<string[]> {
   const stop: string[] = [];
   const grace = context.config.droneGraceMs;
-  for (const turnId of beat.activeTurns) {
+  let turnIds = beat.activeTurns;
+  if (!options.force && turnIds.length > 0) {
+    // Most heartbeats change nothing: Redis shows the drone still holds the turn, no cancel is
+    // pending and more than half the lease is left. Only the others read the turn (under its lock).
+    const [holders, leases] = await Promise.all([
+      context.seqs.holders(turnIds),
+      context.turnIndex.leases(turnIds),
+    ]);
+    const renewAfter = Date.now() + grace / 2;
+    turnIds = turnIds.filter((_, index) => {
+      const held = holders[index];
+      const lease = leases[index];
+      return !(held?.holder === droneId && !held.cancel && lease && lease > renewAfter);
+    });
+  }
+  for (const turnId of turnIds) {
     const outcome = await context.store.mutate(turnId, (turn) => {
       if (!isHeldBy(turn, droneId) || turn.cancelRequestedAt) return { result: false };
       // Renew once half the lease is used, not on every heartbeat: fewer writes, same guarantee.

@@ -1,7 +1,7 @@
 // Runs on every server: turns whose drone lease lapsed become `interrupted` (the turn lock makes
 // exactly one server do it), and queued turns are re-enqueued in case a wake-up was missed.
-// The Redis indexes (turn-index.ts) make each sweep cheap; every `fullSweepEvery` sweeps the
-// database itself is scanned to repair anything those indexes or Drone.activeTurns missed.
+// The Redis indexes (turn-index.ts, drone slots) make each sweep cheap; every `fullSweepEvery`
+// sweeps the database itself is scanned to repair what those indexes or Drone.activeTurns missed.
 import { activeTurnStatuses, type ChatTurnDocument } from "@gadget/db";
 import type { ServerContext } from "../context.ts";
 import type { TurnService } from "./turn-service.ts";
@@ -54,7 +54,7 @@ export class LeaseSweeper {
     return interrupted;
   }
 
-  /** Re-derives the Redis indexes and drones' used slots from the database. */
+  /** Re-derives the Redis indexes and drones' slots (Redis, Drone.activeTurns) from MongoDB. */
   async repair(): Promise<void> {
     const { models, turnIndex, locks } = this.context;
     const live = await models.ChatTurn.find({ status: { $in: ["queued", ...activeTurnStatuses] } })
@@ -71,10 +71,11 @@ export class LeaseSweeper {
     }
     const drones = await models.Drone.find({ revokedAt: null }).select({ activeTurns: 1 }).lean();
     for (const drone of drones) {
-      const truth = held.get(String(drone._id)) ?? new Set<string>();
+      const droneId = String(drone._id);
+      const truth = held.get(droneId) ?? new Set<string>();
+      await this.repairSlots(droneId, truth);
       const listed = new Set((drone.activeTurns ?? []).map(String));
-      const same = truth.size === listed.size && [...truth].every((id) => listed.has(id));
-      if (same) continue;
+      if (sameSet(truth, listed)) continue;
       await locks.with(`drone:${drone._id}`, async () => {
         // Re-check each differing turn under the lock: the snapshot above may be older than a dispatch.
         const current = await models.Drone.findById(drone._id).select({ activeTurns: 1 }).lean();
@@ -95,9 +96,37 @@ export class LeaseSweeper {
     }
   }
 
+  /**
+   * Makes a drone's Redis slots list the turns it holds. Each differing turn is re-checked under
+   * its own lock, which a dispatch holds from its claim until the claim is stored.
+   */
+  private async repairSlots(droneId: string, truth: ReadonlySet<string>): Promise<void> {
+    const { store } = this.context;
+    const listed = await store.slots.list(droneId);
+    if (listed === null) return; // Not loaded: the next claim or connection loads it.
+    const differing = new Set([
+      ...listed.filter((id) => !truth.has(id)),
+      ...[...truth].filter((id) => !listed.includes(id)),
+    ]);
+    for (const turnId of differing) {
+      await store.locked(turnId, async () => {
+        const turn = await store.read(turnId);
+        const holds =
+          turn !== null &&
+          activeTurnStatuses.includes(turn.status) &&
+          String(turn.drone) === droneId;
+        await store.slots.adjust(droneId, holds ? [] : [turnId], holds ? [turnId] : []);
+      });
+    }
+  }
+
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
     await this.running;
   }
+}
+
+function sameSet(a: ReadonlySet<string>, b: ReadonlySet<string>): boolean {
+  return a.size === b.size && [...a].every((id) => b.has(id));
 }

@@ -135,6 +135,9 @@ describe("cancel", () => {
     const response = await user.post(`/api/turns/${turnId}/cancel`);
     expect(response.status).toBe(202);
     expect(drone.cancels).toEqual([turnId]);
+    // Until the drone ends the turn, every heartbeat tells it again.
+    const beat = await drone.heartbeat([turnId]);
+    expect(beat).toMatchObject({ ok: true, cancelledTurns: [turnId] });
     await drone.stream(turnId, [
       agentEvent("done", { reason: "cancelled", passes: 1, totalCost: 0 }),
     ]);

@@ -1,8 +1,9 @@
 // Live turn events between server processes and to subscribers, without gap or duplicate.
-// Every stored batch is published on one Redis channel; each process feeds it to its local
-// subscriptions. A subscription keeps a cursor (last seq sent) per turn: it catches up from the
-// database first while live batches queue behind, sends only seq > cursor, and fetches from the
-// database whatever a live batch skipped.
+// Every stored batch goes to this process's subscriptions at once and, on one Redis channel, to
+// the other processes' (a process ignores its own messages). A subscription keeps a cursor (last
+// seq sent) per turn: it catches up from the database first while live batches queue behind,
+// sends only seq > cursor, and fetches from the database whatever a live batch skipped.
+import { randomUUID } from "node:crypto";
 import type { Models } from "@gadget/db";
 import type { Logger } from "@gadget/logging";
 import type { TurnEvent, TurnEventMessage } from "@gadget/protocol";
@@ -31,6 +32,12 @@ const pageSize = 500;
 /** How long a live event waits for missing earlier ones to be stored: 40 × 50 ms. */
 const gapRetries = 40;
 const gapRetryMs = 50;
+
+/** What goes over the channel: the batches one process stored in one tick. */
+interface LiveMessage {
+  origin: string;
+  batches: LiveBatch[];
+}
 
 /** One subscriber's view of a turn or a session. */
 export class LiveSubscription {
@@ -122,6 +129,11 @@ export class LiveSubscription {
 export class LiveRelay {
   private readonly byTurn = new Map<string, Set<LiveSubscription>>();
   private readonly bySession = new Map<string, Set<LiveSubscription>>();
+  /** Batches published in this tick, sent as one message. */
+  private outgoing: LiveBatch[] = [];
+  private sending: Promise<void> | null = null;
+  /** Marks this process's messages, which it delivered itself already. */
+  private readonly origin = randomUUID();
 
   constructor(
     private readonly publisher: Redis,
@@ -135,7 +147,12 @@ export class LiveRelay {
     this.subscriber.on("message", (channel: string, message: string) => {
       if (channel !== this.channel) return;
       try {
-        this.deliver(JSON.parse(message) as LiveBatch);
+        const parsed = JSON.parse(message) as LiveMessage;
+        if (parsed.origin === this.origin) return;
+        for (const batch of parsed.batches) {
+          for (const event of batch.events) event.at = new Date(event.at);
+          this.deliver(batch);
+        }
       } catch (error) {
         this.logError(error, "bad live batch");
       }
@@ -143,10 +160,22 @@ export class LiveRelay {
     await this.subscriber.subscribe(this.channel);
   }
 
-  /** Publishes a batch that is already stored. */
-  async publish(batch: LiveBatch): Promise<void> {
-    if (batch.events.length === 0) return;
-    await this.publisher.publish(this.channel, JSON.stringify(batch));
+  /**
+   * Publishes a batch that is already stored: to this process's subscriptions at once, to the
+   * other processes on the channel. Batches published in the same tick (every turn's batches
+   * stored by one group write) go out as one message, in the order they were published.
+   */
+  publish(batch: LiveBatch): Promise<void> {
+    if (batch.events.length === 0) return Promise.resolve();
+    this.deliver(batch);
+    this.outgoing.push(batch);
+    this.sending ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
+      const message: LiveMessage = { origin: this.origin, batches: this.outgoing };
+      this.outgoing = [];
+      this.sending = null;
+      return this.publisher.publish(this.channel, JSON.stringify(message)).then(() => undefined);
+    });
+    return this.sending;
   }
 
   /**
@@ -184,7 +213,6 @@ export class LiveRelay {
   }
 
   private deliver(batch: LiveBatch): void {
-    for (const event of batch.events) event.at = new Date(event.at);
     for (const subscription of this.byTurn.get(batch.turnId) ?? []) subscription.push(batch);
     for (const subscription of this.bySession.get(batch.sessionId) ?? []) subscription.push(batch);
   }

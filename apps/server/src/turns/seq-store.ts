@@ -2,6 +2,7 @@
 // drone batch (held by this drone? continues the sequence?) without touching MongoDB, and the
 // server's own events take their seqs from the same counter, so seqs never collide across servers.
 // MongoDB's TurnEvent unique index stays the last word on duplicates.
+import { randomBytes } from "node:crypto";
 import type { ChatTurnDocument, Models } from "@gadget/db";
 import { activeTurnStatuses } from "@gadget/db";
 import type { Redis } from "ioredis";
@@ -13,9 +14,13 @@ last = tonumber(last)
 local holder = redis.call("hget", KEYS[1], "holder") or ""
 local first = tonumber(ARGV[2])
 local finalSeq = first + tonumber(ARGV[3]) - 1
+local session = redis.call("hget", KEYS[1], "session") or ""
+local user = redis.call("hget", KEYS[1], "user") or ""
 if holder ~= ARGV[1] then
   -- A re-sent batch of the drone that ended the turn is acknowledged, never stored twice.
-  if finalSeq <= last and redis.call("hget", KEYS[1], "ended") == ARGV[1] then return {last, last} end
+  if finalSeq <= last and redis.call("hget", KEYS[1], "ended") == ARGV[1] then
+    return {last, last, session, user}
+  end
   return {-1, last}
 end
 if first > last + 1 then return {-3, last} end
@@ -24,7 +29,7 @@ redis.call("hset", KEYS[1], "last", newLast)
 if ARGV[4] == "1" and newLast > last then
   redis.call("hset", KEYS[1], "holder", "", "ended", ARGV[1])
 end
-return {last, newLast}`;
+return {last, newLast, session, user}`;
 
 const allocateScript = `
 local last = redis.call("hget", KEYS[1], "last")
@@ -37,11 +42,36 @@ return first`;
 const initScript = `
 if redis.call("exists", KEYS[1]) == 0 then
   redis.call("hset", KEYS[1], "last", ARGV[1], "holder", ARGV[2])
+  redis.call("hset", KEYS[1], "session", ARGV[4], "user", ARGV[5])
+  if ARGV[3] == "1" then redis.call("hset", KEYS[1], "cancel", "1") end
 end
 return 1`;
 
+const stampScript = `
+if redis.call("exists", KEYS[1]) == 0 then return false end
+redis.call("hset", KEYS[1], "version", ARGV[1])
+return ARGV[1]`;
+
+/** What a new or rebuilt counter starts from. */
+export interface CounterStart {
+  /** The turn's highest stored seq. */
+  last: number;
+  /** The drone holding the turn, or "". */
+  holder: string;
+  /** The turn's session and user, kept here so ingestion needs no read to relay a batch. */
+  sessionId: string;
+  userId: string;
+  cancel?: boolean;
+}
+
 export type AppendOutcome =
-  | { status: "ok"; previous: number; last: number }
+  | {
+      status: "ok";
+      previous: number;
+      last: number;
+      /** The turn's session and user when the counter knows them. */
+      meta: { sessionId: string; userId: string } | null;
+    }
   | { status: "not_held"; last: number }
   | { status: "gap"; last: number };
 
@@ -52,19 +82,29 @@ export class SeqStore {
     private readonly models: Models,
   ) {}
 
-  private key(turnId: string): string {
+  /** The Redis hash of a turn's counter (`last`, `holder`); dispatch claims seqs in its script. */
+  keyOf(turnId: string): string {
     return `${this.prefix}:turn-seq:${turnId}`;
   }
 
-  /** Starts the counter of a new turn. */
-  async init(turnId: string, last: number, holder: string): Promise<void> {
-    await this.redis.eval(initScript, 1, this.key(turnId), String(last), holder);
+  /** Starts the counter of a new turn (a no-op if it exists). */
+  async init(turnId: string, start: CounterStart): Promise<void> {
+    await this.redis.eval(
+      initScript,
+      1,
+      this.keyOf(turnId),
+      String(start.last),
+      start.holder,
+      start.cancel ? "1" : "0",
+      start.sessionId,
+      start.userId,
+    );
   }
 
   /** Rebuilds a missing counter from MongoDB (after a Redis restart, or a turn older than the key). */
-  private async load(turnId: string): Promise<void> {
+  async load(turnId: string): Promise<void> {
     const turn = await this.models.ChatTurn.findById(turnId)
-      .select({ lastSeq: 1, status: 1, drone: 1 })
+      .select({ lastSeq: 1, status: 1, drone: 1, cancelRequestedAt: 1, session: 1, user: 1 })
       .lean<ChatTurnDocument>();
     if (!turn) return;
     const newest = await this.models.TurnEvent.find({ turn: turn._id })
@@ -74,7 +114,13 @@ export class SeqStore {
       .lean();
     const last = Math.max(turn.lastSeq ?? 0, newest[0]?.seq ?? 0);
     const holder = activeTurnStatuses.includes(turn.status) && turn.drone ? String(turn.drone) : "";
-    await this.init(turnId, last, holder);
+    await this.init(turnId, {
+      last,
+      holder,
+      sessionId: String(turn.session),
+      userId: String(turn.user),
+      cancel: Boolean(turn.cancelRequestedAt),
+    });
   }
 
   /**
@@ -89,22 +135,23 @@ export class SeqStore {
     ends: boolean,
   ): Promise<AppendOutcome> {
     for (let attempt = 0; attempt < 2; attempt++) {
-      const [previous, last] = (await this.redis.eval(
+      const [previous, last, sessionId, userId] = (await this.redis.eval(
         appendScript,
         1,
-        this.key(turnId),
+        this.keyOf(turnId),
         droneId,
         String(first),
         String(count),
         ends ? "1" : "0",
-      )) as [number, number];
+      )) as [number, number, string?, string?];
       if (previous === -2) {
         await this.load(turnId);
         continue;
       }
       if (previous === -1) return { status: "not_held", last };
       if (previous === -3) return { status: "gap", last };
-      return { status: "ok", previous, last };
+      const meta = sessionId && userId ? { sessionId, userId } : null;
+      return { status: "ok", previous, last, meta };
     }
     return { status: "not_held", last: 0 };
   }
@@ -118,7 +165,7 @@ export class SeqStore {
       const first = (await this.redis.eval(
         allocateScript,
         1,
-        this.key(turnId),
+        this.keyOf(turnId),
         String(count),
         holder ?? "-",
       )) as number;
@@ -128,12 +175,48 @@ export class SeqStore {
     throw new Error(`turn ${turnId} not found`);
   }
 
+  /**
+   * Marks that the turn's document is about to change: a new random version, so a copy of the
+   * document taken at the old version is known stale on every server. Null without a counter.
+   */
+  async stamp(turnId: string): Promise<string | null> {
+    const version = randomBytes(8).toString("hex");
+    return (await this.redis.eval(stampScript, 1, this.keyOf(turnId), version)) as string | null;
+  }
+
+  /** The version `stamp` last set, or null. */
+  version(turnId: string): Promise<string | null> {
+    return this.redis.hget(this.keyOf(turnId), "version");
+  }
+
+  /** Mirrors ChatTurn.cancelRequestedAt: heartbeats learn of a cancel without a database read. */
+  async markCancel(turnId: string, requested: boolean): Promise<void> {
+    if (requested) await this.redis.hset(this.keyOf(turnId), "cancel", "1");
+    else await this.redis.hdel(this.keyOf(turnId), "cancel");
+  }
+
+  /**
+   * Per turn, the drone holding it and whether a cancel is pending; null where Redis has no
+   * counter (then only MongoDB can tell).
+   */
+  async holders(
+    turnIds: readonly string[],
+  ): Promise<Array<{ holder: string; cancel: boolean } | null>> {
+    const pipeline = this.redis.pipeline();
+    for (const turnId of turnIds) pipeline.hmget(this.keyOf(turnId), "last", "holder", "cancel");
+    const results = (await pipeline.exec()) ?? [];
+    return results.map(([error, value]) => {
+      const [last, holder, cancel] = (error ? [] : value) as Array<string | null>;
+      return last ? { holder: holder ?? "", cancel: cancel === "1" } : null;
+    });
+  }
+
   /** Lets the counter of a finished turn expire after a day (a resume rebuilds it). */
   async retire(turnId: string): Promise<void> {
-    await this.redis.pexpire(this.key(turnId), 24 * 60 * 60 * 1000);
+    await this.redis.pexpire(this.keyOf(turnId), 24 * 60 * 60 * 1000);
   }
 
   async keep(turnId: string): Promise<void> {
-    await this.redis.persist(this.key(turnId));
+    await this.redis.persist(this.keyOf(turnId));
   }
 }

@@ -1,6 +1,9 @@
 // Turn updates without a write per event: stored drone events wait here and are applied to their
 // ChatTurn together, every turnFlushIntervalMs, or at once when they change the turn's status
-// (approval, done, the first events after dispatch).
+// (approval, done, the first events after dispatch). Streamed text (tokens, thinking, tool output)
+// changes nothing on a running turn but its lastSeq and duration, so on its own it waits
+// `quietIntervals` times longer: on FerretDB every ChatTurn write takes the one SQLite writer
+// from the event inserts.
 import type { TurnEvent, TurnStatus } from "@gadget/protocol";
 import { isFinalTurnStatus } from "@gadget/protocol";
 import type { ServerContext } from "../context.ts";
@@ -8,37 +11,64 @@ import type { ServerContext } from "../context.ts";
 interface Entry {
   events: TurnEvent[];
   timer: NodeJS.Timeout | null;
+  /** When the timer fires. */
+  due: number;
   chain: Promise<void>;
   /** The turn's status after the last flush; unknown before the first. */
   status: TurnStatus | null;
 }
 
 const statusChanging = new Set(["approval", "done", "dispatched"]);
+/** Events that leave a running turn's fields as they are (but lastSeq and duration). */
+const quiet = new Set(["token", "thinking", "tool_output", "debug"]);
+/** How many flush intervals quiet events may wait when nothing else is waiting. */
+const quietIntervals = 10;
 
 export class TurnAccumulator {
   private readonly entries = new Map<string, Entry>();
 
   constructor(private readonly context: ServerContext) {}
 
-  /** Queues stored events; resolves once applied when they change the status, else at once. */
-  add(turnId: string, events: TurnEvent[]): Promise<void> {
+  /**
+   * Queues stored events. `applied` resolves once they are applied to the turn (at once for those
+   * that change it: approvals, done, tool events ending an approval, the first events after
+   * dispatch; else when the timer flushes, so the caller should not wait for it). `beforeRelay`
+   * says the caller must wait for `applied` before relaying them: a browser that sees an approval
+   * can decide it, one that sees `done` reads a finished turn.
+   */
+  add(turnId: string, events: TurnEvent[]): { applied: Promise<void>; beforeRelay: boolean } {
     let entry = this.entries.get(turnId);
     if (!entry) {
-      entry = { events: [], timer: null, chain: Promise.resolve(), status: null };
+      entry = { events: [], timer: null, due: 0, chain: Promise.resolve(), status: null };
       this.entries.set(turnId, entry);
     }
     entry.events.push(...events);
-    const urgent =
-      entry.status === null ||
-      entry.status === "dispatched" ||
+    const beforeRelay =
       (entry.status === "awaiting_approval" &&
         events.some((event) => event.type.startsWith("tool_"))) ||
       events.some((event) => statusChanging.has(event.type));
-    if (urgent) return this.flush(turnId);
-    entry.timer ??= setTimeout(() => {
+    // The first events after dispatch move the turn to `processing`: at once, but nobody needs
+    // to see that before the events themselves.
+    const urgent = beforeRelay || entry.status === null || entry.status === "dispatched";
+    if (urgent) return { applied: this.flush(turnId), beforeRelay };
+    const interval = this.context.config.turnFlushIntervalMs;
+    const wait = events.every((event) => quiet.has(event.type))
+      ? interval * quietIntervals
+      : interval;
+    this.schedule(turnId, entry, wait);
+    return { applied: Promise.resolve(), beforeRelay: false };
+  }
+
+  /** Flushes within `wait` ms: keeps an earlier timer, replaces a later one. */
+  private schedule(turnId: string, entry: Entry, wait: number): void {
+    const due = Date.now() + wait;
+    if (entry.timer && entry.due <= due) return;
+    if (entry.timer) clearTimeout(entry.timer);
+    entry.due = due;
+    entry.timer = setTimeout(() => {
+      entry.timer = null;
       void this.flush(turnId);
-    }, this.context.config.turnFlushIntervalMs);
-    return Promise.resolve();
+    }, wait);
   }
 
   /** Applies what is waiting for one turn. */
@@ -60,9 +90,7 @@ export class TurnAccumulator {
         // Put them back: the next flush tries again (the events themselves are already stored).
         entry.events.unshift(...events);
         this.context.logger.error({ err: error, turnId }, "turn update failed");
-        entry.timer ??= setTimeout(() => {
-          void this.flush(turnId);
-        }, this.context.config.turnFlushIntervalMs);
+        this.schedule(turnId, entry, this.context.config.turnFlushIntervalMs);
       }
     });
     return entry.chain;

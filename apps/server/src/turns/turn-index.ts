@@ -58,6 +58,13 @@ export class TurnIndex {
     return this.redis.zrange(this.queuedKey, 0, limit - 1);
   }
 
+  /** When each turn's lease ends (ms), or null for turns without one. */
+  async leases(turnIds: readonly string[]): Promise<Array<number | null>> {
+    if (turnIds.length === 0) return [];
+    const scores = await this.redis.zmscore(this.leasesKey, ...turnIds);
+    return scores.map((score) => (score === null ? null : Number(score)));
+  }
+
   /** Running turns whose lease ended before `now`. */
   lapsed(now: number, limit = 100): Promise<string[]> {
     return this.redis.zrangebyscore(this.leasesKey, "-inf", now, "LIMIT", 0, limit);

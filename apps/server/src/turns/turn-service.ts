@@ -30,32 +30,36 @@ export function isHeldBy(turn: ChatTurnDocument, droneId: string): boolean {
 export class TurnService {
   constructor(private readonly context: ServerContext) {}
 
-  /** Stores a new turn with its `queued` event and queues it for dispatch. */
+  /**
+   * Stores a new turn with its `queued` event and queues it for dispatch, in three rounds: the
+   * session, provider (and drone) reads; the turn, event and counter writes (and dispatch's own
+   * reads); the index, live relay and queue. What was read is handed to this process's
+   * dispatcher, so the turn usually reaches a drone without another database read.
+   */
   async create(userId: string, sessionId: string, body: CreateTurnBody): Promise<ChatTurnDocument> {
-    const { models, store, dispatcher } = this.context;
+    const { models, store, dispatcher, seqs, turnIndex, relay } = this.context;
     const user = new Types.ObjectId(userId);
-    const session = ownedBy(
-      await models.ChatSession.findById(objectId(sessionId, "Session")).lean(),
-      userId,
-    );
+    const sessionKey = objectId(sessionId, "Session");
+    const providerKey = objectId(body.providerId, "Provider");
+    const droneKey = body.droneId ? objectId(body.droneId, "Drone") : null;
+    const [foundSession, foundProvider, foundDrone] = await Promise.all([
+      models.ChatSession.findById(sessionKey).lean(),
+      models.Provider.findById(providerKey).lean(),
+      droneKey ? models.Drone.findById(droneKey).lean() : null,
+    ]);
+    const session = ownedBy(foundSession, userId);
     if (!session) throw notFound("Session");
-    const provider = ownedBy(
-      await models.Provider.findById(objectId(body.providerId, "Provider")).lean(),
-      userId,
-    );
+    const provider = ownedBy(foundProvider, userId);
     if (!provider) throw notFound("Provider");
     let requestedDrone: Types.ObjectId | null = null;
-    if (body.droneId) {
-      const drone = ownedBy(
-        await models.Drone.findById(objectId(body.droneId, "Drone")).lean(),
-        userId,
-      );
+    if (droneKey) {
+      const drone = ownedBy(foundDrone, userId);
       if (!drone || drone.revokedAt) throw notFound("Drone");
       requestedDrone = drone._id;
     }
     const now = new Date();
-    // A new turn is known to nobody yet: its document and `queued` event need no lock.
-    const created = await models.ChatTurn.create({
+    // A new turn is known to nobody yet: its document, `queued` event and counter need no lock.
+    const created = new models.ChatTurn({
       user,
       session: session._id,
       project: session.project,
@@ -70,28 +74,38 @@ export class TurnService {
       createdAt: now,
       queuedAt: now,
     });
+    const turnId = String(created._id);
     const queued = {
       seq: 1,
       type: "queued",
       data: { message: "Waiting for a drone" },
       at: now,
     } as TurnEvent;
-    await Promise.all([
-      models.TurnEvent.create({ ...queued, turn: created._id }),
-      this.context.seqs.init(String(created._id), 1, ""),
-    ]);
+    await created.validate();
     const turn = created.toObject() as ChatTurnDocument;
+    const [handOff] = await Promise.all([
+      // What dispatch needs beyond this (project, drones) is read while the turn is stored.
+      dispatcher.prepare(turn, session, provider),
+      // Validated above: the driver's insert, without mongoose's asynchronous save machinery.
+      models.ChatTurn.collection.insertOne({ ...turn }),
+      models.TurnEvent.collection.insertOne({ ...queued, turn: created._id }),
+      seqs.init(turnId, { last: 1, holder: "", sessionId: String(session._id), userId }),
+    ]);
     await Promise.all([
-      this.context.turnIndex.record(turn),
-      this.context.relay.publish({
-        turnId: String(turn._id),
-        sessionId: String(turn.session),
-        userId,
-        events: [queued],
-      }),
+      turnIndex.record(turn),
+      relay.publish({ turnId, sessionId: String(turn.session), userId, events: [queued] }),
+      dispatcher.enqueue(
+        turnId,
+        {
+          user: userId,
+          session: String(turn.session),
+          project: String(turn.project),
+          provider: String(turn.provider),
+        },
+        handOff,
+      ),
     ]);
     store.pushUpdate(turn, true);
-    await dispatcher.enqueue(String(created._id));
     return turn;
   }
 

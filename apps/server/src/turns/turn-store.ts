@@ -1,11 +1,12 @@
-// The one way a ChatTurn changes: under the turn's lock, read it, let the caller decide,
-// store new events (idempotently), derive the turn's state from them, write it, then relay
-// the events and the updated turn.
-import { activeTurnStatuses, type ChatTurnDocument, isDuplicateKeyError } from "@gadget/db";
+// The one way a ChatTurn changes: under the turn's lock, read it (or this process's copy, when
+// nobody wrote it since), let the caller decide, store new events (idempotently), derive the
+// turn's state from them, write what changed, then index and relay the events and the turn.
+import { activeTurnStatuses, type ChatTurnDocument } from "@gadget/db";
 import type { AgentEvent, TurnEvent } from "@gadget/protocol";
 import { isFinalTurnStatus } from "@gadget/protocol";
 import { Types } from "mongoose";
 import { type ServerContext, userRoom } from "../context.ts";
+import { DroneSlots } from "../drones/slots.ts";
 import { ownedBy } from "../owned.ts";
 import { toTurn } from "../serialize.ts";
 import { applyEvents, type TurnState } from "./turn-state.ts";
@@ -16,6 +17,13 @@ export type IncomingEvent = AgentEvent & { at?: Date };
 export interface TurnMutation<R> {
   /** The server's own new events: numbered from the turn's seq counter and stored. */
   events?: IncomingEvent[];
+  /** The seq of the first of `events` when the caller already took them (dispatch's claim). */
+  firstSeq?: number;
+  /**
+   * Store `events` and the turn in one round instead of events first (dispatch's claim, which
+   * the drone waits for). If only the turn's write lands, the lease sweeper ends the turn.
+   */
+  together?: boolean;
   /** Drone events already numbered and stored (ingestion): only applied to the turn. */
   storedEvents?: TurnEvent[];
   /** Fields written after the event-derived state (e.g. `status: "queued"` on resume). */
@@ -29,6 +37,12 @@ export interface MutationOutcome<R> {
   result: R | undefined;
   changed: boolean;
 }
+
+/** Writes a mutation of `turn`, which the caller read while holding the turn's lock. */
+export type ApplyMutation = <R>(
+  turn: ChatTurnDocument,
+  mutation: TurnMutation<R> | null,
+) => Promise<MutationOutcome<R>>;
 
 function stateOf(turn: ChatTurnDocument): TurnState {
   return {
@@ -46,105 +60,206 @@ function stateOf(turn: ChatTurnDocument): TurnState {
   };
 }
 
+/**
+ * The fields of `update` that differ from `turn` (stats per counter). FerretDB v1 applies an
+ * update field by field in a read-modify-write of the document: measured there, a one-field
+ * `$set` took about half as long as a three-field one, and a flush changes two or three fields.
+ */
+function changedFields(
+  turn: ChatTurnDocument,
+  update: Partial<ChatTurnDocument>,
+): Record<string, unknown> {
+  const changed: Record<string, unknown> = {};
+  const same = (a: unknown, b: unknown) => a === b || JSON.stringify(a) === JSON.stringify(b);
+  for (const [key, value] of Object.entries(update)) {
+    const before = (turn as unknown as Record<string, unknown>)[key];
+    if (key === "stats" && value && before && typeof before === "object") {
+      for (const [name, count] of Object.entries(value)) {
+        if (!same(count, (before as Record<string, unknown>)[name]))
+          changed[`stats.${name}`] = count;
+      }
+    } else if (!same(value, before)) {
+      changed[key] = value;
+    }
+  }
+  return changed;
+}
+
+/** The drone holding `turn`, if any. */
+function holderOf(turn: Pick<ChatTurnDocument, "status" | "drone">): string | null {
+  return activeTurnStatuses.includes(turn.status) && turn.drone ? String(turn.drone) : null;
+}
+
+/** Runs async work one at a time, in order. */
+class SerialLane {
+  private tail: Promise<unknown> = Promise.resolve();
+
+  run<T>(work: () => Promise<T>): Promise<T> {
+    const result = this.tail.then(work);
+    this.tail = result.catch(() => undefined);
+    return result;
+  }
+}
+
+/** How many recently written running turns each process keeps a copy of. */
+const recentLimit = 5_000;
+
 /** Serialised writes to turns plus the throttled `turn_update` push. */
 export class TurnStore {
   private readonly pendingUpdates = new Map<string, ChatTurnDocument>();
   private readonly updateTimers = new Map<string, NodeJS.Timeout>();
+  /**
+   * Running turns this process wrote last, without `messages` and `resumeState`, with the
+   * version stamped in Redis when they were written: a mutation of an unchanged turn needs no
+   * database read (the accumulator's flushes, lease renewals).
+   */
+  private readonly recent = new Map<string, { version: string; turn: ChatTurnDocument }>();
+  /**
+   * ChatTurn updates go out one at a time: FerretDB v1 updates cost milliseconds each on its one
+   * SQLite writer, and a burst of them side by side stalls the event inserts on SQLite's lock.
+   */
+  private readonly turnWrites = new SerialLane();
+  /** Drones' used slots in Redis; they change with the turns, so here. */
+  readonly slots: DroneSlots;
 
-  constructor(private readonly context: ServerContext) {}
+  constructor(private readonly context: ServerContext) {
+    this.slots = new DroneSlots(context.redis, context.config.redisPrefix);
+  }
+
+  /** Reads a turn by id (callers that must see the latest hold its lock). */
+  read(turnId: string): Promise<ChatTurnDocument | null> {
+    return this.context.models.ChatTurn.findById(turnId).lean<ChatTurnDocument>().exec();
+  }
 
   /**
    * Runs `decide` on the current turn under its lock and applies what it returns.
-   * `decide` may throw a GadgetError to refuse; returning null changes nothing.
+   * `decide` may throw a GadgetError to refuse; returning null changes nothing. The turn it gets
+   * (and the outcome's) may lack `messages` and `resumeState`: read those with `read`.
    * @example await store.mutate(id, (turn) => turn.status === "queued" ? { events: [cancelledDone] } : null);
    */
   async mutate<R>(
     turnId: string,
     decide: (turn: ChatTurnDocument) => TurnMutation<R> | null | Promise<TurnMutation<R> | null>,
   ): Promise<MutationOutcome<R> | null> {
-    const { models, locks } = this.context;
-    const outcome = await locks.with(`turn:${turnId}`, async () => {
-      const turn = await models.ChatTurn.findById(turnId).lean<ChatTurnDocument>();
+    return this.locked(turnId, async (apply) => {
+      const turn = await this.current(turnId);
       if (!turn) return null;
-      const mutation = await decide(turn);
-      if (!mutation)
-        return {
-          before: turn,
-          turn,
-          events: [],
-          result: undefined,
-          changed: false,
-          statusChanged: false,
-        };
-      const fresh = mutation.events ?? [];
-      const stored = mutation.storedEvents ?? [];
-      if (!fresh.length && !stored.length && !mutation.set) {
-        return {
-          before: turn,
-          turn,
-          events: [],
-          result: mutation.result,
-          changed: false,
-          statusChanged: false,
-        };
-      }
-      const now = new Date();
-      const state = { ...applyEvents(stateOf(turn), [...stored, ...fresh], now), ...mutation.set };
-      const events: TurnEvent[] = [];
-      if (fresh.length > 0) {
-        // The holder changes with the events that change it, in the same atomic step, so a drone
-        // batch racing this write is either before it or refused.
-        const drone = mutation.set?.drone !== undefined ? mutation.set.drone : turn.drone;
-        const status = state.status ?? turn.status;
-        const holder = activeTurnStatuses.includes(status) && drone ? String(drone) : "";
-        const first = await this.context.seqs.allocate(turnId, fresh.length, holder);
-        fresh.forEach((incoming, index) => {
-          events.push({
-            seq: first + index,
-            type: incoming.type,
-            data: incoming.data,
-            at: incoming.at ?? now,
-          } as TurnEvent);
-        });
-        await models.TurnEvent.insertMany(
-          events.map((event) => ({ ...event, turn: turn._id })),
-          { ordered: false },
-        ).catch((error: unknown) => {
-          if (!isDuplicateKeyError(error)) throw error;
-        });
-      }
-      const lastSeq = Math.max(
-        turn.lastSeq ?? 0,
-        ...stored.map((event) => event.seq),
-        ...events.map((event) => event.seq),
-      );
-      const update: Partial<ChatTurnDocument> = { ...state, lastSeq };
-      const updated = { ...turn, ...update } as ChatTurnDocument;
-      // The exchange joins the session's history before the turn is stored as completed: whatever
-      // frees the drone's slot (this write, or the sweeper re-deriving slots from statuses) must
-      // never let the session's next turn be dispatched without it.
-      if (updated.status === "completed" && turn.status !== "completed")
-        await this.remember(updated);
-      await models.ChatTurn.updateOne({ _id: turn._id }, { $set: update });
-      return {
-        before: turn,
-        turn: updated,
-        events,
-        result: mutation.result,
-        changed: true,
-        statusChanged: updated.status !== turn.status,
-      };
+      return apply(turn, await decide(turn));
     });
-    if (!outcome) return null;
-    if (outcome.changed) {
-      await this.afterWrite(outcome.before, outcome.turn, outcome.events, outcome.statusChanged);
+  }
+
+  /** The turn as last written by this process if nobody changed it since, else as stored. */
+  private async current(turnId: string): Promise<ChatTurnDocument | null> {
+    const recent = this.recent.get(turnId);
+    if (recent && (await this.context.seqs.version(turnId)) === recent.version) return recent.turn;
+    return this.read(turnId);
+  }
+
+  /**
+   * Holds the turn's lock while `work` reads what it needs and writes through `apply`; what was
+   * written is indexed, relayed and pushed once the lock is released.
+   * @example await store.locked(id, async (apply) => apply(await store.read(id), { set: { … } }));
+   */
+  async locked<T>(turnId: string, work: (apply: ApplyMutation) => Promise<T>): Promise<T> {
+    const written: Array<() => Promise<void>> = [];
+    try {
+      return await this.context.locks.with(`turn:${turnId}`, () =>
+        work((turn, mutation) => this.apply(turn, mutation, written)),
+      );
+    } finally {
+      for (const after of written) await after();
     }
-    return {
-      turn: outcome.turn,
-      events: outcome.events,
-      result: outcome.result,
-      changed: outcome.changed,
-    };
+  }
+
+  private async apply<R>(
+    turn: ChatTurnDocument,
+    mutation: TurnMutation<R> | null,
+    written: Array<() => Promise<void>>,
+  ): Promise<MutationOutcome<R>> {
+    const { models } = this.context;
+    const unchanged = { turn, events: [], result: mutation?.result, changed: false };
+    if (!mutation) return unchanged;
+    const fresh = mutation.events ?? [];
+    const stored = mutation.storedEvents ?? [];
+    if (!fresh.length && !stored.length && !mutation.set) return unchanged;
+    const turnId = String(turn._id);
+    const now = new Date();
+    const state = { ...applyEvents(stateOf(turn), [...stored, ...fresh], now), ...mutation.set };
+    const events: TurnEvent[] = [];
+    if (fresh.length > 0) {
+      // The holder changes with the events that change it, in the same atomic step, so a drone
+      // batch racing this write is either before it or refused.
+      const drone = mutation.set?.drone !== undefined ? mutation.set.drone : turn.drone;
+      const holder = holderOf({ status: state.status ?? turn.status, drone }) ?? "";
+      const first =
+        mutation.firstSeq ?? (await this.context.seqs.allocate(turnId, fresh.length, holder));
+      fresh.forEach((incoming, index) => {
+        events.push({
+          seq: first + index,
+          type: incoming.type,
+          data: incoming.data,
+          at: incoming.at ?? now,
+        } as TurnEvent);
+      });
+    }
+    // Server events go through the group-commit writer with the drones' events.
+    const insertEvents = () => this.context.eventWriter.write(turnId, events);
+    // Events first, so a failed write never leaves a turn whose state is ahead of its log.
+    if (!mutation.together) await insertEvents();
+    const lastSeq = Math.max(
+      turn.lastSeq ?? 0,
+      ...stored.map((event) => event.seq),
+      ...events.map((event) => event.seq),
+    );
+    const update: Partial<ChatTurnDocument> = { ...state, lastSeq };
+    const updated = { ...turn, ...update } as ChatTurnDocument;
+    // The exchange joins the session's history before the turn is stored as completed and before
+    // its slot is freed: nothing may dispatch the session's next turn without it.
+    if (updated.status === "completed" && turn.status !== "completed") await this.remember(updated);
+    const heldBefore = holderOf(turn);
+    const heldAfter = holderOf(updated);
+    // Redis indexes that change with the turn, under its lock so they never overtake each other:
+    // used slots (dispatch's capacity; a slot is freed only once the turn's write is stored) and
+    // the cancel mark (heartbeats).
+    const indexes: Array<Promise<unknown>> = [];
+    if (heldAfter && heldAfter !== heldBefore) indexes.push(this.slots.add(heldAfter, turnId));
+    if (Boolean(updated.cancelRequestedAt) !== Boolean(turn.cancelRequestedAt)) {
+      indexes.push(this.context.seqs.markCancel(turnId, Boolean(updated.cancelRequestedAt)));
+    }
+    const changed = changedFields(turn, update);
+    // Stamped before the write: a copy anywhere is stale from now on, even if the write fails.
+    this.recent.delete(turnId);
+    const version = await this.context.seqs.stamp(turnId);
+    await Promise.all([
+      mutation.together ? insertEvents() : null,
+      Object.keys(changed).length > 0
+        ? this.turnWrites.run(() => models.ChatTurn.updateOne({ _id: turn._id }, { $set: changed }))
+        : null,
+      ...indexes,
+    ]);
+    if (heldBefore && heldBefore !== heldAfter) await this.slots.remove(heldBefore, turnId);
+    if (version && !isFinalTurnStatus(updated.status)) this.keep(turnId, version, updated);
+    const statusChanged = updated.status !== turn.status;
+    written.push(async () => {
+      // Drone.activeTurns mirrors the slots in MongoDB (reconnects, revocation, the drone list).
+      if (heldBefore !== heldAfter) {
+        if (heldBefore) await this.mirrorSlot(heldBefore, turn._id, "$pull");
+        if (heldAfter) await this.mirrorSlot(heldAfter, turn._id, "$addToSet");
+      }
+      await this.afterWrite(turn, updated, events, statusChanged);
+    });
+    return { turn: updated, events, result: mutation.result, changed: true };
+  }
+
+  /** Keeps a copy of a running turn as just written (bounded; oldest first out). */
+  private keep(turnId: string, version: string, turn: ChatTurnDocument): void {
+    const { messages: _messages, resumeState: _resumeState, ...slim } = turn;
+    this.recent.delete(turnId);
+    this.recent.set(turnId, { version, turn: slim as ChatTurnDocument });
+    if (this.recent.size > recentLimit) {
+      const oldest = this.recent.keys().next().value;
+      if (oldest !== undefined) this.recent.delete(oldest);
+    }
   }
 
   private async afterWrite(
@@ -155,12 +270,6 @@ export class TurnStore {
   ) {
     const { relay, metrics, dispatcher, logger, turnIndex } = this.context;
     const turnId = String(turn._id);
-    const heldBefore = activeTurnStatuses.includes(before.status) ? String(before.drone) : null;
-    const heldAfter = activeTurnStatuses.includes(turn.status) ? String(turn.drone) : null;
-    if (heldBefore !== heldAfter) {
-      if (heldBefore) await this.moveSlot(heldBefore, turn._id, "$pull");
-      if (heldAfter) await this.moveSlot(heldAfter, turn._id, "$addToSet");
-    }
     if (
       statusChanged ||
       String(before.leaseExpiresAt ?? "") !== String(turn.leaseExpiresAt ?? "")
@@ -187,10 +296,15 @@ export class TurnStore {
     }
   }
 
-  /** Adds or removes a turn from a drone's used slots (Drone.activeTurns). */
-  private async moveSlot(droneId: string, turnId: Types.ObjectId, operator: "$pull" | "$addToSet") {
-    await this.context.locks.with(`drone:${droneId}`, () =>
-      this.context.models.Drone.updateOne(
+  /** Adds or removes a turn from Drone.activeTurns (the slots' mirror in MongoDB). */
+  private async mirrorSlot(
+    droneId: string,
+    turnId: Types.ObjectId,
+    operator: "$pull" | "$addToSet",
+  ) {
+    const { locks, models } = this.context;
+    await locks.with(`drone:${droneId}`, () =>
+      models.Drone.updateOne(
         { _id: new Types.ObjectId(droneId) },
         { [operator]: { activeTurns: turnId } },
       ),
@@ -265,9 +379,6 @@ export class TurnStore {
   /** Reads a turn that belongs to `userId`, or null. */
   async findOwned(userId: string, turnId: string): Promise<ChatTurnDocument | null> {
     if (!Types.ObjectId.isValid(turnId)) return null;
-    return ownedBy(
-      await this.context.models.ChatTurn.findById(turnId).lean<ChatTurnDocument>(),
-      userId,
-    );
+    return ownedBy(await this.read(turnId), userId);
   }
 }

@@ -1,13 +1,27 @@
 // OpenAI-compatible providers. The apiKey goes in, is sealed with AES-256-GCM, and never comes out.
-import { createProviderBodySchema, parseOrThrow } from "@gadget/protocol";
+import {
+  createProviderBodySchema,
+  parseOrThrow,
+  providerCheckBodySchema,
+  UserError,
+} from "@gadget/protocol";
 import type { FastifyPluginAsync } from "fastify";
 import { Types } from "mongoose";
 import { requireUser } from "../../auth/authenticate.ts";
+import { limit } from "../../auth/rate-limit.ts";
 import type { ServerContext } from "../../context.ts";
+import { ownedBy } from "../../owned.ts";
+import { checkProvider } from "../../providers/check-provider.ts";
 import { toProvider } from "../../serialize.ts";
+import { idParam } from "../params.ts";
+
+/** Checks reach out to the network; a user gets this many a minute. */
+const checksPerMinute = 30;
 
 export function providerRoutes(context: ServerContext): FastifyPluginAsync {
-  const { models, secretBox } = context;
+  const { models, secretBox, redis, config } = context;
+  const limitChecks = (userId: string) =>
+    limit(redis, `${config.redisPrefix}:rl:provider-check:${userId}`, checksPerMinute, 60_000);
   return async (app) => {
     app.post("/providers", async (request, reply) => {
       const userId = await requireUser(context, request);
@@ -33,6 +47,26 @@ export function providerRoutes(context: ServerContext): FastifyPluginAsync {
         .sort({ createdAt: 1 })
         .lean();
       return { providers: providers.map(toProvider) };
+    });
+
+    app.post("/providers/check", async (request) => {
+      const userId = await requireUser(context, request);
+      const body = parseOrThrow(providerCheckBodySchema, request.body, "provider check");
+      await limitChecks(userId);
+      return checkProvider(body);
+    });
+
+    app.post("/providers/:id/check", async (request) => {
+      const userId = await requireUser(context, request);
+      const id = idParam(request.params, "id", "Provider");
+      const provider = ownedBy(await models.Provider.findById(id).lean(), userId);
+      if (!provider) throw new UserError("not_found", "Provider not found");
+      await limitChecks(userId);
+      return checkProvider({
+        baseUrl: provider.baseUrl,
+        apiKey: provider.hasApiKey ? secretBox.open(provider.apiKeyEncrypted) : "",
+        modelId: provider.modelId,
+      });
     });
   };
 }
