@@ -1,9 +1,10 @@
-// Chromium harness for e2e tests and benches: build the app, serve it with the SPA fallback,
-// drive Debian's chromium through playwright-core, and keep screenshots under test-artifacts/.
+// Chromium harness for e2e tests and benches: build the app, serve it with the SPA fallback, put a
+// cuttable link in front of a server, drive Debian's chromium through playwright-core, and keep
+// screenshots under test-artifacts/.
 import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, readFile, rm, stat } from "node:fs/promises";
-import { Agent, createServer, request as httpRequest, type Server } from "node:http";
-import { type AddressInfo, connect } from "node:net";
+import { createServer, type Server } from "node:http";
+import { type AddressInfo, connect, createServer as createNetServer, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -92,45 +93,20 @@ const contentTypes: Record<string, string> = {
 export interface StaticServer {
   url: string;
   server: Server;
-  /** Cuts the API off (open connections are dropped, new ones refused) or lets it through again. */
-  setApiDown(down: boolean): void;
   close(): Promise<void>;
 }
 
 /**
  * Serves a built app the way production does: files from `dir`, and index.html for any other
- * GET (client routes). /api and /socket.io go to `apiTarget`; without one they fail like a server
- * that is down (the connection is dropped).
+ * GET (client routes). There is no API behind it: /api and /socket.io fail like a server that is
+ * down (the connection is dropped).
  */
-export async function serveStatic(
-  dir: string,
-  options: { apiTarget?: string } = {},
-): Promise<StaticServer> {
+export async function serveStatic(dir: string): Promise<StaticServer> {
   const index = await readFile(path.join(dir, "index.html"));
-  let apiDown = false;
-  // No keep-alive towards the API: idle pooled sockets would hold up the API server's close.
-  const agent = new Agent({ keepAlive: false });
-  const apiSockets = new Set<import("node:stream").Duplex>();
   const server = createServer(async (request, response) => {
     const url = new URL(request.url ?? "/", "http://localhost");
     if (url.pathname.startsWith("/api/") || url.pathname.startsWith("/socket.io/")) {
-      if (!options.apiTarget || apiDown) {
-        request.socket.destroy();
-        return;
-      }
-      const target = new URL(request.url ?? "/", options.apiTarget);
-      const upstream = httpRequest(
-        target,
-        { method: request.method, headers: { ...request.headers, host: target.host }, agent },
-        (answer) => {
-          response.writeHead(answer.statusCode ?? 502, answer.headers);
-          answer.pipe(response);
-        },
-      );
-      upstream.on("error", () => request.socket.destroy());
-      apiSockets.add(request.socket);
-      request.socket.once("close", () => apiSockets.delete(request.socket));
-      request.pipe(upstream);
+      request.socket.destroy();
       return;
     }
     const file = path.join(
@@ -156,50 +132,70 @@ export async function serveStatic(
     response.writeHead(200, { "content-type": "text/html; charset=utf-8" });
     response.end(index);
   });
-  // Socket.IO upgrades to WebSocket: pass the raw connection through to the API.
-  server.on("upgrade", (request, socket, head) => {
-    if (!options.apiTarget || apiDown) {
-      socket.destroy();
-      return;
-    }
-    apiSockets.add(socket);
-    socket.once("close", () => apiSockets.delete(socket));
-    const target = new URL(options.apiTarget);
-    const upstream = connect(Number(target.port || 80), target.hostname, () => {
-      const lines = [`${request.method} ${request.url} HTTP/${request.httpVersion}`];
-      for (let index = 0; index < request.rawHeaders.length; index += 2) {
-        const name = request.rawHeaders[index]!;
-        const value = name.toLowerCase() === "host" ? target.host : request.rawHeaders[index + 1]!;
-        lines.push(`${name}: ${value}`);
-      }
-      upstream.write(`${lines.join("\r\n")}\r\n\r\n`);
-      if (head.length > 0) upstream.write(head);
-      upstream.pipe(socket);
-      socket.pipe(upstream);
-    });
-    apiSockets.add(upstream);
-    upstream.once("close", () => {
-      apiSockets.delete(upstream);
-      socket.destroy();
-    });
-    socket.once("close", () => upstream.destroy());
-    upstream.on("error", () => socket.destroy());
-    socket.on("error", () => upstream.destroy());
-  });
+  server.on("upgrade", (_request, socket) => socket.destroy());
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,
     server,
-    setApiDown: (down) => {
-      apiDown = down;
-      if (down) for (const socket of apiSockets) socket.destroy();
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+export interface NetworkLink {
+  /** Where the browser goes instead of the target: same paths, another port. */
+  url: string;
+  /** Cuts the link (open connections are dropped, new ones refused) or mends it. */
+  setDown(down: boolean): void;
+  close(): Promise<void>;
+}
+
+/**
+ * A TCP link to `target` that a test can cut, as a network between the browser and the server
+ * that fails: HTTP, WebSockets and all pass through it unchanged while it is up.
+ * @example const link = await startNetworkLink(server.url); link.setDown(true);
+ */
+export async function startNetworkLink(target: string): Promise<NetworkLink> {
+  const { hostname, port } = new URL(target);
+  const sockets = new Set<Socket>();
+  let down = false;
+  const track = (socket: Socket) => {
+    sockets.add(socket);
+    socket.once("close", () => sockets.delete(socket));
+  };
+  const server = createNetServer((incoming) => {
+    if (down) {
+      incoming.destroy();
+      return;
+    }
+    const outgoing = connect(Number(port || 80), hostname);
+    track(incoming);
+    track(outgoing);
+    incoming.pipe(outgoing);
+    outgoing.pipe(incoming);
+    incoming.once("close", () => outgoing.destroy());
+    outgoing.once("close", () => incoming.destroy());
+    incoming.on("error", () => outgoing.destroy());
+    outgoing.on("error", () => incoming.destroy());
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const address = server.address() as AddressInfo;
+  const cutAll = () => {
+    for (const socket of sockets) socket.destroy();
+  };
+  return {
+    url: `http://127.0.0.1:${address.port}`,
+    setDown: (value) => {
+      down = value;
+      if (down) cutAll();
     },
     close: () =>
       new Promise<void>((resolve) => {
-        for (const socket of apiSockets) socket.destroy();
-        agent.destroy();
-        server.closeAllConnections();
+        cutAll();
         server.close(() => resolve());
       }),
   };

@@ -1,6 +1,7 @@
 // The project's file tree, read directory by directory from the drone through the server.
 import type { FileEntry } from "@gadget/protocol";
 import { useCallback, useEffect, useState } from "react";
+import { ApiError } from "../api/api-error.ts";
 import { ErrorNote } from "../components/error-note.tsx";
 
 export interface FileTreeProps {
@@ -39,6 +40,20 @@ function Directory({ path, depth, props }: { path: string; depth: number; props:
   }, [list, path]);
   useEffect(load, [load, refreshKey]);
   if (error) {
+    // A new project: no drone has cloned it yet. That is not a failure, and it says what to do.
+    if (depth === 0 && error instanceof ApiError && error.code === "no_drone_online") {
+      return (
+        <div className="note" role="status">
+          <p>
+            No online drone has a checkout of this project yet. The first prompt in a session clones
+            it on the drone that runs it; its files show here then.
+          </p>
+          <button type="button" className="button small" onClick={load}>
+            Look again
+          </button>
+        </div>
+      );
+    }
     return (
       <ErrorNote
         error={error}

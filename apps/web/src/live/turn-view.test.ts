@@ -202,6 +202,57 @@ describe("turn view", () => {
     expect(view.phase).toBe("running");
   });
 
+  it("tells a denied call from an approved one as the engine reports them (after a reload too)", () => {
+    const approvals = ["a.txt", "b.txt"].map((file, index) => ({
+      id: `approval-1-${index + 1}`,
+      callId: `w${index + 1}`,
+      tool: "write_file",
+      params: { path: file, content: "hi" },
+      description: `Write ${file}`,
+    }));
+    // The engine announces a declined call like any other: tool_start, then a failed result.
+    const view = applyEvents(
+      emptyTurnView(),
+      numbered([
+        ["status", { message: "Pass 1", pass: 1 }],
+        ["approval", { approvals }],
+        ["tool_start", { callId: "w1", tool: "write_file", params: approvals[0]!.params }],
+        ["tool_result", { callId: "w1", tool: "write_file", ok: true, summary: "Wrote a.txt" }],
+        ["tool_start", { callId: "w2", tool: "write_file", params: approvals[1]!.params }],
+        [
+          "tool_result",
+          { callId: "w2", tool: "write_file", ok: false, summary: "declined by the user" },
+        ],
+      ]),
+    );
+    expect(view.approvals.map((item) => item.state)).toEqual(["approved", "denied"]);
+    expect(pendingApprovals(view)).toHaveLength(0);
+  });
+
+  it("stops saying it waits for approval once every approval is decided", () => {
+    const approval = {
+      id: "approval-1-1",
+      callId: "slow",
+      tool: "run_command",
+      params: { command: "npm test" },
+      description: "Run `npm test`",
+    };
+    const waiting = applyEvents(
+      emptyTurnView(),
+      numbered([
+        ["status", { message: "Pass 1", pass: 1 }],
+        ["approval", { approvals: [approval] }],
+      ]),
+    );
+    expect(waiting.statusMessage).toBe("Waiting for your approval");
+    const running = applyEvent(
+      waiting,
+      event(3, "tool_start", { callId: "slow", tool: "run_command", params: approval.params }),
+    );
+    expect(running.phase).toBe("running");
+    expect(running.statusMessage).toBeNull();
+  });
+
   it("closes approvals left open when a new pass starts or the turn ends", () => {
     const approval = {
       id: "ap",

@@ -11,6 +11,13 @@ import type {
 
 /** Longest command output kept per tool call; older output is dropped from the front. */
 export const MAX_TOOL_OUTPUT = 64 * 1024;
+/** The status message while approvals are open. */
+const AWAITING_APPROVAL = "Waiting for your approval";
+/**
+ * The summary of a call the user declined (the engine's `declinedOutput`, @gadget/agent): the
+ * engine announces it with tool_start and this failed tool_result, and nothing else says so.
+ */
+export const DECLINED_SUMMARY = "declined by the user";
 /** Debug messages kept per turn (they are for developers; the newest matter). */
 export const MAX_DEBUG_MESSAGES = 200;
 
@@ -281,7 +288,11 @@ function applyInOrder(draft: Draft, event: TurnEvent): void {
       break;
     case "tool_result": {
       const { callId, ok, summary, durationMs } = event.data;
-      resolveApprovalFor(draft, callId, ok ? "approved" : "resolved");
+      resolveApprovalFor(
+        draft,
+        callId,
+        ok ? "approved" : summary === DECLINED_SUMMARY ? "denied" : "resolved",
+      );
       upsertTool(draft, callId, (tool) => ({
         ...tool,
         tool: event.data.tool,
@@ -310,7 +321,7 @@ function applyInOrder(draft: Draft, event: TurnEvent): void {
         else draft.approvals.push(item);
       }
       draft.phase = "awaiting_approval";
-      draft.statusMessage = "Waiting for your approval";
+      draft.statusMessage = AWAITING_APPROVAL;
       break;
     case "response":
       draft.response = event.data.message;
@@ -347,6 +358,8 @@ function applyInOrder(draft: Draft, event: TurnEvent): void {
   }
   if (draft.phase === "awaiting_approval" && !draft.approvals.some((a) => a.state === "pending")) {
     draft.phase = "running";
+    // Decided: the line under the status should not go on asking (a long command may follow).
+    if (draft.statusMessage === AWAITING_APPROVAL) draft.statusMessage = null;
   }
 }
 
@@ -424,8 +437,13 @@ function appendOutput(tool: ToolActivity, text: string): ToolActivity {
 }
 
 function resolveApprovalFor(draft: Draft, callId: string, state: ApprovalState): void {
+  // A declined call is announced with tool_start too: its result turns "approved" into "denied".
   const index = draft.approvals.findIndex(
-    (item) => item.callId === callId && (item.state === "pending" || item.state === "resolved"),
+    (item) =>
+      item.callId === callId &&
+      (item.state === "pending" ||
+        item.state === "resolved" ||
+        (state === "denied" && item.state === "approved")),
   );
   if (index < 0) return;
   const item = draft.approvals[index]!;
