@@ -1,0 +1,79 @@
+// `pnpm start`: the whole product on this machine. Reads the environment (PORT, HOST, MONGO_URL,
+// REDIS_URL, GADGET_DATA_DIR), prints the URL and the login, and stops everything on Ctrl-C.
+import path from "node:path";
+import { findRepoRoot } from "@gadget/services";
+import { childFailure, displayPath, launch, type Running } from "./launcher.ts";
+
+const rootDir = findRepoRoot();
+const dataDir = path.resolve(process.env.GADGET_DATA_DIR ?? path.join(rootDir, ".gadget"));
+const port = Number(process.env.PORT ?? 3000);
+const host = process.env.HOST ?? "127.0.0.1";
+const say = (line: string) => console.log(line);
+
+if (!Number.isInteger(port) || port <= 0 || port > 65535) {
+  console.error(`PORT must be a port number (1-65535), got "${process.env.PORT}"`);
+  process.exit(2);
+}
+
+let running: Running | null = null;
+let stopping = false;
+
+async function shutdown(code: number): Promise<never> {
+  stopping = true;
+  await running?.stop();
+  process.exit(code);
+}
+
+// Ctrl-C once: stop in order (a running turn gets 5 s to finish, then is cancelled); twice: now.
+for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
+  process.on(signal, () => {
+    if (stopping) {
+      say("stopping now");
+      running?.kill();
+      process.exit(130);
+    }
+    say("\nstopping the drone, the server and the services…");
+    void shutdown(0).then(() => undefined);
+  });
+}
+
+try {
+  running = await launch({
+    rootDir,
+    dataDir,
+    host,
+    port,
+    mongoUrl: process.env.MONGO_URL || undefined,
+    redisUrl: process.env.REDIS_URL || undefined,
+    env: process.env,
+    say,
+  });
+} catch (error) {
+  if (!stopping) {
+    console.error(`pnpm start: ${error instanceof Error ? error.message : String(error)}`);
+    process.exit(1);
+  }
+}
+
+if (running && !stopping) {
+  const { url, session, droneName } = running;
+  say("");
+  say(`Gadget Code is running at ${url}/`);
+  say(
+    `  log in as ${session.user.email} with password ${session.user.password}` +
+      ` (kept in ${displayPath(path.join(dataDir, "local-user.json"))})`,
+  );
+  say(
+    `  drone "${droneName}" is online; its workspaces are in ${displayPath(path.join(dataDir, "workspace"))}`,
+  );
+  say(`  logs: ${displayPath(path.join(dataDir, "logs"))}/{server,drone}.log`);
+  say("  add a provider (an OpenAI-compatible API) in the web IDE, then a project, then ask away.");
+  say("Press Ctrl-C to stop.");
+
+  const failure = await running.failed;
+  if (!stopping) {
+    console.error(childFailure(failure.child, "stopped unexpectedly", failure));
+    console.error("stopping the rest…");
+    await shutdown(1);
+  }
+}
