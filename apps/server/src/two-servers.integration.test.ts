@@ -109,6 +109,81 @@ describe("two server processes", () => {
     expect(drone.revocations).toHaveLength(1);
   });
 
+  it("hands a burst of turns posted to both servers to one drone each, never beyond capacity", async () => {
+    const user = await signup(first.url, "burst");
+    const onSecond = new ApiClient(second.url, user.token);
+    const workspace = await setupWorkspace(user);
+    // One session per turn: a session's turns wait for each other's history, not for capacity.
+    const sessions = [workspace.sessionId];
+    for (let index = 1; index < 8; index++) {
+      const created = await user.post(`/api/projects/${workspace.projectId}/sessions`, {
+        name: `burst ${index}`,
+      });
+      sessions.push(created.body.session._id);
+    }
+    const drones: ScriptedDrone[] = [];
+    for (const [label, server] of [
+      ["a", first],
+      ["b", second],
+    ] as const) {
+      const { droneId, credential } = await registerDrone(user, {
+        name: `burst-${label}`,
+        capacity: 2,
+      });
+      const drone = await ScriptedDrone.connect({
+        url: server.url,
+        droneId,
+        credential,
+        capacity: 2,
+        heartbeatMs: 500,
+      });
+      closers.push(drone);
+      drones.push(drone);
+    }
+    await waitFor(async () =>
+      (await user.get("/api/drones")).body.drones.every(
+        (drone: { status: string }) => drone.status === "online",
+      ),
+    );
+    const finished = new Set<string>();
+    const orders = () => drones.flatMap((drone) => drone.workOrders.map((order) => order.turnId));
+    const running = (drone: ScriptedDrone) =>
+      drone.workOrders.filter((order) => !finished.has(order.turnId));
+
+    // Each server dispatches what was posted to it at once, and both queue a job for it too.
+    const posted = await Promise.all(
+      sessions.map((sessionId, index) =>
+        (index % 2 === 0 ? user : onSecond).post(`/api/sessions/${sessionId}/turns`, {
+          prompt: `burst ${index}`,
+          providerId: workspace.providerId,
+        }),
+      ),
+    );
+    expect(posted.map((response) => response.status)).toEqual(sessions.map(() => 202));
+    while (finished.size < sessions.length) {
+      const expected = Math.min(sessions.length, finished.size + 4);
+      await waitFor(() => orders().length >= expected, 10_000, `${expected} work orders`);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(orders()).toHaveLength(expected);
+      for (const drone of drones) {
+        expect(running(drone).length).toBeLessThanOrEqual(2);
+        for (const order of running(drone)) {
+          expect((await drone.stream(order.turnId, finish)).ok).toBe(true);
+          finished.add(order.turnId);
+        }
+      }
+    }
+    expect(new Set(orders())).toEqual(
+      new Set(posted.map((response) => response.body.turn._id as string)),
+    );
+    const turns = (
+      await Promise.all(sessions.map((sessionId) => user.get(`/api/sessions/${sessionId}/turns`)))
+    ).flatMap((response) => response.body.turns);
+    expect(turns.map((turn: { status: string }) => turn.status)).toEqual(
+      sessions.map(() => "completed"),
+    );
+  });
+
   it("keeps a turn across SIGTERM of the drone's server: the drone goes on through the other", async () => {
     const user = await signup(second.url, "sigterm");
     const workspace = await setupWorkspace(user);
@@ -154,3 +229,8 @@ describe("two server processes", () => {
     expect(watcher.seqs(turnId)).toEqual([1, 2, 3, 4, 5]);
   });
 });
+
+const finish = [
+  agentEvent("response", { message: "done" }),
+  agentEvent("done", { reason: "completed", passes: 1, totalCost: 0 }),
+];

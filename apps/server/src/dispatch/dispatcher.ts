@@ -1,4 +1,5 @@
 // Dispatch through BullMQ: one job per queued turn (job id = turn id, so no double dispatch).
+// A turn's creator dispatches it at once on its own process too (the job then finds it taken).
 // The processor, under the turn's lock, reads the turn and what its work order is made of in one
 // round (or takes what the turn's creator read on this process), picks a drone and takes its slot
 // and the `dispatched` seq in one Redis script, stores the claim in one write round and sends the
@@ -58,6 +59,8 @@ export class Dispatcher {
   private worker: Worker<DispatchJob> | null = null;
   private readonly connections: Redis[] = [];
   private readonly handOffs = new Map<string, HandOff>();
+  /** Dispatches this process started itself for turns it just created (see `enqueue`). */
+  private readonly direct = new Map<string, Promise<unknown>>();
 
   constructor(private readonly context: ServerContext) {
     const connection = this.connection();
@@ -81,6 +84,9 @@ export class Dispatcher {
       async (job) => {
         // The job edge: nothing thrown leaves it; a failed dispatch leaves the turn queued.
         try {
+          // This process is already dispatching the turn it created: the job has nothing to add.
+          const direct = this.direct.get(job.data.turnId);
+          if (direct) return void (await direct);
           await this.dispatch(job.data.turnId, job.data.refs);
         } catch (error) {
           this.context.logger.error({ err: error, turnId: job.data.turnId }, "dispatch failed");
@@ -124,14 +130,26 @@ export class Dispatcher {
   /**
    * Queues a turn for dispatch; a no-op while a job for it is waiting or running. `refs` (the
    * turn's immutable ids) let any processor read the turn and its order's parts in one round;
-   * `handOff` lets this process's processor skip even that.
+   * `handOff` lets this process dispatch at once with what its creator read, without waiting
+   * for a worker to take the job (a few milliseconds of Redis round trips). The job is queued all
+   * the same: whichever process takes it finds the turn dispatched, or tries again.
    */
   async enqueue(turnId: string, refs?: DispatchRefs, handOff?: HandOff | null): Promise<void> {
-    if (handOff) {
+    if (handOff && this.worker && this.context.accepting && !this.direct.has(turnId)) {
       this.handOffs.set(turnId, handOff);
       setTimeout(() => {
         if (this.handOffs.get(turnId) === handOff) this.handOffs.delete(turnId);
       }, handOffTtlMs).unref();
+      const direct = this.dispatch(turnId, refs)
+        .catch((error: unknown) =>
+          this.context.logger.error({ err: error, turnId }, "dispatch failed"),
+        )
+        .finally(() => {
+          this.direct.delete(turnId);
+          this.context.background.delete(direct);
+        });
+      this.direct.set(turnId, direct);
+      this.context.background.add(direct);
     }
     await this.queue.add("dispatch", refs ? { turnId, refs } : { turnId }, {
       jobId: turnId,
@@ -365,9 +383,10 @@ export class Dispatcher {
     });
   }
 
-  /** Stops taking jobs (waits for running ones) and closes the queue. */
+  /** Stops taking jobs (waits for running ones and direct dispatches) and closes the queue. */
   async close(): Promise<void> {
     await this.worker?.close();
+    await Promise.allSettled([...this.direct.values()]);
     await this.queue.close();
     await Promise.all(this.connections.map((redis) => redis.quit().catch(() => undefined)));
   }

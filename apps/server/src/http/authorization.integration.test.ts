@@ -2,7 +2,13 @@
 // receives A's work.
 import { agentEvent } from "@gadget/protocol";
 import { describe, expect, it } from "vitest";
-import { registerDrone, setupWorkspace, signup, waitFor } from "../testing/api-client.ts";
+import {
+  ApiClient,
+  registerDrone,
+  setupWorkspace,
+  signup,
+  waitFor,
+} from "../testing/api-client.ts";
 import { ScriptedDrone } from "../testing/scripted-drone.ts";
 import { useTestServer } from "../testing/use-test-server.ts";
 
@@ -122,5 +128,27 @@ describe("authorisation matrix", () => {
       async () => (await alice.get(`/api/turns/${turnId}`)).body.turn.status === "dispatched",
     );
     expect(bobScripted.workOrders).toHaveLength(0);
+  });
+
+  it("answers 401 to a turn POST without a valid token, whatever else is wrong, and stores nothing", async () => {
+    const alice = await signup(fixture.server.url, "carol");
+    const a = await setupWorkspace(alice);
+    const valid = { prompt: "x", providerId: a.providerId };
+    const callers = [new ApiClient(fixture.server.url), new ApiClient(fixture.server.url, "gat_x")];
+    for (const caller of callers) {
+      const attempts = [
+        caller.post(`/api/sessions/${a.sessionId}/turns`, valid),
+        caller.post(`/api/sessions/${a.sessionId}/turns`, { prompt: "" }),
+        caller.post(`/api/sessions/${a.sessionId}/turns`, { prompt: "x", providerId: "nope" }),
+        caller.post("/api/sessions/not-an-id/turns", valid),
+      ];
+      for (const response of await Promise.all(attempts)) {
+        expect({ status: response.status, code: response.body.error?.code }).toEqual({
+          status: 401,
+          code: "unauthorized",
+        });
+      }
+    }
+    expect((await alice.get(`/api/sessions/${a.sessionId}/turns`)).body.turns).toEqual([]);
   });
 });

@@ -32,35 +32,50 @@ export class TurnService {
 
   /**
    * Stores a new turn with its `queued` event and queues it for dispatch, in three rounds: the
-   * session, provider (and drone) reads; the turn, event and counter writes (and dispatch's own
-   * reads); the index, live relay and queue. What was read is handed to this process's
-   * dispatcher, so the turn usually reaches a drone without another database read.
+   * caller's token (when `user` is still being checked), session, provider (and drone) reads; the
+   * turn, event and counter writes (and dispatch's own reads); the index, live relay and queue.
+   * What was read is handed to this process's dispatcher, so the turn usually reaches a drone
+   * without another database read.
    */
-  async create(userId: string, sessionId: string, body: CreateTurnBody): Promise<ChatTurnDocument> {
+  async create(
+    user: string | Promise<string>,
+    sessionId: string,
+    body: CreateTurnBody,
+  ): Promise<ChatTurnDocument> {
     const { models, store, dispatcher, seqs, turnIndex, relay } = this.context;
-    const user = new Types.ObjectId(userId);
-    const sessionKey = objectId(sessionId, "Session");
-    const providerKey = objectId(body.providerId, "Provider");
-    const droneKey = body.droneId ? objectId(body.droneId, "Drone") : null;
-    const [foundSession, foundProvider, foundDrone] = await Promise.all([
-      models.ChatSession.findById(sessionKey).lean(),
-      models.Provider.findById(providerKey).lean(),
-      droneKey ? models.Drone.findById(droneKey).lean() : null,
+    let keys: { session: Types.ObjectId; provider: Types.ObjectId; drone: Types.ObjectId | null };
+    try {
+      keys = {
+        session: objectId(sessionId, "Session"),
+        provider: objectId(body.providerId, "Provider"),
+        drone: body.droneId ? objectId(body.droneId, "Drone") : null,
+      };
+    } catch (error) {
+      await user; // An unauthenticated caller hears 401 rather than what it asked for.
+      throw error;
+    }
+    // Read by id before the owner is known; nothing is used until ownedBy checks it.
+    const [userId, foundSession, foundProvider, foundDrone] = await Promise.all([
+      user,
+      models.ChatSession.findById(keys.session).lean(),
+      models.Provider.findById(keys.provider).lean(),
+      keys.drone ? models.Drone.findById(keys.drone).lean() : null,
     ]);
     const session = ownedBy(foundSession, userId);
     if (!session) throw notFound("Session");
     const provider = ownedBy(foundProvider, userId);
     if (!provider) throw notFound("Provider");
     let requestedDrone: Types.ObjectId | null = null;
-    if (droneKey) {
+    if (keys.drone) {
       const drone = ownedBy(foundDrone, userId);
       if (!drone || drone.revokedAt) throw notFound("Drone");
       requestedDrone = drone._id;
     }
     const now = new Date();
+    const owner = new Types.ObjectId(userId);
     // A new turn is known to nobody yet: its document, `queued` event and counter need no lock.
     const created = new models.ChatTurn({
-      user,
+      user: owner,
       session: session._id,
       project: session.project,
       provider: provider._id,
@@ -91,6 +106,8 @@ export class TurnService {
       models.TurnEvent.collection.insertOne({ ...queued, turn: created._id }),
       seqs.init(turnId, { last: 1, holder: "", sessionId: String(session._id), userId }),
     ]);
+    // Pushed before the dispatch `enqueue` starts, so no browser hears `queued` after `dispatched`.
+    store.pushUpdate(turn, true);
     await Promise.all([
       turnIndex.record(turn),
       relay.publish({ turnId, sessionId: String(turn.session), userId, events: [queued] }),
@@ -105,7 +122,6 @@ export class TurnService {
         handOff,
       ),
     ]);
-    store.pushUpdate(turn, true);
     return turn;
   }
 

@@ -2,6 +2,7 @@
 // cancel, decide approvals, resume.
 import {
   approvalDecisionBodySchema,
+  type CreateTurnBody,
   createTurnBodySchema,
   eventsQuerySchema,
   parseOrThrow,
@@ -30,10 +31,19 @@ export function turnRoutes(context: ServerContext, turns: TurnService): FastifyP
 
   return async (app) => {
     app.post("/sessions/:id/turns", async (request, reply) => {
-      const userId = await requireUser(context, request);
-      const sessionId = idParam(request.params, "id", "Session");
-      const body = parseOrThrow(createTurnBodySchema, request.body, "turn");
-      const turn = await turns.create(userId, String(sessionId), body);
+      // The token is checked while the session and provider are read: one database round less.
+      const authenticated = requireUser(context, request);
+      let input: { sessionId: string; body: CreateTurnBody };
+      try {
+        input = {
+          sessionId: String(idParam(request.params, "id", "Session")),
+          body: parseOrThrow(createTurnBodySchema, request.body, "turn"),
+        };
+      } catch (error) {
+        await authenticated; // An unauthenticated caller hears 401, whatever its body.
+        throw error;
+      }
+      const turn = await turns.create(authenticated, input.sessionId, input.body);
       reply.status(202).send({ turn: toTurn(turn) });
     });
 
