@@ -9,6 +9,7 @@ import { type ServerContext, userRoom } from "../context.ts";
 import { DroneSlots } from "../drones/slots.ts";
 import { ownedBy } from "../owned.ts";
 import { toTurn } from "../serialize.ts";
+import { rememberExchange } from "./session-history.ts";
 import { applyEvents, type TurnState } from "./turn-state.ts";
 
 /** A new event of the server's own (queued, dispatched, done…), numbered when stored. */
@@ -215,7 +216,8 @@ export class TurnStore {
     const updated = { ...turn, ...update } as ChatTurnDocument;
     // The exchange joins the session's history before the turn is stored as completed and before
     // its slot is freed: nothing may dispatch the session's next turn without it.
-    if (updated.status === "completed" && turn.status !== "completed") await this.remember(updated);
+    if (updated.status === "completed" && turn.status !== "completed")
+      await rememberExchange(this.context, updated);
     const heldBefore = holderOf(turn);
     const heldAfter = holderOf(updated);
     // Redis indexes that change with the turn, under its lock so they never overtake each other:
@@ -307,34 +309,6 @@ export class TurnStore {
       models.Drone.updateOne(
         { _id: new Types.ObjectId(droneId) },
         { [operator]: { activeTurns: turnId } },
-      ),
-    );
-  }
-
-  /** A completed turn's prompt and answer join its session's history (the next turns' context). */
-  private async remember(turn: ChatTurnDocument) {
-    const sessionId = String(turn.session);
-    await this.context.locks.with(`session:${sessionId}`, () =>
-      this.context.models.ChatSession.updateOne(
-        { _id: turn.session },
-        {
-          $push: {
-            history: {
-              $each: [
-                { role: "user", content: turn.prompt, createdAt: turn.createdAt },
-                ...(turn.response
-                  ? [
-                      {
-                        role: "assistant",
-                        content: turn.response,
-                        createdAt: turn.finishedAt ?? new Date(),
-                      },
-                    ]
-                  : []),
-              ],
-            },
-          },
-        },
       ),
     );
   }

@@ -11,6 +11,8 @@ export interface ChatSessionDocument {
   approval: ApprovalPolicy;
   /** Prompt and answer of every completed turn, in completion order: the next work order's context. */
   history: IChatMessage[];
+  /** Turns whose exchange is in `history`, so a retried completion does not add it twice. */
+  rememberedTurns: Types.ObjectId[];
   createdAt: Date;
 }
 
@@ -22,6 +24,7 @@ export const chatSessionSchema = new Schema<ChatSessionDocument>(
     mode: { type: String, required: true, default: "agent" },
     approval: { type: String, required: true, default: "auto" },
     history: { type: Schema.Types.Mixed, default: () => [] },
+    rememberedTurns: { type: [Schema.Types.ObjectId], default: () => [] },
     createdAt: { type: Date, required: true, default: () => new Date() },
   },
   { versionKey: false },

@@ -1,0 +1,39 @@
+// A session's history gets each completed turn's exchange once, even when the completion is retried.
+import { Types } from "mongoose";
+import { describe, expect, it } from "vitest";
+import { setupWorkspace, signup } from "../testing/api-client.ts";
+import { useTestServer } from "../testing/use-test-server.ts";
+import { rememberExchange } from "./session-history.ts";
+
+const fixture = useTestServer();
+
+describe("session history", () => {
+  it("adds a turn's prompt and answer once, however often its completion is stored", async () => {
+    const user = await signup(fixture.server.url, "history");
+    const workspace = await setupWorkspace(user);
+    const { context } = fixture.server;
+    const session = new Types.ObjectId(workspace.sessionId);
+    const turn = (prompt: string, response: string | null) => ({
+      _id: new Types.ObjectId(),
+      session,
+      prompt,
+      response,
+      createdAt: new Date("2026-11-21T10:00:00Z"),
+      finishedAt: new Date("2026-11-21T10:01:00Z"),
+    });
+    const first = turn("What is in the README?", "A title.");
+    const second = turn("Stop", null);
+    // The retry a drone makes when the turn's write failed after the history's, twice at once too.
+    await rememberExchange(context, first);
+    await Promise.all([rememberExchange(context, first), rememberExchange(context, first)]);
+    await rememberExchange(context, second);
+    await rememberExchange(context, second);
+
+    const stored = await context.models.ChatSession.findById(session).lean();
+    expect(stored?.history.map((message) => [message.role, message.content])).toEqual([
+      ["user", "What is in the README?"],
+      ["assistant", "A title."],
+      ["user", "Stop"],
+    ]);
+  });
+});
