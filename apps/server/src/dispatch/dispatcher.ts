@@ -86,8 +86,8 @@ export class Dispatcher {
         try {
           // This process is already dispatching the turn it created: the job has nothing to add.
           const direct = this.direct.get(job.data.turnId);
-          if (direct) return void (await direct);
-          await this.dispatch(job.data.turnId, job.data.refs);
+          if (direct) await direct;
+          else await this.dispatch(job.data.turnId, job.data.refs);
         } catch (error) {
           this.context.logger.error({ err: error, turnId: job.data.turnId }, "dispatch failed");
         }
