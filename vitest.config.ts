@@ -20,7 +20,8 @@ export const perProject = {
  */
 function workspaceProjects(): Array<string | TestProjectInlineConfiguration> {
   const projects: Array<string | TestProjectInlineConfiguration> = [];
-  for (const group of ["packages", "apps"]) {
+  // From the repository root whatever the working directory (`pnpm test` inside a package).
+  for (const group of ["packages", "apps"].map((name) => path.join(import.meta.dirname, name))) {
     if (!existsSync(group)) continue;
     for (const name of readdirSync(group)) {
       const root = path.join(group, name);

@@ -67,9 +67,17 @@ function instrument(): void {
     ...args: Parameters<typeof sendCommand>
   ): ReturnType<typeof sendCommand> {
     const result = sendCommand.apply(this, args);
-    const command = args[0] as unknown as { name: string; promise: Promise<unknown> };
+    const command = args[0] as unknown as {
+      name: string;
+      args: unknown[];
+      promise: Promise<unknown>;
+    };
     if (recording && !blocking.has(command.name)) {
-      const operation = { kind: `redis ${command.name}`, start: now(), end: 0 };
+      const operation = {
+        kind: `redis ${command.name}${scriptKey(command)}`,
+        start: now(),
+        end: 0,
+      };
       recorded.push(operation);
       const done = () => {
         operation.end = now();
@@ -78,6 +86,13 @@ function instrument(): void {
     }
     return result;
   };
+}
+
+/** A script's first key with ids and hashes blanked (which script ran), e.g. ` gadget:turn-seq:*`. */
+function scriptKey(command: { name: string; args: unknown[] }): string {
+  if (command.name !== "eval" && command.name !== "evalsha") return "";
+  const key = Number(command.args[1]) > 0 ? String(command.args[2]) : "(no keys)";
+  return ` ${key.replace(/[0-9a-f]{24}|[0-9a-f-]{36}/g, "*")}`;
 }
 
 interface Sample {

@@ -68,6 +68,20 @@ describe("mongoose on the harness", () => {
     expect(await Item.countDocuments({ owner: { $in: ["x", "y"] } })).toBe(2);
   });
 
+  it("finds, updates and deletes by _id through the _id index, not a scan (tools/ferretdb/patches)", async () => {
+    const [first] = await Item.create([{ name: "indexed" }]);
+    const items = connection.collection("items");
+    const explained = await items.find({ _id: first!._id }).explain();
+    // FerretDB answers with SQLite's query plan; a real MongoDB with its own (IDHACK or EXPRESS).
+    const plan = JSON.stringify(explained.queryPlanner);
+    if ("Plan" in explained.queryPlanner) expect(plan).toMatch(/USING INDEX \S+__id_/);
+    else expect(plan).not.toMatch(/COLLSCAN/);
+    await Item.updateOne({ _id: first!._id }, { $inc: { count: 1 } });
+    expect((await Item.findById(first!._id).lean())?.count).toBe(1);
+    await Item.deleteOne({ _id: first!._id });
+    expect(await Item.findById(first!._id).lean()).toBeNull();
+  });
+
   it("runs a bulkWrite of inserts, updates and deletes", async () => {
     const result = await Item.bulkWrite([
       { insertOne: { document: { name: "d", count: 4 } } },

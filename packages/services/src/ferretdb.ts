@@ -1,8 +1,18 @@
-// Builds (once, cached by source hash) the FerretDB v1 test server from tools/ferretdb.
+// Builds (once, cached by source hash) the FerretDB v1 test server from tools/ferretdb, with the
+// files under tools/ferretdb/patches laid over FerretDB's sources (vendored for the build).
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, renameSync } from "node:fs";
-import { homedir } from "node:os";
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+} from "node:fs";
+import { homedir, tmpdir } from "node:os";
 import path from "node:path";
 import { which } from "./which.ts";
 
@@ -17,9 +27,9 @@ export function ferretdbBinaryPath(
 ): string {
   const sourceDir = path.join(rootDir, "tools", "ferretdb");
   const hash = createHash("sha256");
-  for (const file of ["go.mod", "go.sum", "main.go"]) {
+  for (const file of ["go.mod", "go.sum", "main.go", ...patchFiles(sourceDir)]) {
     const full = path.join(sourceDir, file);
-    if (existsSync(full)) hash.update(readFileSync(full));
+    if (existsSync(full)) hash.update(file).update(readFileSync(full));
   }
   return path.join(cacheDir, `ferretdb-${hash.digest("hex").slice(0, 12)}`);
 }
@@ -39,21 +49,64 @@ export async function ensureFerretdb(
   mkdirSync(path.dirname(binary), { recursive: true });
   log(`building FerretDB v1 (once; cached at ${binary})…`);
   const started = Date.now();
-  await new Promise<void>((resolve, reject) => {
-    // Build to a temporary name and rename, so a concurrent or interrupted build never leaves half a binary.
-    const child = spawn(go, ["build", "-o", `${binary}.partial-${process.pid}`, "."], {
-      cwd: path.join(rootDir, "tools", "ferretdb"),
-      stdio: ["ignore", "inherit", "inherit"],
-      env: { ...process.env, CGO_ENABLED: process.env.CGO_ENABLED ?? "0" },
-    });
+  const sourceDir = path.join(rootDir, "tools", "ferretdb");
+  const env = { ...process.env, CGO_ENABLED: process.env.CGO_ENABLED ?? "0" };
+  // Build to a temporary name and rename, so a concurrent or interrupted build never leaves half a binary.
+  const output = `${binary}.partial-${process.pid}`;
+  const buildDir = mkdtempSync(path.join(tmpdir(), "gadget-ferretdb-"));
+  try {
+    await vendorWithPatches(go, sourceDir, buildDir, env);
+    await run(go, ["build", "-mod=vendor", "-o", output, "."], buildDir, env);
+  } finally {
+    rmSync(buildDir, { recursive: true, force: true });
+  }
+  renameSync(output, binary);
+  log(`FerretDB built in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  return binary;
+}
+
+/** Files under tools/ferretdb/patches, as paths relative to tools/ferretdb. */
+function patchFiles(sourceDir: string): string[] {
+  const patches = path.join(sourceDir, "patches");
+  if (!existsSync(patches)) return [];
+  return readdirSync(patches, { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile() && entry.name.endsWith(".go"))
+    .map((entry) => path.relative(sourceDir, path.join(entry.parentPath, entry.name)))
+    .sort();
+}
+
+/**
+ * Copies the module to `buildDir`, vendors its dependencies there and lays each patches/<path>
+ * over the FerretDB module's <path> in vendor/ (Go refuses overlays of files in its module cache).
+ */
+async function vendorWithPatches(
+  go: string,
+  sourceDir: string,
+  buildDir: string,
+  env: NodeJS.ProcessEnv,
+): Promise<void> {
+  for (const file of ["go.mod", "go.sum", "main.go"]) {
+    copyFileSync(path.join(sourceDir, file), path.join(buildDir, file));
+  }
+  await run(go, ["mod", "vendor"], buildDir, env);
+  const moduleDir = path.join(buildDir, "vendor", "github.com", "FerretDB", "FerretDB");
+  for (const patch of patchFiles(sourceDir)) {
+    const target = path.join(moduleDir, path.relative("patches", patch));
+    if (!existsSync(target)) throw new Error(`tools/ferretdb/${patch} patches no file of FerretDB`);
+    copyFileSync(path.join(sourceDir, patch), target);
+  }
+}
+
+function run(command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { cwd, env, stdio: ["ignore", "inherit", "inherit"] });
     child.on("error", reject);
     child.on("exit", (code) =>
       code === 0
         ? resolve()
-        : reject(new Error(`go build of tools/ferretdb failed with exit code ${code}`)),
+        : reject(
+            new Error(`${path.basename(command)} ${args.join(" ")} failed with exit code ${code}`),
+          ),
     );
   });
-  renameSync(`${binary}.partial-${process.pid}`, binary);
-  log(`FerretDB built in ${((Date.now() - started) / 1000).toFixed(1)} s`);
-  return binary;
 }

@@ -42,6 +42,8 @@ export interface HandOff {
   turn: ChatTurnDocument;
   parts: OrderParts;
   fleet: Fleet;
+  /** The turn's own insert, when still in flight: the claim is stored after it. */
+  stored?: Promise<unknown>;
 }
 
 /** What one attempt under the turn's lock came to. */
@@ -128,29 +130,35 @@ export class Dispatcher {
   }
 
   /**
-   * Queues a turn for dispatch; a no-op while a job for it is waiting or running. `refs` (the
-   * turn's immutable ids) let any processor read the turn and its order's parts in one round;
-   * `handOff` lets this process dispatch at once with what its creator read, without waiting
-   * for a worker to take the job (a few milliseconds of Redis round trips). The job is queued all
-   * the same: whichever process takes it finds the turn dispatched, or tries again.
+   * Dispatches a turn its creator just made, on this process, at once: with what the creator
+   * read (`handOff`) and without waiting for a worker to take its job (a few milliseconds of
+   * Redis round trips). The drone is chosen and its slot claimed while the turn's own insert is
+   * in flight; the claim is stored once that insert is. The creator queues the job all the same
+   * (`enqueue`): whichever process takes it finds the turn dispatched, or tries again.
    */
-  async enqueue(turnId: string, refs?: DispatchRefs, handOff?: HandOff | null): Promise<void> {
-    if (handOff && this.worker && this.context.accepting && !this.direct.has(turnId)) {
-      this.handOffs.set(turnId, handOff);
-      setTimeout(() => {
-        if (this.handOffs.get(turnId) === handOff) this.handOffs.delete(turnId);
-      }, handOffTtlMs).unref();
-      const direct = this.dispatch(turnId, refs)
-        .catch((error: unknown) =>
-          this.context.logger.error({ err: error, turnId }, "dispatch failed"),
-        )
-        .finally(() => {
-          this.direct.delete(turnId);
-          this.context.background.delete(direct);
-        });
-      this.direct.set(turnId, direct);
-      this.context.background.add(direct);
-    }
+  dispatchNow(turnId: string, refs: DispatchRefs, handOff: HandOff): void {
+    if (!this.worker || !this.context.accepting || this.direct.has(turnId)) return;
+    this.handOffs.set(turnId, handOff);
+    setTimeout(() => {
+      if (this.handOffs.get(turnId) === handOff) this.handOffs.delete(turnId);
+    }, handOffTtlMs).unref();
+    const direct = this.dispatch(turnId, refs)
+      .catch((error: unknown) =>
+        this.context.logger.error({ err: error, turnId }, "dispatch failed"),
+      )
+      .finally(() => {
+        this.direct.delete(turnId);
+        this.context.background.delete(direct);
+      });
+    this.direct.set(turnId, direct);
+    this.context.background.add(direct);
+  }
+
+  /**
+   * Queues a turn for dispatch; a no-op while a job for it is waiting or running. `refs` (the
+   * turn's immutable ids) let any processor read the turn and its order's parts in one round.
+   */
+  async enqueue(turnId: string, refs?: DispatchRefs): Promise<void> {
     await this.queue.add("dispatch", refs ? { turnId, refs } : { turnId }, {
       jobId: turnId,
       removeOnComplete: true,
@@ -236,6 +244,7 @@ export class Dispatcher {
         events: [{ type: "dispatched", data: { droneId, ...(name ? { droneName: name } : {}) } }],
         firstSeq: seq,
         together: true,
+        after: handOff?.stored,
         set: {
           drone: new Types.ObjectId(droneId),
           startedAt: turn.startedAt ?? now,

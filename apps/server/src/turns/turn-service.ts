@@ -98,29 +98,33 @@ export class TurnService {
     } as TurnEvent;
     await created.validate();
     const turn = created.toObject() as ChatTurnDocument;
+    const refs = {
+      user: userId,
+      session: String(turn.session),
+      project: String(turn.project),
+      provider: String(turn.provider),
+    };
+    // Validated above: the driver's inserts, without mongoose's asynchronous save machinery.
+    const stored = Promise.all([
+      models.ChatTurn.collection.insertOne({ ...turn }),
+      models.TurnEvent.collection.insertOne({ ...queued, turn: created._id }),
+    ]);
+    // Awaited below; this keeps a failed insert from counting as unhandled meanwhile.
+    stored.catch(() => undefined);
     const [handOff] = await Promise.all([
       // What dispatch needs beyond this (project, drones) is read while the turn is stored.
       dispatcher.prepare(turn, session, provider),
-      // Validated above: the driver's insert, without mongoose's asynchronous save machinery.
-      models.ChatTurn.collection.insertOne({ ...turn }),
-      models.TurnEvent.collection.insertOne({ ...queued, turn: created._id }),
       seqs.init(turnId, { last: 1, holder: "", sessionId: String(session._id), userId }),
     ]);
-    // Pushed before the dispatch `enqueue` starts, so no browser hears `queued` after `dispatched`.
+    // The drone is chosen while the inserts are in flight; its claim is stored after them.
+    if (handOff) dispatcher.dispatchNow(turnId, refs, { ...handOff, stored });
+    await stored;
+    // Pushed before the dispatch's claim is stored, so no browser hears `queued` after `dispatched`.
     store.pushUpdate(turn, true);
     await Promise.all([
       turnIndex.record(turn),
       relay.publish({ turnId, sessionId: String(turn.session), userId, events: [queued] }),
-      dispatcher.enqueue(
-        turnId,
-        {
-          user: userId,
-          session: String(turn.session),
-          project: String(turn.project),
-          provider: String(turn.provider),
-        },
-        handOff,
-      ),
+      dispatcher.enqueue(turnId, refs),
     ]);
     return turn;
   }

@@ -29,6 +29,11 @@ export interface TurnMutation<R> {
   storedEvents?: TurnEvent[];
   /** Fields written after the event-derived state (e.g. `status: "queued"` on resume). */
   set?: Partial<ChatTurnDocument>;
+  /**
+   * A write this one must follow, awaited just before writing (dispatch's claim of a turn whose
+   * own insert is still in flight); if it fails, nothing is written and the mutation fails.
+   */
+  after?: Promise<unknown>;
   result?: R;
 }
 
@@ -206,7 +211,10 @@ export class TurnStore {
     // Server events go through the group-commit writer with the drones' events.
     const insertEvents = () => this.context.eventWriter.write(turnId, events);
     // Events first, so a failed write never leaves a turn whose state is ahead of its log.
-    if (!mutation.together) await insertEvents();
+    if (!mutation.together) {
+      await mutation.after;
+      await insertEvents();
+    }
     const lastSeq = Math.max(
       turn.lastSeq ?? 0,
       ...stored.map((event) => event.seq),
@@ -231,7 +239,7 @@ export class TurnStore {
     const changed = changedFields(turn, update);
     // Stamped before the write: a copy anywhere is stale from now on, even if the write fails.
     this.recent.delete(turnId);
-    const version = await this.context.seqs.stamp(turnId);
+    const [version] = await Promise.all([this.context.seqs.stamp(turnId), mutation.after]);
     await Promise.all([
       mutation.together ? insertEvents() : null,
       Object.keys(changed).length > 0
