@@ -1,6 +1,8 @@
 // Benchmarks of the gadget-code server, each next to a raw baseline measured in the same run:
 // dispatch latency with 100 drones, live relay at 5,000 events/s over 100 turns, and the memory
 // of 2,000 idle drones plus 2,000 subscribed browsers. Loopback only; every loop is bounded.
+// BENCH_PROFILE=<dir> writes a CPU profile of the server; BENCH_BUCKETS=1 prints each relay run's
+// latencies per half second of sending (where a run's p99 comes from).
 import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
@@ -410,6 +412,17 @@ async function driveRelay(
   await sleep(200);
   const all = received();
   const latencies = all.map((item) => item.at - Number(item.text));
+  if (process.env.BENCH_BUCKETS) {
+    const buckets = new Map<number, number[]>();
+    for (const item of all) {
+      const key = Math.floor((Number(item.text) - started) / 500);
+      buckets.set(key, [...(buckets.get(key) ?? []), item.at - Number(item.text)]);
+    }
+    for (const [key, values] of [...buckets].sort((a, b) => a[0] - b[0]))
+      console.error(
+        `  ${key * 500} ms: p50 ${percentile(values, 50).toFixed(0)} p99 ${percentile(values, 99).toFixed(0)} n ${values.length}`,
+      );
+  }
   let lost = 0;
   let duplicated = 0;
   let outOfOrder = 0;

@@ -16,6 +16,8 @@ interface Entry {
   chain: Promise<void>;
   /** The turn's status after the last flush; unknown before the first. */
   status: TurnStatus | null;
+  /** A flush that moves the turn to `processing` is under way: later events need not hurry. */
+  starting: boolean;
 }
 
 const statusChanging = new Set(["approval", "done", "dispatched"]);
@@ -39,7 +41,14 @@ export class TurnAccumulator {
   add(turnId: string, events: TurnEvent[]): { applied: Promise<void>; beforeRelay: boolean } {
     let entry = this.entries.get(turnId);
     if (!entry) {
-      entry = { events: [], timer: null, due: 0, chain: Promise.resolve(), status: null };
+      entry = {
+        events: [],
+        timer: null,
+        due: 0,
+        chain: Promise.resolve(),
+        status: null,
+        starting: false,
+      };
       this.entries.set(turnId, entry);
     }
     entry.events.push(...events);
@@ -48,12 +57,22 @@ export class TurnAccumulator {
         events.some((event) => event.type.startsWith("tool_"))) ||
       events.some((event) => statusChanging.has(event.type));
     // The first events after dispatch move the turn to `processing`: at once, but nobody needs
-    // to see that before the events themselves.
-    const urgent = beforeRelay || entry.status === null || entry.status === "dispatched";
-    if (urgent) return { applied: this.flush(turnId), beforeRelay };
+    // to see that before the events themselves. The batches that follow while that write is
+    // under way wait for the timer like the rest, instead of a write each.
+    const starting = !entry.starting && (entry.status === null || entry.status === "dispatched");
+    if (beforeRelay) return { applied: this.flush(turnId), beforeRelay };
+    if (starting) {
+      const current = entry;
+      current.starting = true;
+      const applied = this.flush(turnId).finally(() => {
+        current.starting = false;
+      });
+      return { applied, beforeRelay };
+    }
     const interval = this.context.config.turnFlushIntervalMs;
+    // Spread by up to a quarter either way: turns that started together would flush together.
     const wait = events.every((event) => quiet.has(event.type))
-      ? interval * quietIntervals
+      ? interval * quietIntervals * (0.75 + Math.random() / 2)
       : interval;
     this.schedule(turnId, entry, wait);
     return { applied: Promise.resolve(), beforeRelay: false };

@@ -11,6 +11,7 @@ import { ownedBy } from "../owned.ts";
 import { toTurn } from "../serialize.ts";
 import { rememberExchange } from "./session-history.ts";
 import { applyEvents, type TurnState } from "./turn-state.ts";
+import { TurnWrites } from "./turn-writes.ts";
 
 /** A new event of the server's own (queued, dispatched, done…), numbered when stored. */
 export type IncomingEvent = AgentEvent & { at?: Date };
@@ -96,17 +97,6 @@ function holderOf(turn: Pick<ChatTurnDocument, "status" | "drone">): string | nu
   return activeTurnStatuses.includes(turn.status) && turn.drone ? String(turn.drone) : null;
 }
 
-/** Runs async work one at a time, in order. */
-class SerialLane {
-  private tail: Promise<unknown> = Promise.resolve();
-
-  run<T>(work: () => Promise<T>): Promise<T> {
-    const result = this.tail.then(work);
-    this.tail = result.catch(() => undefined);
-    return result;
-  }
-}
-
 /** How many recently written running turns each process keeps a copy of. */
 const recentLimit = 5_000;
 
@@ -120,16 +110,14 @@ export class TurnStore {
    * database read (the accumulator's flushes, lease renewals).
    */
   private readonly recent = new Map<string, { version: string; turn: ChatTurnDocument }>();
-  /**
-   * ChatTurn updates go out one at a time: FerretDB v1 updates cost milliseconds each on its one
-   * SQLite writer, and a burst of them side by side stalls the event inserts on SQLite's lock.
-   */
-  private readonly turnWrites = new SerialLane();
+  /** ChatTurn updates, group-committed (see turn-writes.ts). */
+  private readonly turnWrites: TurnWrites;
   /** Drones' used slots in Redis; they change with the turns, so here. */
   readonly slots: DroneSlots;
 
   constructor(private readonly context: ServerContext) {
     this.slots = new DroneSlots(context.redis, context.config.redisPrefix);
+    this.turnWrites = new TurnWrites(context.models);
   }
 
   /** Reads a turn by id (callers that must see the latest hold its lock). */
@@ -182,7 +170,6 @@ export class TurnStore {
     mutation: TurnMutation<R> | null,
     written: Array<() => Promise<void>>,
   ): Promise<MutationOutcome<R>> {
-    const { models } = this.context;
     const unchanged = { turn, events: [], result: mutation?.result, changed: false };
     if (!mutation) return unchanged;
     const fresh = mutation.events ?? [];
@@ -242,9 +229,7 @@ export class TurnStore {
     const [version] = await Promise.all([this.context.seqs.stamp(turnId), mutation.after]);
     await Promise.all([
       mutation.together ? insertEvents() : null,
-      Object.keys(changed).length > 0
-        ? this.turnWrites.run(() => models.ChatTurn.updateOne({ _id: turn._id }, { $set: changed }))
-        : null,
+      Object.keys(changed).length > 0 ? this.turnWrites.set(turn._id, changed) : null,
       ...indexes,
     ]);
     if (heldBefore && heldBefore !== heldAfter) await this.slots.remove(heldBefore, turnId);
