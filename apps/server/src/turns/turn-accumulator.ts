@@ -59,9 +59,9 @@ export class TurnAccumulator {
     // The first events after dispatch move the turn to `processing`: at once, but nobody needs
     // to see that before the events themselves. The batches that follow while that write is
     // under way wait for the timer like the rest, instead of a write each.
-    const starting = !entry.starting && (entry.status === null || entry.status === "dispatched");
+    const startsTurn = !entry.starting && (entry.status === null || entry.status === "dispatched");
     if (beforeRelay) return { applied: this.flush(turnId), beforeRelay };
-    if (starting) {
+    if (startsTurn) {
       const current = entry;
       current.starting = true;
       const applied = this.flush(turnId).finally(() => {
