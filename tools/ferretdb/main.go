@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
+	_ "net/http/pprof"
 	"os"
 	"os/signal"
 	"syscall"
@@ -21,6 +23,7 @@ func main() {
 	listen := flag.String("listen", "127.0.0.1:27017", "TCP address to listen on")
 	dataDir := flag.String("data", "data", "directory for the SQLite databases")
 	verbose := flag.Bool("verbose", false, "log FerretDB's own messages to stderr")
+	debugAddr := flag.String("debug-addr", "", "serve Go's pprof profiles on this address (off when empty)")
 	flag.Parse()
 
 	if err := os.MkdirAll(*dataDir, 0o700); err != nil {
@@ -43,6 +46,11 @@ func main() {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "ferretdb:", err)
 		os.Exit(1)
+	}
+
+	if *debugAddr != "" {
+		// For finding where FerretDB's time goes: go tool pprof http://<addr>/debug/pprof/profile
+		go func() { fmt.Fprintln(os.Stderr, "ferretdb: debug server:", http.ListenAndServe(*debugAddr, nil)) }()
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

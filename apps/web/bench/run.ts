@@ -111,10 +111,14 @@ async function measureLatency(pageDir: string, turns: Map<string, TurnEvent[]>) 
       // The page subscribes twice (probe and store); one replay is enough.
       if (subscribed.has(turnId)) return;
       subscribed.add(turnId);
-      for (const item of turns.get(turnId) ?? []) {
-        if (item.seq > (request.after ?? 0)) {
-          socket.emit("turn_event", { turnId, sessionId: "64b0000000000000000000cc", event: item });
-        }
+      // As the server replays them: pages of up to 500 events, one message each.
+      const replay = (turns.get(turnId) ?? []).filter((item) => item.seq > (request.after ?? 0));
+      for (let start = 0; start < replay.length; start += 500) {
+        socket.emit("turn_events", {
+          turnId,
+          sessionId: "64b0000000000000000000cc",
+          events: replay.slice(start, start + 500),
+        });
       }
     });
     socket.on("disconnect", () => sockets.delete(socket));
@@ -140,14 +144,16 @@ async function measureLatency(pageDir: string, turns: Map<string, TurnEvent[]>) 
       const socket = [...sockets].at(-1)!;
       for (let probe = 1; probe <= WARMUP + PROBES; probe += 1) {
         const seq = events.length + probe;
-        socket.emit("turn_event", {
+        socket.emit("turn_events", {
           turnId,
           sessionId: "64b0000000000000000000cc",
-          event: event(seq, "tool_start", {
-            callId: probe <= WARMUP ? `warmup-${probe}` : `probe-${probe - WARMUP}`,
-            tool: "run_command",
-            params: { command: `echo probe ${probe}` },
-          }),
+          events: [
+            event(seq, "tool_start", {
+              callId: probe <= WARMUP ? `warmup-${probe}` : `probe-${probe - WARMUP}`,
+              tool: "run_command",
+              params: { command: `echo probe ${probe}` },
+            }),
+          ],
         });
         // A little jitter so probes do not line up with the frame clock.
         await new Promise((resolve) => setTimeout(resolve, PROBE_GAP_MS + (probe % 7)));

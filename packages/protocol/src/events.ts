@@ -119,16 +119,24 @@ export const agentEventSchema = z.discriminatedUnion(
   variants as unknown as [ReturnType<typeof eventVariant>, ...ReturnType<typeof eventVariant>[]],
 ) as unknown as z.ZodType<AgentEvent>;
 
-const eventEnvelopeSchema = z.object({
-  seq: z.number().int().positive(),
-  at: dateSchema,
-});
+/**
+ * Events with envelope fields (`seq`, `at`…): one object per type, discriminated by `type`. An
+ * intersection of envelope and `agentEventSchema` would mean the same, but zod parses both sides
+ * and deep-merges the results, which costs several times more per event on the ingest path.
+ */
+export function envelopedEventSchema<Shape extends z.ZodRawShape>(envelope: Shape) {
+  const enveloped = turnEventTypes.map((type) => eventVariant(type).extend(envelope));
+  return z.discriminatedUnion(
+    "type",
+    enveloped as unknown as [(typeof enveloped)[number], ...(typeof enveloped)[number][]],
+  );
+}
 
 /** Validates a stored or relayed event: envelope plus the typed body. */
-export const turnEventSchema = z.intersection(
-  eventEnvelopeSchema,
-  agentEventSchema,
-) as unknown as z.ZodType<TurnEvent>;
+export const turnEventSchema = envelopedEventSchema({
+  seq: z.number().int().positive(),
+  at: dateSchema,
+}) as unknown as z.ZodType<TurnEvent>;
 
 /** Builds a typed event; handy in engines and tests. */
 export function agentEvent<T extends TurnEventType>(type: T, data: TurnEventData<T>): AgentEvent {

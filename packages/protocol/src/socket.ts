@@ -5,8 +5,8 @@ import { fileContentSchema, fileEntrySchema } from "./api.ts";
 import { turnMessageSchema } from "./chat.ts";
 import { dateSchema, objectIdSchema } from "./common.ts";
 import type { ApiErrorBody } from "./errors.ts";
-import type { TurnEvent } from "./events.ts";
-import { agentEventSchema } from "./events.ts";
+import type { AgentEvent, TurnEvent } from "./events.ts";
+import { agentEventSchema, envelopedEventSchema } from "./events.ts";
 import type { ChatTurn } from "./turn.ts";
 import type { IWorkOrder } from "./work-order.ts";
 
@@ -34,10 +34,16 @@ export const droneHandshakeSchema = z.object({
 export type DroneHandshake = z.infer<typeof droneHandshakeSchema>;
 
 /** One event as the drone streams it: the drone numbers events per turn. */
-export const wireEventSchema = z.intersection(
-  z.object({ seq: z.number().int().positive(), at: dateSchema.optional() }),
-  agentEventSchema,
-);
+const wireEnvelopeSchema = z.object({
+  seq: z.number().int().positive(),
+  at: dateSchema.optional(),
+});
+export const wireEventSchema = envelopedEventSchema(
+  wireEnvelopeSchema.shape,
+) as unknown as z.ZodType<
+  z.output<typeof wireEnvelopeSchema> & AgentEvent,
+  z.input<typeof wireEnvelopeSchema>
+>;
 
 export const turnEventBatchSchema = z.object({
   turnId: objectIdSchema,
@@ -145,16 +151,28 @@ export const subscribeSchema = z
   });
 export type Subscribe = z.infer<typeof subscribeSchema>;
 
+/** One event of a turn, as a browser handles it. */
 export interface TurnEventMessage {
   turnId: string;
   sessionId: string;
   event: TurnEvent;
 }
 
+/**
+ * Events of one turn in seq order, as the server sends them: a stored batch or a catch-up page
+ * at a time, one message where one per event would cost a packet and a frame each.
+ */
+export interface TurnEventsMessage {
+  turnId: string;
+  sessionId: string;
+  events: TurnEvent[];
+}
+
 /** Events the server sends a browser or script on /ide. */
 export interface IdeServerToClientEvents {
-  turn_event: (message: TurnEventMessage) => void;
-  turn_update: (message: { turn: ChatTurn }) => void;
+  turn_events: (message: TurnEventsMessage) => void;
+  /** Turns of the user that changed, a few at a time (throttled; soon after a status change). */
+  turn_updates: (message: { turns: ChatTurn[] }) => void;
   drone_update: (message: { drone: Drone }) => void;
 }
 

@@ -85,10 +85,12 @@ describe("dispatch", () => {
     ];
     const ack = await drone.sendBatch(turnId, first);
     expect(ack).toEqual({ ok: true, lastSeq: order.nextSeq + 1 });
-    expect((await fleet.user.get(`/api/turns/${turnId}`)).body.turn).toMatchObject({
-      status: "processing",
-      stats: { toolCallCount: 1 },
-    });
+    // The turn takes in its events on the accumulator's next flush, not a write per batch.
+    const started = await waitFor(async () => {
+      const { turn } = (await fleet.user.get(`/api/turns/${turnId}`)).body;
+      return turn.status === "processing" ? turn : null;
+    }, 5_000);
+    expect(started).toMatchObject({ status: "processing", stats: { toolCallCount: 1 } });
     // The drone lost the ack and sends the same batch again: nothing is stored or counted twice.
     expect(await drone.sendBatch(turnId, first)).toEqual({ ok: true, lastSeq: order.nextSeq + 1 });
     // A batch that skips ahead is refused with where to continue.

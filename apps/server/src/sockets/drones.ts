@@ -146,7 +146,7 @@ export function attachDroneNamespace(context: ServerContext, turns: TurnService)
           turnId,
           "interrupted",
           "The drone reconnected without this turn; it was interrupted",
-          (turn) => turn.status !== "dispatched",
+          (turn) => turns.hasStarted(turn),
         );
       }
     }

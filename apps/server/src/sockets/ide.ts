@@ -61,7 +61,7 @@ export function attachIdeNamespace(context: ServerContext): void {
           ...(request.turnId ? { turnId: request.turnId } : {}),
           sessionId,
           after: request.after,
-          sink: (message) => socket.emit("turn_event", message),
+          sink: (message) => socket.emit("turn_events", message),
         });
         subscriptions.set(key, subscription);
         await subscription.ready;

@@ -134,11 +134,12 @@ export type IdeSocket = Socket<IdeServerToClientEvents, IdeClientToServerEvents>
 
 /** A browser-like /ide client that records turn events. */
 export class IdeClient {
+  /** Every event received, one entry per event. */
   readonly events: TurnEventMessage[] = [];
 
   private constructor(readonly socket: IdeSocket) {
-    socket.on("turn_event", (message) => {
-      this.events.push(message);
+    socket.on("turn_events", ({ turnId, sessionId, events }) => {
+      for (const event of events) this.events.push({ turnId, sessionId, event });
     });
   }
 

@@ -6,7 +6,7 @@
 import { randomUUID } from "node:crypto";
 import type { Models } from "@gadget/db";
 import type { Logger } from "@gadget/logging";
-import type { TurnEvent, TurnEventMessage } from "@gadget/protocol";
+import type { TurnEvent, TurnEventsMessage } from "@gadget/protocol";
 import type { Redis } from "ioredis";
 import { Types } from "mongoose";
 import { toEvent } from "../serialize.ts";
@@ -24,8 +24,8 @@ export interface SubscribeOptions {
   sessionId: string;
   /** Per turn: send only events with a larger seq. */
   after: number;
-  /** Receives every event once, in seq order per turn. */
-  sink: (message: TurnEventMessage) => void;
+  /** Receives every event once, in seq order per turn (a batch or a page at a time). */
+  sink: (message: TurnEventsMessage) => void;
 }
 
 const pageSize = 500;
@@ -79,10 +79,11 @@ export class LiveSubscription {
     return this.cursors.get(turnId) ?? this.options.after;
   }
 
-  private send(turnId: string, event: TurnEvent): void {
-    if (this.closed) return;
-    this.cursors.set(turnId, event.seq);
-    this.options.sink({ turnId, sessionId: this.options.sessionId, event });
+  /** Sends events in seq order, all after the cursor. */
+  private send(turnId: string, events: TurnEvent[]): void {
+    if (this.closed || events.length === 0) return;
+    this.cursors.set(turnId, events[events.length - 1]!.seq);
+    this.options.sink({ turnId, sessionId: this.options.sessionId, events });
   }
 
   private async catchUp(): Promise<void> {
@@ -98,30 +99,39 @@ export class LiveSubscription {
       const from = this.cursor(turnId);
       if (from + 1 >= beforeSeq) return;
       const events = await this.relay.storedEvents(turnId, from, beforeSeq, pageSize);
-      for (const event of events) this.send(turnId, event);
+      this.send(turnId, events);
       if (events.length < pageSize) return;
     }
   }
 
   private async deliverLive(batch: LiveBatch): Promise<void> {
+    const { turnId } = batch;
+    /** Events to send together, and the cursor as if they were sent. */
+    let ready: TurnEvent[] = [];
+    let cursor = this.cursor(turnId);
     for (const event of batch.events) {
       if (this.closed) return;
-      const cursor = this.cursor(batch.turnId);
       if (event.seq <= cursor) continue;
       if (event.seq > cursor + 1) {
-        await this.fill(batch.turnId, event.seq);
+        this.send(turnId, ready);
+        ready = [];
+        await this.fill(turnId, event.seq);
         // Another process may still be writing the missing ones: wait for them a little.
         for (
           let attempt = 0;
-          attempt < gapRetries && this.cursor(batch.turnId) + 1 < event.seq;
+          attempt < gapRetries && this.cursor(turnId) + 1 < event.seq;
           attempt++
         ) {
           await new Promise((resolve) => setTimeout(resolve, gapRetryMs));
-          await this.fill(batch.turnId, event.seq);
+          await this.fill(turnId, event.seq);
         }
+        cursor = this.cursor(turnId);
+        if (event.seq <= cursor) continue;
       }
-      if (event.seq > this.cursor(batch.turnId)) this.send(batch.turnId, event);
+      ready.push(event);
+      cursor = event.seq;
     }
+    this.send(turnId, ready);
   }
 }
 

@@ -119,12 +119,12 @@ describe("/ide subscriptions", () => {
     expect(client.events.every((message) => message.sessionId === workspace.sessionId)).toBe(true);
   });
 
-  it("pushes turn_update while a turn runs", async () => {
+  it("pushes turn_updates while a turn runs", async () => {
     const { user, drone, turnId } = await runningTurn("updates");
     const client = await ide(user.token!);
     const statuses: string[] = [];
-    client.socket.on("turn_update", ({ turn }) => {
-      if (turn._id === turnId) statuses.push(turn.status);
+    client.socket.on("turn_updates", ({ turns }) => {
+      for (const turn of turns) if (turn._id === turnId) statuses.push(turn.status);
     });
     await drone.stream(turnId, [
       agentEvent("done", { reason: "completed", passes: 1, totalCost: 0 }),

@@ -179,6 +179,12 @@ export class SeqStore {
    * Marks that the turn's document is about to change: a new random version, so a copy of the
    * document taken at the old version is known stale on every server. Null without a counter.
    */
+  /** The turn's highest seq taken so far (checked drone events, allocated server events). */
+  async last(turnId: string): Promise<number | null> {
+    const last = await this.redis.hget(this.keyOf(turnId), "last");
+    return last === null ? null : Number(last);
+  }
+
   async stamp(turnId: string): Promise<string | null> {
     const version = randomBytes(8).toString("hex");
     return (await this.redis.eval(stampScript, 1, this.keyOf(turnId), version)) as string | null;

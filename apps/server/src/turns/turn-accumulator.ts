@@ -1,9 +1,8 @@
 // Turn updates without a write per event: stored drone events wait here and are applied to their
-// ChatTurn together, every turnFlushIntervalMs, or at once when they change the turn's status
-// (approval, done, the first events after dispatch). Streamed text (tokens, thinking, tool output)
-// changes nothing on a running turn but its lastSeq and duration, so on its own it waits
-// `quietIntervals` times longer: on FerretDB every ChatTurn write takes the one SQLite writer
-// from the event inserts.
+// ChatTurn together, every turnFlushIntervalMs, or at once when a browser must see the change
+// with the events (approval, done). Streamed text (tokens, thinking, tool output) changes nothing
+// on a running turn but its lastSeq and duration, so on its own it waits `quietIntervals` times
+// longer: on FerretDB every ChatTurn write takes the one SQLite writer from the event inserts.
 import type { TurnEvent, TurnStatus } from "@gadget/protocol";
 import { isFinalTurnStatus } from "@gadget/protocol";
 import type { ServerContext } from "../context.ts";
@@ -16,8 +15,6 @@ interface Entry {
   chain: Promise<void>;
   /** The turn's status after the last flush; unknown before the first. */
   status: TurnStatus | null;
-  /** A flush that moves the turn to `processing` is under way: later events need not hurry. */
-  starting: boolean;
 }
 
 const statusChanging = new Set(["approval", "done", "dispatched"]);
@@ -33,22 +30,15 @@ export class TurnAccumulator {
 
   /**
    * Queues stored events. `applied` resolves once they are applied to the turn (at once for those
-   * that change it: approvals, done, tool events ending an approval, the first events after
-   * dispatch; else when the timer flushes, so the caller should not wait for it). `beforeRelay`
-   * says the caller must wait for `applied` before relaying them: a browser that sees an approval
-   * can decide it, one that sees `done` reads a finished turn.
+   * a browser must see applied: approvals, done, tool events ending an approval; else when the
+   * timer flushes, so the caller should not wait for it). `beforeRelay` says the caller must wait
+   * for `applied` before relaying them: a browser that sees an approval can decide it, one that
+   * sees `done` reads a finished turn.
    */
   add(turnId: string, events: TurnEvent[]): { applied: Promise<void>; beforeRelay: boolean } {
     let entry = this.entries.get(turnId);
     if (!entry) {
-      entry = {
-        events: [],
-        timer: null,
-        due: 0,
-        chain: Promise.resolve(),
-        status: null,
-        starting: false,
-      };
+      entry = { events: [], timer: null, due: 0, chain: Promise.resolve(), status: null };
       this.entries.set(turnId, entry);
     }
     entry.events.push(...events);
@@ -56,24 +46,19 @@ export class TurnAccumulator {
       (entry.status === "awaiting_approval" &&
         events.some((event) => event.type.startsWith("tool_"))) ||
       events.some((event) => statusChanging.has(event.type));
-    // The first events after dispatch move the turn to `processing`: at once, but nobody needs
-    // to see that before the events themselves. The batches that follow while that write is
-    // under way wait for the timer like the rest, instead of a write each.
-    const startsTurn = !entry.starting && (entry.status === null || entry.status === "dispatched");
     if (beforeRelay) return { applied: this.flush(turnId), beforeRelay };
-    if (startsTurn) {
-      const current = entry;
-      current.starting = true;
-      const applied = this.flush(turnId).finally(() => {
-        current.starting = false;
-      });
-      return { applied, beforeRelay };
-    }
+    // The first events after dispatch move the turn to `processing` within about one interval,
+    // not at once: the events themselves are live already, and a hundred turns starting together
+    // would otherwise queue a hundred turn writes in front of their first events. (Who must know
+    // sooner that a drone began, asks the seq counter: `TurnService.hasStarted`.)
+    const starting = entry.status === null || entry.status === "dispatched";
     const interval = this.context.config.turnFlushIntervalMs;
-    // Spread by up to a quarter either way: turns that started together would flush together.
-    const wait = events.every((event) => quiet.has(event.type))
-      ? interval * quietIntervals * (0.75 + Math.random() / 2)
-      : interval;
+    // Spread (by half an interval, or a quarter of the quiet wait, either way): turns that
+    // started together would otherwise flush together, a burst of turn writes on one writer.
+    const wait =
+      !starting && events.every((event) => quiet.has(event.type))
+        ? interval * quietIntervals * (0.75 + Math.random() / 2)
+        : interval * (0.5 + Math.random());
     this.schedule(turnId, entry, wait);
     return { applied: Promise.resolve(), beforeRelay: false };
   }

@@ -153,16 +153,27 @@ export class TurnService {
     return outcome ?? turn;
   }
 
+  /**
+   * Whether the drone holding `turn` began it: it is past `dispatched`, or events beyond the ones
+   * its document knows were taken (the drone's first events move it to `processing` only on the
+   * accumulator's next flush, and maybe on another server).
+   */
+  async hasStarted(turn: ChatTurnDocument): Promise<boolean> {
+    if (turn.status !== "dispatched") return true;
+    const last = await this.context.seqs.last(String(turn._id));
+    return last !== null && last > (turn.lastSeq ?? 0);
+  }
+
   /** Ends a turn that no drone will finish: appends `done` with `reason`, unless it already ended. */
   async finishNow(
     turnId: string,
     reason: "cancelled" | "interrupted",
     message: string,
-    onlyIf?: (turn: ChatTurnDocument) => boolean,
+    onlyIf?: (turn: ChatTurnDocument) => boolean | Promise<boolean>,
   ): Promise<ChatTurnDocument | null> {
-    const outcome = await this.context.store.mutate(turnId, (turn) => {
+    const outcome = await this.context.store.mutate(turnId, async (turn) => {
       if (isFinalTurnStatus(turn.status)) return null;
-      if (onlyIf && !onlyIf(turn)) return null;
+      if (onlyIf && !(await onlyIf(turn))) return null;
       return {
         events: [
           { type: "status", data: { message } },

@@ -97,13 +97,17 @@ function holderOf(turn: Pick<ChatTurnDocument, "status" | "drone">): string | nu
   return activeTurnStatuses.includes(turn.status) && turn.drone ? String(turn.drone) : null;
 }
 
+/** How soon a status change is pushed: soon, and with the other turns changing meanwhile. */
+const statusPushMs = 50;
+
 /** How many recently written running turns each process keeps a copy of. */
 const recentLimit = 5_000;
 
-/** Serialised writes to turns plus the throttled `turn_update` push. */
+/** Serialised writes to turns plus the throttled `turn_updates` push. */
 export class TurnStore {
-  private readonly pendingUpdates = new Map<string, ChatTurnDocument>();
-  private readonly updateTimers = new Map<string, NodeJS.Timeout>();
+  /** Turns whose push is pending, per user. */
+  private readonly pendingUpdates = new Map<string, Map<string, ChatTurnDocument>>();
+  private readonly updateTimers = new Map<string, { timer: NodeJS.Timeout; due: number }>();
   /**
    * Running turns this process wrote last, without `messages` and `resumeState`, with the
    * version stamped in Redis when they were written: a mutation of an unchanged turn needs no
@@ -306,41 +310,44 @@ export class TurnStore {
     );
   }
 
-  /** Sends `turn_update` now (status changes) or at most every turnUpdateIntervalMs. */
-  pushUpdate(turn: ChatTurnDocument, immediate: boolean): void {
-    const turnId = String(turn._id);
-    this.pendingUpdates.set(turnId, turn);
-    if (immediate) {
-      const timer = this.updateTimers.get(turnId);
-      if (timer) clearTimeout(timer);
-      this.updateTimers.delete(turnId);
-      this.flushUpdate(turnId);
-      return;
+  /**
+   * Queues a `turn_updates` push to the turn's user: within `statusPushMs` for a status change,
+   * else within turnUpdateIntervalMs. One message per user carries every turn that changed
+   * meanwhile: a hundred turns changing status together reach each of the user's sockets as a few
+   * messages, not a hundred each.
+   */
+  pushUpdate(turn: ChatTurnDocument, statusChanged: boolean): void {
+    const userId = String(turn.user);
+    let pending = this.pendingUpdates.get(userId);
+    if (!pending) {
+      pending = new Map();
+      this.pendingUpdates.set(userId, pending);
     }
-    if (this.updateTimers.has(turnId)) return;
-    this.updateTimers.set(
-      turnId,
-      setTimeout(() => {
-        this.updateTimers.delete(turnId);
-        this.flushUpdate(turnId);
-      }, this.context.config.turnUpdateIntervalMs),
-    );
+    pending.set(String(turn._id), turn);
+    const wait = statusChanged ? statusPushMs : this.context.config.turnUpdateIntervalMs;
+    const due = Date.now() + wait;
+    const scheduled = this.updateTimers.get(userId);
+    if (scheduled && scheduled.due <= due) return;
+    if (scheduled) clearTimeout(scheduled.timer);
+    const timer = setTimeout(() => this.flushUpdates(userId), wait);
+    this.updateTimers.set(userId, { timer, due });
   }
 
-  private flushUpdate(turnId: string): void {
-    const turn = this.pendingUpdates.get(turnId);
-    this.pendingUpdates.delete(turnId);
-    if (!turn) return;
-    this.context.ide.to(userRoom(String(turn.user))).emit("turn_update", { turn: toTurn(turn) });
+  private flushUpdates(userId: string): void {
+    const scheduled = this.updateTimers.get(userId);
+    if (scheduled) clearTimeout(scheduled.timer);
+    this.updateTimers.delete(userId);
+    const pending = this.pendingUpdates.get(userId);
+    this.pendingUpdates.delete(userId);
+    if (!pending?.size) return;
+    this.context.ide
+      .to(userRoom(userId))
+      .emit("turn_updates", { turns: [...pending.values()].map(toTurn) });
   }
 
-  /** Sends every pending `turn_update` now (shutdown). */
+  /** Sends every pending `turn_updates` now (shutdown). */
   flushAll(): void {
-    for (const [turnId, timer] of this.updateTimers) {
-      clearTimeout(timer);
-      this.flushUpdate(turnId);
-    }
-    this.updateTimers.clear();
+    for (const userId of [...this.updateTimers.keys()]) this.flushUpdates(userId);
   }
 
   /** Reads a turn that belongs to `userId`, or null. */

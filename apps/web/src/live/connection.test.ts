@@ -63,9 +63,9 @@ beforeEach(async () => {
       ack({ ok: true });
       if (request.turnId) {
         socket.join(`turn:${request.turnId}`);
-        for (const item of stored.filter((e) => e.seq > (request.after ?? 0))) {
-          socket.emit("turn_event", { turnId: request.turnId, sessionId, event: item });
-        }
+        const events = stored.filter((e) => e.seq > (request.after ?? 0));
+        if (events.length > 0)
+          socket.emit("turn_events", { turnId: request.turnId, sessionId, events });
       }
     });
     socket.on("unsubscribe", (_request, ack) => ack({ ok: true }));
@@ -118,7 +118,7 @@ describe("IdeConnection", () => {
     // Live events flow to the room as the server would send them.
     io.of("/ide")
       .to(`turn:${turnId}`)
-      .emit("turn_event", { turnId, sessionId, event: toolEvents(9, 9)[0]! });
+      .emit("turn_events", { turnId, sessionId, events: toolEvents(9, 9) });
     await waitFor(() => view.lastSeq === 9, "a live event");
   });
 

@@ -95,8 +95,12 @@ export class IdeConnection {
       }
       this.setState(this.everConnected ? "reconnecting" : "connecting");
     });
-    this.socket.on("turn_event", (message) => this.dispatchEvent(message));
-    this.socket.on("turn_update", ({ turn }) => this.dispatchTurn(turn));
+    this.socket.on("turn_events", ({ turnId, sessionId, events }) => {
+      for (const event of events) this.dispatchEvent({ turnId, sessionId, event });
+    });
+    this.socket.on("turn_updates", ({ turns }) => {
+      for (const turn of turns) this.dispatchTurn(turn);
+    });
     this.socket.on("drone_update", ({ drone }) => {
       for (const listener of this.droneListeners) listener(drone);
     });
@@ -119,7 +123,7 @@ export class IdeConnection {
   }
 
   /**
-   * Calls `listener` for every turn_update of this user (the server sends them to all of the
+   * Calls `listener` for every turn update of this user (the server sends them to all of the
    * user's sockets), e.g. to learn about turns started in another tab.
    */
   onTurn(listener: (turn: ChatTurn) => void): () => void {

@@ -1,5 +1,5 @@
 // The turns of one chat session, kept live: a TurnStore per turn, socket subscriptions for the
-// turns still running, and the user's turn_update stream that announces new turns.
+// turns still running, and the user's turn_updates stream that announces new turns.
 import type { ChatTurn } from "@gadget/protocol";
 import { isFinalTurnStatus } from "@gadget/protocol";
 import type { ApiClient } from "../api/client.ts";
@@ -52,7 +52,7 @@ export class SessionTurns {
     for (const turn of turns) this.upsert(turn);
   }
 
-  /** Adds or updates a turn (from REST, a POST answer or a turn_update). */
+  /** Adds or updates a turn (from REST, a POST answer or turn_updates). */
   upsert(turn: ChatTurn): TurnStore {
     let store = this.stores.get(turn._id);
     if (store) {
@@ -80,7 +80,7 @@ export class SessionTurns {
     this.detachLive();
     this.connection = connection;
     if (!connection) return;
-    // turn_update reaches every socket of the user: take the ones of this session. (A session
+    // turn_updates reach every socket of the user: take the ones of this session. (A session
     // subscription would replay the events of every past turn; running turns replay their own.)
     this.detachSession = connection.onTurn((turn) => {
       if (turn.session === this.sessionId) this.upsert(turn);

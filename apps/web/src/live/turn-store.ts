@@ -83,7 +83,7 @@ export class TurnStore {
     this.watchGap();
   }
 
-  /** Takes a newer version of the turn record (turn_update, REST). */
+  /** Takes a newer version of the turn record (turn_updates, REST). */
   setTurn(turn: ChatTurn): void {
     const next = newerTurn(this.snapshot.turn, turn);
     if (next === this.snapshot.turn) return;

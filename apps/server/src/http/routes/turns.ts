@@ -115,12 +115,14 @@ export function turnRoutes(context: ServerContext, turns: TurnService): FastifyP
         turnId: String(turn._id),
         sessionId: String(turn.session),
         after,
-        sink: ({ event }) => {
-          if (finished) return;
-          response.write(
-            `id: ${event.seq}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`,
-          );
-          if (event.type === "done") finish();
+        sink: ({ events }) => {
+          for (const event of events) {
+            if (finished) return;
+            response.write(
+              `id: ${event.seq}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`,
+            );
+            if (event.type === "done") finish();
+          }
         },
       });
       request.raw.on("close", finish);
