@@ -2,7 +2,7 @@
 // dispatch latency with 100 drones, live relay at 5,000 events/s over 100 turns, and the memory
 // of 2,000 idle drones plus 2,000 subscribed browsers. Loopback only; every loop is bounded.
 // BENCH_PROFILE=<dir> writes a CPU profile of the server; BENCH_BUCKETS=1 prints each relay run's
-// latencies per half second of sending (where a run's p99 comes from).
+// latencies per half second of sending (where a run's p99 comes from), BENCH_BUCKETS=<ms> per <ms>.
 import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
@@ -387,7 +387,8 @@ async function driveRelay(
   const ticks = Math.round((load.seconds * 1000) / load.batchIntervalMs);
   const sentPerTurn = new Array<number>(load.turns).fill(0);
   const pending: Promise<void>[] = [];
-  console.error("relay: sending");
+  // The monotonic clock (µs) lines a run up with a server CPU profile's timestamps.
+  console.error(`relay: sending at ${process.hrtime.bigint() / 1000n} µs`);
   const started = now();
   for (let tick = 0; tick < ticks; tick++) {
     for (let turn = 0; turn < load.turns; turn++) {
@@ -419,14 +420,17 @@ async function driveRelay(
   const all = received();
   const latencies = all.map((item) => item.at - Number(item.text));
   if (process.env.BENCH_BUCKETS) {
+    // BENCH_BUCKETS=1: half-second buckets; a larger number is the bucket's length in ms.
+    const bucketMs =
+      Number(process.env.BENCH_BUCKETS) > 1 ? Number(process.env.BENCH_BUCKETS) : 500;
     const buckets = new Map<number, number[]>();
     for (const item of all) {
-      const key = Math.floor((Number(item.text) - started) / 500);
+      const key = Math.floor((Number(item.text) - started) / bucketMs);
       buckets.set(key, [...(buckets.get(key) ?? []), item.at - Number(item.text)]);
     }
     for (const [key, values] of [...buckets].sort((a, b) => a[0] - b[0]))
       console.error(
-        `  ${key * 500} ms: p50 ${percentile(values, 50).toFixed(0)} p99 ${percentile(values, 99).toFixed(0)} n ${values.length}`,
+        `  ${key * bucketMs} ms: p50 ${percentile(values, 50).toFixed(0)} p99 ${percentile(values, 99).toFixed(0)} n ${values.length}`,
       );
   }
   let lost = 0;

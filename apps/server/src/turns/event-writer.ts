@@ -1,10 +1,17 @@
 // Group commit of turn events: batches from every drone on this process (and the server's own
 // events) are written together in one insertMany while the previous write is in flight, so the
-// database sees few large writes instead of one per batch. Each caller is answered once its
-// events are durable.
+// database sees few large writes instead of one per batch. Under load (more than one write per
+// `gatherMs` lately), writes also start at least `gatherMs` apart: a write costs the database
+// about as much as fifteen events (measured on FerretDB: 0.9 ms for 1–5 events, 3.5 ms for 50), so
+// a few milliseconds of gathering buys back much of a core at thousands of events a second. Light
+// traffic (a dispatch, a lone batch) is written at once. Each caller is answered once its events
+// are durable.
 import { isDuplicateKeyError, type Models } from "@gadget/db";
 import type { TurnEvent } from "@gadget/protocol";
 import { Types } from "mongoose";
+
+/** How many recent writes tell whether the writer is under load. */
+const loadWindow = 8;
 
 interface Pending {
   documents: Array<TurnEvent & { turn: Types.ObjectId }>;
@@ -15,6 +22,11 @@ interface Pending {
 export class EventWriter {
   private queue: Pending[] = [];
   private inFlight = 0;
+  /** When the last `loadWindow` writes started (performance.now()), oldest first. */
+  private readonly starts: number[] = [];
+  private gatherTimer: NodeJS.Timeout | null = null;
+  /** Writes started and events in them, since this writer was made. */
+  readonly stats = { writes: 0, events: 0 };
 
   constructor(
     private readonly models: Models,
@@ -22,6 +34,8 @@ export class EventWriter {
     private readonly concurrency = 1,
     /** Largest single write, in events; default 2 000. */
     private readonly maxEvents = 2_000,
+    /** Least time between the starts of two writes, unless a full write is waiting; default 5 ms. */
+    private readonly gatherMs = 5,
   ) {}
 
   /** Stores events of one turn; resolves when stored (duplicates of stored seqs are ignored). */
@@ -35,7 +49,22 @@ export class EventWriter {
   }
 
   private pump(): void {
+    if (this.gatherTimer) {
+      if (this.queued() < this.maxEvents) return;
+      clearTimeout(this.gatherTimer);
+      this.gatherTimer = null;
+    }
     while (this.inFlight < this.concurrency && this.queue.length > 0) {
+      const wait = this.gatherWait();
+      if (wait > 0 && this.queued() < this.maxEvents) {
+        this.gatherTimer = setTimeout(() => {
+          this.gatherTimer = null;
+          this.pump();
+        }, wait);
+        return;
+      }
+      this.starts.push(performance.now());
+      if (this.starts.length > loadWindow) this.starts.shift();
       const group: Pending[] = [];
       let size = 0;
       while (
@@ -47,6 +76,8 @@ export class EventWriter {
         size += next.documents.length;
       }
       this.inFlight++;
+      this.stats.writes++;
+      this.stats.events += size;
       // The driver's insertMany, not mongoose's: documents are built here already well-formed,
       // and casting thousands of them a second costs CPU the relay needs.
       this.models.TurnEvent.collection
@@ -73,6 +104,22 @@ export class EventWriter {
           this.pump();
         });
     }
+  }
+
+  /** How long the next write waits: nothing unless the last writes came faster than gatherMs. */
+  private gatherWait(): number {
+    const oldest = this.starts[0];
+    const last = this.starts[this.starts.length - 1];
+    if (oldest === undefined || last === undefined || this.starts.length < loadWindow) return 0;
+    const now = performance.now();
+    if (now - oldest >= loadWindow * this.gatherMs) return 0;
+    return last + this.gatherMs - now;
+  }
+
+  private queued(): number {
+    let count = 0;
+    for (const pending of this.queue) count += pending.documents.length;
+    return count;
   }
 
   /** Resolves when nothing is queued or being written. */

@@ -25,12 +25,12 @@ afterAll(async () => {
   await server?.close();
 });
 
-async function runningTurn(name: string) {
-  const user = await signup(server.url, name);
+async function runningTurn(name: string, on = server) {
+  const user = await signup(on.url, name);
   const workspace = await setupWorkspace(user);
   const registered = await registerDrone(user, { name: `${name}-drone`, capacity: 4 });
   const drone = await ScriptedDrone.connect({
-    url: server.url,
+    url: on.url,
     droneId: registered.droneId,
     credential: registered.credential,
     capacity: 4,
@@ -50,8 +50,8 @@ async function runningTurn(name: string) {
 const tokens = (count: number, from = 0) =>
   Array.from({ length: count }, (_, index) => agentEvent("token", { text: `t${from + index} ` }));
 
-async function ide(token: string) {
-  const client = await IdeClient.connect(server.url, token);
+async function ide(token: string, on = server) {
+  const client = await IdeClient.connect(on.url, token);
   closers.push(client);
   return client;
 }
@@ -130,6 +130,46 @@ describe("/ide subscriptions", () => {
       agentEvent("done", { reason: "completed", passes: 1, totalCost: 0 }),
     ]);
     await waitFor(() => statuses.includes("completed"), 5_000, "completed update");
+  });
+
+  it("gathers a user's turn changes into at most one turn_updates per interval", async () => {
+    const interval = 400;
+    const paced = await startTestServer({
+      mongoUrl: inject("mongoUrl"),
+      redisUrl: inject("redisUrl"),
+      turnUpdateIntervalMs: interval,
+    });
+    try {
+      const { user, drone, start } = await runningTurn("paced", paced);
+      const turnIds = [await start(), await start(), await start()];
+      const client = await ide(user.token!, paced);
+      const messages: Array<{ at: number; turns: Array<{ _id: string; status: string }> }> = [];
+      client.socket.on("turn_updates", ({ turns }) => messages.push({ at: Date.now(), turns }));
+      // What starting the turns pushed has gone out by now.
+      await new Promise((resolve) => setTimeout(resolve, interval * 1.5));
+      messages.length = 0;
+      // The turns end 100 ms apart: three status changes, each pushed within 50 ms if alone.
+      for (const turnId of turnIds) {
+        await drone.stream(turnId, [
+          agentEvent("done", { reason: "completed", passes: 1, totalCost: 0 }),
+        ]);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      const completed = () =>
+        new Set(
+          messages.flatMap((message) =>
+            message.turns.filter((turn) => turn.status === "completed").map((turn) => turn._id),
+          ),
+        );
+      await waitFor(() => turnIds.every((id) => completed().has(id)), 5_000, "completed updates");
+      expect(messages.length).toBeLessThan(turnIds.length);
+      for (let index = 1; index < messages.length; index++) {
+        expect(messages[index]!.at - messages[index - 1]!.at).toBeGreaterThan(interval / 2);
+      }
+    } finally {
+      await paced.context.models.User.db.dropDatabase();
+      await paced.close();
+    }
   });
 
   it("refuses other users' turns and bad tokens", async () => {

@@ -47,16 +47,18 @@ export class TurnAccumulator {
         events.some((event) => event.type.startsWith("tool_"))) ||
       events.some((event) => statusChanging.has(event.type));
     if (beforeRelay) return { applied: this.flush(turnId), beforeRelay };
-    // The first events after dispatch move the turn to `processing` within about one interval,
-    // not at once: the events themselves are live already, and a hundred turns starting together
-    // would otherwise queue a hundred turn writes in front of their first events. (Who must know
-    // sooner that a drone began, asks the seq counter: `TurnService.hasStarted`.)
+    // The first events after dispatch move the turn to `processing` within half an interval to
+    // two and a half, not at once: the events themselves are live already, and a hundred turns
+    // starting together would otherwise queue a hundred turn writes (and pushes) in front of
+    // their first events. (Who must know sooner that a drone began, asks the seq counter:
+    // `TurnService.hasStarted`.)
     const starting = entry.status === null || entry.status === "dispatched";
     const interval = this.context.config.turnFlushIntervalMs;
-    // Spread (by half an interval, or a quarter of the quiet wait, either way): turns that
-    // started together would otherwise flush together, a burst of turn writes on one writer.
-    const wait =
-      !starting && events.every((event) => quiet.has(event.type))
+    // Spread: turns that started together would otherwise flush together, a burst of turn writes
+    // on one writer.
+    const wait = starting
+      ? interval * (0.5 + 2 * Math.random())
+      : events.every((event) => quiet.has(event.type))
         ? interval * quietIntervals * (0.75 + Math.random() / 2)
         : interval * (0.5 + Math.random());
     this.schedule(turnId, entry, wait);

@@ -105,9 +105,16 @@ const recentLimit = 5_000;
 
 /** Serialised writes to turns plus the throttled `turn_updates` push. */
 export class TurnStore {
-  /** Turns whose push is pending, per user. */
-  private readonly pendingUpdates = new Map<string, Map<string, ChatTurnDocument>>();
-  private readonly updateTimers = new Map<string, { timer: NodeJS.Timeout; due: number }>();
+  /** Per user: turns whose push is pending, its timer, and when the last push went out. */
+  private readonly updates = new Map<
+    string,
+    {
+      pending: Map<string, ChatTurnDocument>;
+      timer: NodeJS.Timeout | null;
+      due: number;
+      lastPush: number;
+    }
+  >();
   /**
    * Running turns this process wrote last, without `messages` and `resumeState`, with the
    * version stamped in Redis when they were written: a mutation of an unchanged turn needs no
@@ -313,41 +320,56 @@ export class TurnStore {
   /**
    * Queues a `turn_updates` push to the turn's user: within `statusPushMs` for a status change,
    * else within turnUpdateIntervalMs. One message per user carries every turn that changed
-   * meanwhile: a hundred turns changing status together reach each of the user's sockets as a few
-   * messages, not a hundred each.
+   * meanwhile, and while turns keep changing a user gets at most one message per
+   * turnUpdateIntervalMs: each message goes to every socket of the user, so a hundred turns
+   * starting together reach each socket as a few messages, not one per turn (or per 50 ms).
    */
   pushUpdate(turn: ChatTurnDocument, statusChanged: boolean): void {
     const userId = String(turn.user);
-    let pending = this.pendingUpdates.get(userId);
-    if (!pending) {
-      pending = new Map();
-      this.pendingUpdates.set(userId, pending);
+    let updates = this.updates.get(userId);
+    if (!updates) {
+      updates = { pending: new Map(), timer: null, due: 0, lastPush: Number.NEGATIVE_INFINITY };
+      this.updates.set(userId, updates);
     }
-    pending.set(String(turn._id), turn);
-    const wait = statusChanged ? statusPushMs : this.context.config.turnUpdateIntervalMs;
-    const due = Date.now() + wait;
-    const scheduled = this.updateTimers.get(userId);
-    if (scheduled && scheduled.due <= due) return;
-    if (scheduled) clearTimeout(scheduled.timer);
-    const timer = setTimeout(() => this.flushUpdates(userId), wait);
-    this.updateTimers.set(userId, { timer, due });
+    updates.pending.set(String(turn._id), turn);
+    const interval = this.context.config.turnUpdateIntervalMs;
+    const now = Date.now();
+    const due = Math.max(
+      now + (statusChanged ? statusPushMs : interval),
+      updates.lastPush + interval,
+    );
+    if (updates.timer && updates.due <= due) return;
+    if (updates.timer) clearTimeout(updates.timer);
+    updates.due = due;
+    updates.timer = setTimeout(() => this.flushUpdates(userId), due - now);
   }
 
   private flushUpdates(userId: string): void {
-    const scheduled = this.updateTimers.get(userId);
-    if (scheduled) clearTimeout(scheduled.timer);
-    this.updateTimers.delete(userId);
-    const pending = this.pendingUpdates.get(userId);
-    this.pendingUpdates.delete(userId);
-    if (!pending?.size) return;
-    this.context.ide
-      .to(userRoom(userId))
-      .emit("turn_updates", { turns: [...pending.values()].map(toTurn) });
+    const updates = this.updates.get(userId);
+    if (!updates) return;
+    if (updates.timer) clearTimeout(updates.timer);
+    updates.timer = null;
+    if (updates.pending.size === 0) {
+      // Nothing came within an interval of the last push: forget the user.
+      this.updates.delete(userId);
+      return;
+    }
+    const turns = [...updates.pending.values()].map(toTurn);
+    updates.pending.clear();
+    updates.lastPush = Date.now();
+    // Checks back after an interval, to forget the user if nothing came.
+    updates.due = updates.lastPush + this.context.config.turnUpdateIntervalMs;
+    updates.timer = setTimeout(() => this.flushUpdates(userId), updates.due - updates.lastPush);
+    this.context.ide.to(userRoom(userId)).emit("turn_updates", { turns });
   }
 
   /** Sends every pending `turn_updates` now (shutdown). */
   flushAll(): void {
-    for (const userId of [...this.updateTimers.keys()]) this.flushUpdates(userId);
+    for (const [userId, updates] of [...this.updates]) {
+      if (updates.pending.size > 0) this.flushUpdates(userId);
+      if (updates.timer) clearTimeout(updates.timer);
+      this.updates.delete(userId);
+    }
   }
 
   /** Reads a turn that belongs to `userId`, or null. */
