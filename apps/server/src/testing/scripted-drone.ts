@@ -63,6 +63,8 @@ export class ScriptedDrone {
   /** Turns this drone runs, with the seq its next event gets. */
   readonly running = new Map<string, number>();
   private readonly waiters: Array<(order: IWorkOrder) => void> = [];
+  /** Orders accepted while nobody waited in nextWorkOrder(), oldest first. */
+  private readonly untaken: IWorkOrder[] = [];
   private heartbeatTimer: NodeJS.Timeout | null = null;
   private disconnectReason: string | null = null;
   private readonly disconnectWaiters: Array<(reason: string) => void> = [];
@@ -116,7 +118,11 @@ export class ScriptedDrone {
         if (answer.ok) {
           this.running.set(order.turnId, order.nextSeq);
           this.workOrders.push(order);
-          for (const waiter of this.waiters.splice(0)) waiter(order);
+          // Kept for the next nextWorkOrder() when nobody waits yet: a turn can be dispatched
+          // before the POST that created it has answered (0012).
+          const waiters = this.waiters.splice(0);
+          if (waiters.length === 0) this.untaken.push(order);
+          for (const waiter of waiters) waiter(order);
         }
         ack(answer);
       })();
@@ -166,6 +172,8 @@ export class ScriptedDrone {
 
   /** The next work order accepted (or one already accepted and not yet taken). */
   nextWorkOrder(timeoutMs = 10_000): Promise<IWorkOrder> {
+    const waiting = this.untaken.shift();
+    if (waiting) return Promise.resolve(waiting);
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error("no work order arrived")), timeoutMs);
       this.waiters.push((order) => {

@@ -30,6 +30,8 @@ async function runningTurn(name: string, options: { approval?: "on-write" } = {}
   const turnId: string = posted.body.turn._id;
   const order = await drone.nextWorkOrder();
   await drone.stream(turnId, [agentEvent("status", { message: "Pass 1", pass: 1 })]);
+  // The first events move the turn to `processing` on a later flush (spread, see 0015).
+  await waitFor(async () => (await status(user, turnId)) === "processing", 5_000, "processing");
   return { user, workspace, registered, drone, turnId, order };
 }
 
