@@ -88,7 +88,13 @@ async function startServer(
     },
     60_000,
     // BENCH_PROFILE=<dir> writes a CPU profile of the server process there.
-    process.env.BENCH_PROFILE ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : [],
+    [
+      ...(process.env.BENCH_PROFILE
+        ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_PROFILE}`]
+        : []),
+      // BENCH_NODE_ARGS="--log-deopt --logfile=…": more node flags for the server.
+      ...(process.env.BENCH_NODE_ARGS ? process.env.BENCH_NODE_ARGS.split(" ") : []),
+    ],
   );
   const database = await openDatabase(mongo, { ensureIndexes: false });
   return { server, database, url: server.url };
@@ -362,6 +368,11 @@ interface RelayLoad {
    * instead of each at its own phase, as drones streaming independently do.
    */
   lockstep?: boolean;
+  /**
+   * Instead of the three runs: this many rounds of 100 turns starting, each measured for its
+   * first `seconds` and then ended (how often the start-up tail misses, in one process).
+   */
+  starts?: number;
 }
 
 interface RelayResult {
@@ -550,6 +561,30 @@ async function benchRelay(env: Env, load: RelayLoad) {
     const warmUp = await startTurns("warm-up");
     await warmUp.run({ ...load, seconds: 2 });
     await warmUp.finish();
+    if (load.starts) {
+      const rounds: RelayResult[] = [];
+      for (let round = 0; round < load.starts; round++) {
+        const turns = await startTurns(`start ${round}`);
+        const result = await turns.run(load);
+        await turns.finish();
+        rounds.push(result);
+        console.error(
+          `relay: round ${round}: p50 ${ms(percentile(result.latencies, 50))} p99 ${ms(percentile(result.latencies, 99))} lost ${result.lost} duplicated ${result.duplicated}`,
+        );
+      }
+      for (const browser of browsers) browser.close();
+      for (const drone of drones) drone.close();
+      await sleep(1_000);
+      const storedFirst = await baselineRelay(load, database);
+      rows.push({
+        benchmark: `Live relay, ${load.eventsPerSecond} events/s over ${load.turns} turns starting together, ${load.starts} rounds of ${load.seconds} s in one server`,
+        measure: "p99 per round",
+        gadget: rounds.map((round) => ms(percentile(round.latencies, 99))).join(", "),
+        baseline: `${ms(percentile(storedFirst.latencies, 99))} bare + stored first in the database`,
+        target: "< 50 ms",
+      });
+      return;
+    }
     const { run } = await startTurns("relay");
     // First all 100 turns start streaming within one interval (each one's first events move it
     // to `processing`: 100 turn writes beside the inserts); then the same turns again, running;
@@ -946,6 +981,15 @@ async function main() {
         eventsPerSecond: Number(only.slice(6)),
         seconds: 5,
         batchIntervalMs: 100,
+      });
+    }
+    if (only === "relay-starts") {
+      await benchRelay(env, {
+        turns: 100,
+        eventsPerSecond: 5_000,
+        seconds: 3,
+        batchIntervalMs: 100,
+        starts: Number(process.env.BENCH_ROUNDS ?? 5),
       });
     }
     if (only === "relay-small") {

@@ -98,6 +98,78 @@ describe("mongoose on the harness", () => {
   });
 });
 
+describe("filters on indexed fields", () => {
+  // FerretDB's SQLite backend pushes these down to the index (tools/ferretdb/patches/…/sqlite/
+  // collection.go); what comes back must still be exactly what MongoDB matches.
+  const connection = mongoose.createConnection();
+  const Event = connection.model(
+    "Event",
+    new Schema({ turn: Schema.Types.ObjectId, seq: Schema.Types.Mixed, status: String }).index({
+      turn: 1,
+      seq: 1,
+    }),
+  );
+  const [first, second, third] = [
+    new mongoose.Types.ObjectId(),
+    new mongoose.Types.ObjectId(),
+    new mongoose.Types.ObjectId(),
+  ];
+
+  beforeAll(async () => {
+    await connection.openUri(databaseUrl(inject("mongoUrl"), `compat_${randomUUID().slice(0, 8)}`));
+    await Event.init();
+    await connection.collection("events").createIndex({ status: 1 });
+    await connection.collection("events").insertMany([
+      ...Array.from({ length: 30 }, (_, index) => ({
+        turn: [first, second, third][index % 3],
+        seq: Math.floor(index / 3) + 1,
+        status: index % 2 ? "running" : 'quote " and <tag>',
+      })),
+      // Values a numeric comparison must pass over as MongoDB does: a string, null, missing,
+      // a double equal to an integer.
+      { turn: first, seq: "7", status: "odd" },
+      { turn: first, seq: null, status: "odd" },
+      { turn: first, status: "odd" },
+      { turn: second, seq: 4.5, status: "odd" },
+      { turn: second, seq: 11.0, status: "odd" },
+    ]);
+  });
+  afterAll(async () => {
+    await connection.dropDatabase();
+    await connection.close();
+  });
+
+  const seqs = async (filter: Record<string, unknown>) =>
+    (await Event.find(filter).sort({ seq: 1 }).lean()).map((event) => event.seq);
+
+  it("finds by equality and integer ranges as MongoDB does", async () => {
+    expect(await seqs({ turn: first, seq: { $gt: 7 } })).toEqual([8, 9, 10]);
+    expect(await seqs({ turn: second, seq: { $gte: 4, $lt: 6 } })).toEqual([4, 4.5, 5]);
+    expect(await seqs({ turn: second, seq: { $lte: 2 } })).toEqual([1, 2]);
+    expect(await seqs({ turn: second, seq: 11 })).toEqual([11]);
+    expect(await seqs({ turn: { $eq: third }, seq: { $gt: 9 } })).toEqual([10]);
+    expect(await Event.countDocuments({ turn: first, seq: null })).toBe(2);
+    expect(await seqs({ turn: { $in: [first, third] }, seq: 3 })).toEqual([3, 3]);
+  });
+
+  it("finds strings by equality and $in, escapes included", async () => {
+    expect(await Event.countDocuments({ status: "running" })).toBe(15);
+    expect(await Event.countDocuments({ status: 'quote " and <tag>' })).toBe(15);
+    expect(await Event.countDocuments({ status: { $in: ["odd", "running"] } })).toBe(20);
+    expect(await Event.countDocuments({ turn: first, status: { $ne: "odd" } })).toBe(10);
+  });
+
+  it("searches the index instead of scanning the collection", async () => {
+    const explained = await connection
+      .collection("events")
+      .find({ turn: first, seq: { $gt: 3 } })
+      .explain();
+    const plan = JSON.stringify(explained.queryPlanner);
+    if ("Plan" in explained.queryPlanner) expect(plan).toMatch(/USING INDEX \S+_turn_1_seq_1/);
+    else expect(plan).not.toMatch(/COLLSCAN/);
+  });
+});
+
 describe("BullMQ on the harness Redis", () => {
   it("round-trips a job from a queue to a worker and back", async () => {
     const url = new URL(inject("redisUrl"));

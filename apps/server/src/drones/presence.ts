@@ -2,6 +2,7 @@
 // heartbeat, capacity and workspaces. Kept out of MongoDB because it changes every few seconds
 // and FerretDB v1 updates are not isolated.
 import type { Redis } from "ioredis";
+import { luaScript } from "../redis/script.ts";
 
 export interface Presence {
   online: boolean;
@@ -51,11 +52,19 @@ return out`;
 
 /** Reads and writes presence records `<prefix>:presence:<droneId>`. */
 export class PresenceStore {
+  private readonly scripts;
+
   constructor(
     private readonly redis: Redis,
     private readonly prefix: string,
     private readonly staleMs: number,
-  ) {}
+  ) {
+    this.scripts = {
+      touch: luaScript(redis, "gadgetPresenceTouch", touchScript),
+      leave: luaScript(redis, "gadgetPresenceLeave", leaveScript),
+      ofUser: luaScript(redis, "gadgetPresenceOfUser", ofUserScript),
+    };
+  }
 
   private key(droneId: string): string {
     return `${this.prefix}:presence:${droneId}`;
@@ -90,10 +99,8 @@ export class PresenceStore {
 
   /** Renews the heartbeat; false when `socketId` no longer holds the drone. */
   async touch(droneId: string, socketId: string, workspaces?: string[]): Promise<boolean> {
-    const result = await this.redis.eval(
-      touchScript,
-      1,
-      this.key(droneId),
+    const result = await this.scripts.touch(
+      [this.key(droneId)],
       socketId,
       String(Date.now()),
       workspaces ? JSON.stringify(workspaces) : "",
@@ -102,13 +109,7 @@ export class PresenceStore {
   }
 
   async disconnect(droneId: string, userId: string, socketId: string): Promise<void> {
-    const left = await this.redis.eval(
-      leaveScript,
-      1,
-      this.key(droneId),
-      socketId,
-      String(Date.now()),
-    );
+    const left = await this.scripts.leave([this.key(droneId)], socketId, String(Date.now()));
     if (left === 1) await this.redis.srem(this.onlineKey(userId), droneId);
   }
 
@@ -128,10 +129,8 @@ export class PresenceStore {
 
   /** The user's drones that may be online, with their presence, in one round trip. */
   async ofUser(userId: string): Promise<Array<{ droneId: string; presence: Presence }>> {
-    const flat = (await this.redis.eval(
-      ofUserScript,
-      1,
-      this.onlineKey(userId),
+    const flat = (await this.scripts.ofUser(
+      [this.onlineKey(userId)],
       `${this.prefix}:presence:`,
     )) as Array<string | string[]>;
     const now = Date.now();

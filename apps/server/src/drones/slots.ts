@@ -4,6 +4,7 @@
 // MongoDB stays the truth (ChatTurn.drone + status, mirrored in Drone.activeTurns): a missing set
 // is loaded from the drone's document, and the sweeper's repair re-derives every set.
 import type { Redis } from "ioredis";
+import { luaScript } from "../redis/script.ts";
 
 /** Marks a set as loaded, so an empty drone is told apart from one Redis forgot. */
 const loadedMark = "-";
@@ -54,10 +55,18 @@ export type ClaimOutcome =
   | { status: "unloaded"; droneId: string };
 
 export class DroneSlots {
+  private readonly scripts;
+
   constructor(
     private readonly redis: Redis,
     private readonly prefix: string,
-  ) {}
+  ) {
+    this.scripts = {
+      claim: luaScript(redis, "gadgetSlotClaim", claimScript),
+      load: luaScript(redis, "gadgetSlotLoad", loadScript),
+      add: luaScript(redis, "gadgetSlotAdd", addScript),
+    };
+  }
 
   private key(droneId: string): string {
     return `${this.prefix}:drone-slots:${droneId}`;
@@ -77,11 +86,8 @@ export class DroneSlots {
     expectLast?: number,
   ): Promise<ClaimOutcome> {
     if (candidates.length === 0) return { status: "full" };
-    const answer = (await this.redis.eval(
-      claimScript,
-      1 + candidates.length,
-      seqKey,
-      ...candidates.map((candidate) => this.key(candidate.droneId)),
+    const answer = (await this.scripts.claim(
+      [seqKey, ...candidates.map((candidate) => this.key(candidate.droneId))],
       turnId,
       expectLast === undefined ? "" : String(expectLast),
       ...candidates.flatMap((candidate) => [candidate.droneId, String(candidate.capacity)]),
@@ -102,12 +108,12 @@ export class DroneSlots {
 
   /** Fills a drone's set from MongoDB unless Redis already has it. */
   async load(droneId: string, turnIds: readonly string[]): Promise<void> {
-    await this.redis.eval(loadScript, 1, this.key(droneId), loadedMark, ...turnIds);
+    await this.scripts.load([this.key(droneId)], loadedMark, ...turnIds);
   }
 
   /** Records that a drone holds a turn (a no-op while the set is not loaded). */
   async add(droneId: string, turnId: string): Promise<void> {
-    await this.redis.eval(addScript, 1, this.key(droneId), turnId);
+    await this.scripts.add([this.key(droneId)], turnId);
   }
 
   /** Frees a drone's slot. */

@@ -3,6 +3,7 @@
 import { randomUUID } from "node:crypto";
 import { SystemError } from "@gadget/protocol";
 import type { Redis } from "ioredis";
+import { luaScript } from "./script.ts";
 
 const releaseScript = `if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("del", KEYS[1]) else return 0 end`;
 
@@ -16,11 +17,14 @@ export interface LockOptions {
 /** Mutual exclusion by key across processes, with an in-process queue so local waiters do not spin. */
 export class Locks {
   private readonly local = new Map<string, Promise<void>>();
+  private readonly release;
 
   constructor(
     private readonly redis: Redis,
     private readonly prefix: string,
-  ) {}
+  ) {
+    this.release = luaScript(redis, "gadgetLockRelease", releaseScript);
+  }
 
   /**
    * Runs `work` while holding the lock named `name`.
@@ -63,7 +67,7 @@ export class Locks {
     try {
       return await work();
     } finally {
-      await this.redis.eval(releaseScript, 1, key, token).catch(() => undefined);
+      await this.release([key], token).catch(() => undefined);
     }
   }
 }

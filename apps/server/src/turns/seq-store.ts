@@ -6,6 +6,7 @@ import { randomBytes } from "node:crypto";
 import type { ChatTurnDocument, Models } from "@gadget/db";
 import { activeTurnStatuses } from "@gadget/db";
 import type { Redis } from "ioredis";
+import { luaScript } from "../redis/script.ts";
 
 const appendScript = `
 local last = redis.call("hget", KEYS[1], "last")
@@ -76,11 +77,20 @@ export type AppendOutcome =
   | { status: "gap"; last: number };
 
 export class SeqStore {
+  private readonly scripts;
+
   constructor(
     private readonly redis: Redis,
     private readonly prefix: string,
     private readonly models: Models,
-  ) {}
+  ) {
+    this.scripts = {
+      append: luaScript(redis, "gadgetSeqAppend", appendScript),
+      allocate: luaScript(redis, "gadgetSeqAllocate", allocateScript),
+      init: luaScript(redis, "gadgetSeqInit", initScript),
+      stamp: luaScript(redis, "gadgetSeqStamp", stampScript),
+    };
+  }
 
   /** The Redis hash of a turn's counter (`last`, `holder`); dispatch claims seqs in its script. */
   keyOf(turnId: string): string {
@@ -89,10 +99,8 @@ export class SeqStore {
 
   /** Starts the counter of a new turn (a no-op if it exists). */
   async init(turnId: string, start: CounterStart): Promise<void> {
-    await this.redis.eval(
-      initScript,
-      1,
-      this.keyOf(turnId),
+    await this.scripts.init(
+      [this.keyOf(turnId)],
       String(start.last),
       start.holder,
       start.cancel ? "1" : "0",
@@ -135,10 +143,8 @@ export class SeqStore {
     ends: boolean,
   ): Promise<AppendOutcome> {
     for (let attempt = 0; attempt < 2; attempt++) {
-      const [previous, last, sessionId, userId] = (await this.redis.eval(
-        appendScript,
-        1,
-        this.keyOf(turnId),
+      const [previous, last, sessionId, userId] = (await this.scripts.append(
+        [this.keyOf(turnId)],
         droneId,
         String(first),
         String(count),
@@ -162,10 +168,8 @@ export class SeqStore {
    */
   async allocate(turnId: string, count: number, holder: string | null): Promise<number> {
     for (let attempt = 0; attempt < 2; attempt++) {
-      const first = (await this.redis.eval(
-        allocateScript,
-        1,
-        this.keyOf(turnId),
+      const first = (await this.scripts.allocate(
+        [this.keyOf(turnId)],
         String(count),
         holder ?? "-",
       )) as number;
@@ -187,7 +191,7 @@ export class SeqStore {
 
   async stamp(turnId: string): Promise<string | null> {
     const version = randomBytes(8).toString("hex");
-    return (await this.redis.eval(stampScript, 1, this.keyOf(turnId), version)) as string | null;
+    return (await this.scripts.stamp([this.keyOf(turnId)], version)) as string | null;
   }
 
   /** The version `stamp` last set, or null. */
