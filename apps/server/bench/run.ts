@@ -5,10 +5,12 @@
 // latencies per half second of sending (where a run's p99 comes from), BENCH_BUCKETS=<ms> per <ms>.
 import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { monitorEventLoopDelay } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { type Database, openDatabase } from "@gadget/db";
 import { agentEvent, type TurnEventsMessage } from "@gadget/protocol";
@@ -72,6 +74,38 @@ async function pool<T, R>(
 interface Env {
   mongoUrl: string;
   redisUrl: string;
+}
+
+/**
+ * Processes whose CPU time a relay run reports (server, database, redis), by pid. CPU per event
+ * barely moves with the machine's noise, unlike a p99, so it shows what a change costs.
+ */
+const watchedProcesses = new Map<string, number>();
+
+/** CPU time (ms) a process has used so far, from /proc (USER_HZ is 100); null elsewhere. */
+function cpuMs(pid: number): number | null {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return null;
+  }
+}
+
+function cpuNow(): Map<string, number> {
+  const used = new Map<string, number>();
+  for (const [name, pid] of watchedProcesses) {
+    const ms = cpuMs(pid);
+    if (ms !== null) used.set(name, ms);
+  }
+  return used;
+}
+
+/** "server 41 · database 30" ms of CPU per 1,000 events; "" when nothing is watched. */
+function cpuPerThousand(result: RelayResult): string {
+  return [...result.cpu]
+    .map(([name, ms]) => `${name} ${((ms * 1000) / result.sent).toFixed(0)}`)
+    .join(" · ");
 }
 
 async function startServer(
@@ -377,6 +411,8 @@ interface RelayLoad {
 
 interface RelayResult {
   latencies: number[];
+  /** CPU time (ms) each watched process used while the run sent and delivered. */
+  cpu: Map<string, number>;
   sent: number;
   received: number;
   lost: number;
@@ -400,6 +436,10 @@ async function driveRelay(
   const pending: Promise<void>[] = [];
   // The monotonic clock (µs) lines a run up with a server CPU profile's timestamps.
   console.error(`relay: sending at ${process.hrtime.bigint() / 1000n} µs`);
+  const cpuBefore = cpuNow();
+  // This process's own event-loop delay: a late callback here reads as latency too.
+  const loopDelay = monitorEventLoopDelay({ resolution: 5 });
+  loopDelay.enable();
   const started = now();
   for (let tick = 0; tick < ticks; tick++) {
     for (let turn = 0; turn < load.turns; turn++) {
@@ -427,6 +467,13 @@ async function driveRelay(
   const total = sentPerTurn.reduce((sum, count) => sum + count, 0);
   const deadline = now() + 20_000;
   while (received().length < total && now() < deadline) await sleep(50);
+  const cpu = new Map(
+    [...cpuNow()].map(([name, ms]) => [name, ms - (cpuBefore.get(name) ?? ms)] as const),
+  );
+  loopDelay.disable();
+  console.error(
+    `relay: this process's event-loop delay p50 ${(loopDelay.percentile(50) / 1e6).toFixed(1)} ms, p99 ${(loopDelay.percentile(99) / 1e6).toFixed(1)} ms, max ${(loopDelay.max / 1e6).toFixed(1)} ms`,
+  );
   await sleep(200);
   const all = received();
   const latencies = all.map((item) => item.at - Number(item.text));
@@ -456,7 +503,7 @@ async function driveRelay(
     for (let index = 1; index < seqs.length; index++)
       if (seqs[index]! <= seqs[index - 1]!) outOfOrder++;
   }
-  return { latencies, sent: total, received: all.length, lost, duplicated, outOfOrder };
+  return { latencies, cpu, sent: total, received: all.length, lost, duplicated, outOfOrder };
 }
 
 async function benchRelay(env: Env, load: RelayLoad) {
@@ -466,6 +513,7 @@ async function benchRelay(env: Env, load: RelayLoad) {
   const { server, database, url } = await startServer(env, `relay_${randomUUID().slice(0, 6)}`);
   const drones: ScriptedDrone[] = [];
   const browsers: IdeClient[] = [];
+  if (server.child.pid) watchedProcesses.set("server", server.child.pid);
   try {
     const user = await signup(url, "relay");
     const workspace = await setupWorkspace(user);
@@ -569,9 +617,10 @@ async function benchRelay(env: Env, load: RelayLoad) {
         await turns.finish();
         rounds.push(result);
         console.error(
-          `relay: round ${round}: p50 ${ms(percentile(result.latencies, 50))} p99 ${ms(percentile(result.latencies, 99))} lost ${result.lost} duplicated ${result.duplicated}`,
+          `relay: round ${round}: p50 ${ms(percentile(result.latencies, 50))} p99 ${ms(percentile(result.latencies, 99))} lost ${result.lost} duplicated ${result.duplicated}; CPU per 1,000 events ${cpuPerThousand(result)} ms`,
         );
       }
+      watchedProcesses.delete("server");
       for (const browser of browsers) browser.close();
       for (const drone of drones) drone.close();
       await sleep(1_000);
@@ -596,6 +645,7 @@ async function benchRelay(env: Env, load: RelayLoad) {
     await sleep(3_000);
     const together = await run(lockstep);
 
+    watchedProcesses.delete("server");
     for (const browser of browsers) browser.close();
     for (const drone of drones) drone.close();
     await sleep(1_000);
@@ -630,6 +680,13 @@ async function benchRelay(env: Env, load: RelayLoad) {
         target: "0 / 0",
       },
       {
+        benchmark: "",
+        measure: "CPU per 1,000 events, ms",
+        gadget: cpuPerThousand(result),
+        baseline: `${cpuPerThousand(storedFirst)} bare + stored first (its relay runs in the benchmark's process)`,
+        target: "",
+      },
+      {
         benchmark: "Same load again, the 100 turns already streaming (no turn starts during it)",
         measure: "p50 / p99",
         gadget: `${ms(percentile(running.latencies, 50))} / ${ms(percentile(running.latencies, 99))}`,
@@ -642,6 +699,13 @@ async function benchRelay(env: Env, load: RelayLoad) {
         gadget: `${running.lost} / ${running.duplicated} / ${running.outOfOrder} (of ${running.sent})`,
         baseline: "",
         target: "0 / 0",
+      },
+      {
+        benchmark: "",
+        measure: "CPU per 1,000 events, ms",
+        gadget: cpuPerThousand(running),
+        baseline: "",
+        target: "",
       },
       {
         benchmark:
@@ -667,6 +731,7 @@ async function benchRelay(env: Env, load: RelayLoad) {
       },
     );
   } finally {
+    watchedProcesses.delete("server");
     for (const browser of browsers) browser.close();
     for (const drone of drones) drone.close();
     await server.stop();
@@ -964,6 +1029,10 @@ async function main() {
   });
   console.error(`services: ${services.mongoKind}, ${services.redisKind}`);
   const env = { mongoUrl: services.mongoUrl, redisUrl: services.redisUrl };
+  // The harness starts Redis, then the database, for what MONGO_URL / REDIS_URL did not give.
+  const privatePids = [...services.pids];
+  if (services.redisKind !== "external") watchedProcesses.set("redis", privatePids.shift()!);
+  if (services.mongoKind !== "external") watchedProcesses.set("database", privatePids.shift()!);
   const only = process.argv[2];
   try {
     if (!only || only === "dispatch") await benchDispatch(env);

@@ -53,3 +53,47 @@ describe("luaScript", () => {
     expect(await luaScript(redis, "testIncrement", incrementLua)([key], "1")).toBe(3);
   });
 });
+
+describe("luaScript with gather", () => {
+  it("answers each of many calls made together, errors to their own caller", async () => {
+    const redis = client();
+    const prefix = `t_script_${randomUUID().slice(0, 8)}`;
+    const checked = luaScript(
+      redis,
+      "testChecked",
+      `if ARGV[1] == "bad" then return redis.error_reply("refused " .. KEYS[1]) end
+       return redis.call("incrby", KEYS[1], ARGV[1])`,
+      { gather: true },
+    );
+    const answers = await Promise.allSettled(
+      Array.from({ length: 50 }, (_, index) =>
+        checked([`${prefix}:${index % 5}`], index === 7 ? "bad" : String(index)),
+      ),
+    );
+    expect(answers[7]).toMatchObject({
+      status: "rejected",
+      reason: { message: `refused ${prefix}:2` },
+    });
+    const values = answers.filter((answer) => answer.status === "fulfilled").length;
+    expect(values).toBe(49);
+    // Each key got the sum of its own calls, in order: key 0 sees 0, 5, 10… as running totals.
+    expect(answers[5]).toMatchObject({ status: "fulfilled", value: 5 });
+    expect(await redis.get(`${prefix}:2`)).toBe(
+      String([2, 12, 17, 22, 27, 32, 37, 42, 47].reduce((a, b) => a + b)),
+    );
+  });
+
+  it("still runs after Redis forgot its scripts", async () => {
+    const redis = client();
+    const key = `t_script_${randomUUID().slice(0, 8)}`;
+    const increment = luaScript(redis, "testGatheredIncrement", incrementLua, { gather: true });
+    await Promise.all([increment([key], "1"), increment([key], "1")]);
+    await client().script("FLUSH");
+    const after = await Promise.all([
+      increment([key], "1"),
+      increment([key], "1"),
+      increment([key], "1"),
+    ]);
+    expect(after).toEqual([3, 4, 5]);
+  });
+});

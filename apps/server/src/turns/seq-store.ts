@@ -85,7 +85,8 @@ export class SeqStore {
     private readonly models: Models,
   ) {
     this.scripts = {
-      append: luaScript(redis, "gadgetSeqAppend", appendScript),
+      // Every drone batch is checked here first: the batches one poll read share a write.
+      append: luaScript(redis, "gadgetSeqAppend", appendScript, { gather: true }),
       allocate: luaScript(redis, "gadgetSeqAllocate", allocateScript),
       init: luaScript(redis, "gadgetSeqInit", initScript),
       stamp: luaScript(redis, "gadgetSeqStamp", stampScript),

@@ -41,7 +41,16 @@ export class TurnAccumulator {
       entry = { events: [], timer: null, due: 0, chain: Promise.resolve(), status: null };
       this.entries.set(turnId, entry);
     }
-    entry.events.push(...events);
+    for (const event of events) {
+      const last = entry.events[entry.events.length - 1];
+      // A run of streamed text changes the turn as its last event does (lastSeq, `processing`):
+      // only that one waits here, not ten seconds of tokens the collector would have to keep.
+      if (last && quiet.has(last.type) && quiet.has(event.type)) {
+        entry.events[entry.events.length - 1] = event;
+      } else {
+        entry.events.push(event);
+      }
+    }
     const beforeRelay =
       (entry.status === "awaiting_approval" &&
         events.some((event) => event.type.startsWith("tool_"))) ||
