@@ -1,20 +1,11 @@
 // Locks hold across processes: two Locks on separate Redis connections (as two servers) never run
 // the same key's work at once, so an unisolated read-modify-write stays correct.
 import { randomUUID } from "node:crypto";
-import { Redis } from "ioredis";
-import { afterAll, describe, expect, inject, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { useRedisClients } from "../testing/use-redis.ts";
 import { Locks } from "./locks.ts";
 
-const clients: Redis[] = [];
-afterAll(async () => {
-  await Promise.all(clients.map((client) => client.quit()));
-});
-
-function client(): Redis {
-  const redis = new Redis(inject("redisUrl"));
-  clients.push(redis);
-  return redis;
-}
+const client = useRedisClients();
 
 describe("Locks", () => {
   it("serialises a read-modify-write across two 'servers'", async () => {

@@ -1,20 +1,11 @@
 // Scripts go by SHA1 after the first call on a connection, and still run when Redis has
 // forgotten them (a restart or SCRIPT FLUSH between calls).
 import { randomUUID } from "node:crypto";
-import { Redis } from "ioredis";
-import { afterAll, describe, expect, inject, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { useRedisClients } from "../testing/use-redis.ts";
 import { luaScript } from "./script.ts";
 
-const clients: Redis[] = [];
-afterAll(async () => {
-  await Promise.all(clients.map((client) => client.quit()));
-});
-
-function client(): Redis {
-  const redis = new Redis(inject("redisUrl"));
-  clients.push(redis);
-  return redis;
-}
+const client = useRedisClients();
 
 const incrementLua = `return redis.call("incrby", KEYS[1], ARGV[1])`;
 

@@ -550,8 +550,10 @@ func prepareWhereClause(filter *types.Document, meta *metadata.Collection) (stri
 			continue
 		}
 
-		// As the index's column is written in indexesCreate (metadata/registry.go).
+		// As the index's column is written in indexesCreate (metadata/registry.go): JSON text.
 		column := fmt.Sprintf("%s->%q", metadata.DefaultColumn, field)
+		// The field's value as SQL: a number compares as a number.
+		number := fmt.Sprintf("%s->>%q", metadata.DefaultColumn, field)
 		value := must.NotFail(filter.Get(field))
 
 		if arg, ok := pushdownEqual(value); ok {
@@ -561,9 +563,9 @@ func prepareWhereClause(filter *types.Document, meta *metadata.Collection) (stri
 			continue
 		}
 
-		if number, ok := pushdownInteger(value); ok {
-			conditions = append(conditions, fmt.Sprintf("%s->>%q = ?", metadata.DefaultColumn, field))
-			args = append(args, number)
+		if integer, ok := pushdownInteger(value); ok {
+			conditions = append(conditions, number+" = ?")
+			args = append(args, integer)
 
 			continue
 		}
@@ -581,9 +583,9 @@ func prepareWhereClause(filter *types.Document, meta *metadata.Collection) (stri
 				if arg, ok := pushdownEqual(operand); ok {
 					conditions = append(conditions, column+" = ?")
 					args = append(args, arg)
-				} else if number, ok := pushdownInteger(operand); ok {
-					conditions = append(conditions, fmt.Sprintf("%s->>%q = ?", metadata.DefaultColumn, field))
-					args = append(args, number)
+				} else if integer, ok := pushdownInteger(operand); ok {
+					conditions = append(conditions, number+" = ?")
+					args = append(args, integer)
 				}
 
 			case "$in":
@@ -610,15 +612,14 @@ func prepareWhereClause(filter *types.Document, meta *metadata.Collection) (stri
 				}
 
 			case "$gt", "$gte", "$lt", "$lte":
-				number, ok := pushdownInteger(operand)
+				integer, ok := pushdownInteger(operand)
 				if !ok {
 					continue
 				}
 
-				// ->> gives the number itself (->, the index's expression, gives its JSON text).
 				sign := map[string]string{"$gt": ">", "$gte": ">=", "$lt": "<", "$lte": "<="}[operator]
-				conditions = append(conditions, fmt.Sprintf("%s->>%q %s ?", metadata.DefaultColumn, field, sign))
-				args = append(args, number)
+				conditions = append(conditions, number+" "+sign+" ?")
+				args = append(args, integer)
 			}
 		}
 	}
