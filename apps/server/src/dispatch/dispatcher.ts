@@ -260,7 +260,8 @@ export class Dispatcher {
         ]);
         throw error;
       });
-      const answer = this.send(droneId, { ...order, nextSeq: seq + 1 });
+      const held = drones.find((item) => item.droneId === droneId)?.presence ?? null;
+      const answer = this.send(droneId, { ...order, nextSeq: seq + 1 }, held);
       return { kind: "sent", droneId, turn: outcome.turn, answer };
     });
   }
@@ -323,8 +324,23 @@ export class Dispatcher {
   }
 
   /** Sends the work order; resolves with the drone's answer, or undefined if none came in time. */
-  private send(droneId: string, order: IWorkOrder): Promise<Ack | undefined> {
+  private send(
+    droneId: string,
+    order: IWorkOrder,
+    presence: Presence | null,
+  ): Promise<Ack | undefined> {
     const { config } = this.context;
+    // A drone connected to this process gets the order on its socket: a broadcast to its room
+    // would first ask Redis how many servers there are, then publish to all of them.
+    const local =
+      presence?.serverId === config.serverId && presence.socketId
+        ? this.context.drones.sockets.get(presence.socketId)
+        : undefined;
+    if (local?.connected && local.rooms.has(droneRoom(droneId))) {
+      return (
+        local.timeout(config.workOrderAckTimeoutMs).emitWithAck("work_order", order) as Promise<Ack>
+      ).catch(() => undefined);
+    }
     const answers = this.context.drones
       .to(droneRoom(droneId))
       .timeout(config.workOrderAckTimeoutMs)
