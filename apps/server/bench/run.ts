@@ -1,6 +1,7 @@
 // Benchmarks of the gadget-code server, each next to a raw baseline measured in the same run:
-// dispatch latency with 100 drones, live relay at 5,000 events/s over 100 turns, and the memory
-// of 2,000 idle drones plus 2,000 subscribed browsers. Loopback only; every loop is bounded.
+// dispatch latency with 100 drones, live relay at 5,000 events/s over 100 turns, a browser
+// catching up on a 20,000-event turn, and the memory of 2,000 idle drones plus 2,000 subscribed
+// browsers. Loopback only; every loop is bounded.
 // BENCH_PROFILE=<dir> writes a CPU profile of the server; BENCH_BUCKETS=1 prints each relay run's
 // latencies per half second of sending (where a run's p99 comes from), BENCH_BUCKETS=<ms> per <ms>.
 import { spawn } from "node:child_process";
@@ -937,6 +938,85 @@ async function baselineStore(
 
 // ---------- memory ----------
 
+// ---------- catch-up of a long turn ----------
+
+/**
+ * A browser opening a long turn: everything stored is replayed, a page at a time, before live
+ * events. Raw baselines: the same events read straight from the database in one query, and in
+ * pages asked for with `$gt` alone (how the server asked before it bounded its pages).
+ */
+async function benchCatchUp(env: Env, count: number) {
+  console.error(`catch-up: one turn of ${count} stored events`);
+  const { server, database, url } = await startServer(env, `catchup_${randomUUID().slice(0, 6)}`);
+  const clients: Array<{ close(): void }> = [];
+  try {
+    const user = await signup(url, "catchup");
+    const workspace = await setupWorkspace(user);
+    const [credential] = await seedDrones(database, user.userId, 1, "catchup");
+    const drone = await ScriptedDrone.connect({ url, ...credential!, capacity: 1 });
+    clients.push(drone);
+    const posted = await user.post(`/api/sessions/${workspace.sessionId}/turns`, {
+      prompt: "a long turn",
+      providerId: workspace.providerId,
+    });
+    const turnId = String(posted.body.turn._id);
+    await drone.nextWorkOrder();
+    for (let sent = 0; sent < count; sent += 200) {
+      const answer = await drone.stream(
+        turnId,
+        Array.from({ length: 200 }, (_, index) =>
+          agentEvent("token", { text: `token ${sent + index} of a long answer ` }),
+        ),
+      );
+      if (!answer.ok) throw new Error(`batch refused: ${answer.error.message}`);
+    }
+    const stored = drone.running.get(turnId)! - 1;
+    const subscribeTimes: number[] = [];
+    for (let round = 0; round < 3; round++) {
+      const browser = await IdeClient.connect(url, user.token!);
+      clients.push(browser);
+      const started = now();
+      const answer = await browser.subscribe({ turnId, after: 0 });
+      subscribeTimes.push(now() - started);
+      if (!answer.ok || browser.seqs(turnId).length !== stored)
+        throw new Error(`catch-up gave ${browser.seqs(turnId).length} of ${stored} events`);
+      browser.close();
+    }
+    const turn = new Types.ObjectId(turnId);
+    const events = database.models.TurnEvent.collection;
+    let started = now();
+    const all = await events.find({ turn }).sort({ seq: 1 }).toArray();
+    const oneQuery = now() - started;
+    started = now();
+    let read = 0;
+    for (let after = 0; ; ) {
+      const page = await events
+        .find({ turn, seq: { $gt: after } })
+        .sort({ seq: 1 })
+        .limit(500)
+        .toArray();
+      read += page.length;
+      if (page.length < 500) break;
+      after = page[page.length - 1]!.seq as number;
+    }
+    const openPages = now() - started;
+    if (all.length !== stored || read !== stored) throw new Error("baseline read a different turn");
+    const median = percentile(subscribeTimes, 50);
+    rows.push({
+      benchmark: `A browser opening a turn of ${stored.toLocaleString("en")} stored events (subscribe after 0 → every event received, pages of 500)`,
+      measure: "time to catch up (median of 3)",
+      gadget: `${ms(median)} (${subscribeTimes.map((time) => time.toFixed(0)).join(", ")})`,
+      baseline: `${ms(oneQuery)} one query straight from the database; ${ms(openPages)} pages asked with \`$gt\` alone`,
+      target: "",
+    });
+  } finally {
+    for (const client of clients) client.close();
+    await server.stop();
+    await database.connection.dropDatabase();
+    await database.close();
+  }
+}
+
 async function benchMemory(env: Env, drones: number, browsers: number) {
   console.error(`memory: ${drones} idle drones + ${browsers} subscribed browsers`);
   const { server, database, url } = await startServer(env, `memory_${randomUUID().slice(0, 6)}`);
@@ -1092,6 +1172,7 @@ async function main() {
     if (only === "relay-small") {
       await benchRelay(env, { turns: 10, eventsPerSecond: 500, seconds: 2, batchIntervalMs: 100 });
     }
+    if (!only || only === "catch-up") await benchCatchUp(env, 20_000);
     if (!only || only === "memory") await benchMemory(env, 2_000, 2_000);
   } finally {
     await services.stop();

@@ -109,7 +109,8 @@ describe("filters on indexed fields", () => {
       seq: 1,
     }),
   );
-  const [first, second, third] = [
+  const [first, second, third, long] = [
+    new mongoose.Types.ObjectId(),
     new mongoose.Types.ObjectId(),
     new mongoose.Types.ObjectId(),
     new mongoose.Types.ObjectId(),
@@ -132,6 +133,16 @@ describe("filters on indexed fields", () => {
       { turn: first, status: "odd" },
       { turn: second, seq: 4.5, status: "odd" },
       { turn: second, seq: 11.0, status: "odd" },
+      // A longer turn, where ranges are searched by the numbers' JSON text: every numeric type,
+      // fractions, and values that sort between the bounds as text but not as numbers.
+      ...Array.from({ length: 120 }, (_, index) => ({ turn: long, seq: index + 1 })),
+      { turn: long, seq: new mongoose.mongo.Double(20) },
+      { turn: long, seq: mongoose.mongo.Long.fromNumber(21) },
+      { turn: long, seq: 15.5 },
+      { turn: long, seq: 99.5 },
+      { turn: long, seq: 0.5 },
+      { turn: long, seq: -20 },
+      { turn: long, seq: "20" },
     ]);
   });
   afterAll(async () => {
@@ -152,6 +163,28 @@ describe("filters on indexed fields", () => {
     expect(await seqs({ turn: { $in: [first, third] }, seq: 3 })).toEqual([3, 3]);
   });
 
+  it("finds ranges and equality in a long turn as MongoDB does, whatever the numbers' type", async () => {
+    const range = (from: number, to: number) =>
+      Array.from({ length: to - from + 1 }, (_, index) => from + index);
+    const numbers = async (filter: Record<string, unknown>) =>
+      (await seqs({ turn: long, ...filter })).map(Number);
+    expect(await numbers({ seq: { $gt: 12, $lte: 34 } })).toEqual(
+      [...range(13, 34), 15.5, 20, 21].sort((a, b) => a - b),
+    );
+    expect(await numbers({ seq: { $gte: 90, $lt: 100 } })).toEqual([...range(90, 99), 99.5]);
+    expect(await numbers({ seq: { $gt: 2, $lt: 4 } })).toEqual([3]);
+    // Bounds of different lengths: compared as numbers only.
+    expect(await numbers({ seq: { $gt: 95, $lte: 105 } })).toEqual([
+      ...range(96, 99),
+      99.5,
+      ...range(100, 105),
+    ]);
+    expect(await numbers({ seq: { $gt: 0, $lt: 2 } })).toEqual([0.5, 1]);
+    expect(await numbers({ seq: 20 })).toEqual([20, 20]);
+    expect(await numbers({ seq: { $eq: 21 } })).toEqual([21, 21]);
+    expect(await numbers({ seq: -20 })).toEqual([-20]);
+  });
+
   it("finds strings by equality and $in, escapes included", async () => {
     expect(await Event.countDocuments({ status: "running" })).toBe(15);
     expect(await Event.countDocuments({ status: 'quote " and <tag>' })).toBe(15);
@@ -167,6 +200,18 @@ describe("filters on indexed fields", () => {
     const plan = JSON.stringify(explained.queryPlanner);
     if ("Plan" in explained.queryPlanner) expect(plan).toMatch(/USING INDEX \S+_turn_1_seq_1/);
     else expect(plan).not.toMatch(/COLLSCAN/);
+  });
+
+  it("searches a bounded range of a turn in the index, not the turn's every event", async () => {
+    const explained = await connection
+      .collection("events")
+      .find({ turn: long, seq: { $gt: 40, $lte: 60 } })
+      .explain();
+    const plan = JSON.stringify(explained.queryPlanner);
+    // SQLite names both columns of the index it searches: the turn, then the seq between bounds.
+    if ("Plan" in explained.queryPlanner)
+      expect(plan).toMatch(/USING INDEX \S+_turn_1_seq_1 \(\S+=\? AND \S+>\? AND \S+<\?\)/);
+    else expect(plan).toMatch(/IXSCAN/);
   });
 });
 

@@ -235,18 +235,29 @@ export class LiveRelay {
     return turns.map((turn) => String(turn._id));
   }
 
+  /**
+   * Up to `limit` stored events of a turn with afterSeq < seq < beforeSeq, in seq order.
+   * A turn's seqs are consecutive, so the page is first read as the seq range it would cover:
+   * bounded on both sides, FerretDB reads just that range of the index (it searches seqs by their
+   * text only then), where `$gt` alone made it decode every later event of the turn, a page of a
+   * 20,000-event turn in 0.4–0.8 s. Only a short range (the turn's end, or a gap) reads on past it.
+   */
   async storedEvents(
     turnId: string,
     afterSeq: number,
     beforeSeq: number,
     limit: number,
   ): Promise<TurnEvent[]> {
-    const seq: Record<string, number> = { $gt: afterSeq };
-    if (Number.isFinite(beforeSeq)) seq.$lt = beforeSeq;
-    const events = await this.models.TurnEvent.find({ turn: new Types.ObjectId(turnId), seq })
-      .sort({ seq: 1 })
-      .limit(limit)
-      .lean();
+    const turn = new Types.ObjectId(turnId);
+    const end = Math.min(afterSeq + limit, beforeSeq - 1);
+    const read = (seq: Record<string, number>, count: number) =>
+      this.models.TurnEvent.find({ turn, seq }).sort({ seq: 1 }).limit(count).lean();
+    const events = await read({ $gt: afterSeq, $lte: end }, limit);
+    if (events.length < limit && end < beforeSeq - 1) {
+      const seq: Record<string, number> = { $gt: end };
+      if (Number.isFinite(beforeSeq)) seq.$lt = beforeSeq;
+      events.push(...(await read(seq, limit - events.length)));
+    }
     return events.map(toEvent);
   }
 

@@ -222,3 +222,40 @@ describe("Server-Sent Events", () => {
     expect(denied.status).toBe(404);
   });
 });
+
+describe("stored event pages", () => {
+  it("pages a long turn in seq order, and reads on past a gap in the stored seqs", async () => {
+    const { user, drone, turnId } = await runningTurn("pages");
+    for (let batch = 0; batch < 4; batch++) await drone.stream(turnId, tokens(300, batch * 300));
+    const lastSeq = 2 + 1200;
+    const seqs: number[] = [];
+    for (let after = 0, pages = 0; pages < 10; pages++) {
+      const page = await user.get(`/api/turns/${turnId}/events?after=${after}&limit=500`);
+      const events = page.body.events as Array<{ seq: number }>;
+      seqs.push(...events.map((event) => event.seq));
+      if (events.length < 500) break;
+      after = events.at(-1)!.seq;
+    }
+    expect(seqs).toEqual(Array.from({ length: lastSeq }, (_, index) => index + 1));
+
+    // A page whose seq range has a hole (lost to an operator's cleanup, say) still holds `limit`
+    // events: it reads on past the range.
+    await server.context.models.TurnEvent.deleteMany({
+      turn: turnId,
+      seq: { $gte: 300, $lte: 309 },
+    });
+    const page = await user.get(`/api/turns/${turnId}/events?after=249&limit=100`);
+    expect(page.body.events.map((event: { seq: number }) => event.seq)).toEqual([
+      ...Array.from({ length: 50 }, (_, index) => 250 + index),
+      ...Array.from({ length: 50 }, (_, index) => 310 + index),
+    ]);
+    // And a browser catching up from before the hole gets everything after it.
+    const client = await ide(user.token!);
+    expect(await client.subscribe({ turnId, after: 0 })).toEqual({ ok: true });
+    expect(client.seqs(turnId)).toEqual(
+      Array.from({ length: lastSeq }, (_, index) => index + 1).filter(
+        (seq) => seq < 300 || seq > 309,
+      ),
+    );
+  });
+});

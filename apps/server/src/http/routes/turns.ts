@@ -13,7 +13,7 @@ import { Types } from "mongoose";
 import { requireUser } from "../../auth/authenticate.ts";
 import type { ServerContext } from "../../context.ts";
 import { ownedBy } from "../../owned.ts";
-import { toEvent, toTurn } from "../../serialize.ts";
+import { toTurn } from "../../serialize.ts";
 import type { TurnService } from "../../turns/turn-service.ts";
 import { idParam } from "../params.ts";
 
@@ -72,11 +72,13 @@ export function turnRoutes(context: ServerContext, turns: TurnService): FastifyP
       const userId = await requireUser(context, request);
       const turn = await ownedTurn(userId, request.params);
       const query = parseOrThrow(eventsQuerySchema, request.query, "query");
-      const events = await models.TurnEvent.find({ turn: turn._id, seq: { $gt: query.after } })
-        .sort({ seq: 1 })
-        .limit(query.limit)
-        .lean();
-      return { events: events.map(toEvent) };
+      const events = await relay.storedEvents(
+        String(turn._id),
+        query.after,
+        Number.POSITIVE_INFINITY,
+        query.limit,
+      );
+      return { events };
     });
 
     app.get("/turns/:id/stream", async (request, reply) => {

@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 
 	sqlite3 "modernc.org/sqlite"
@@ -522,7 +523,11 @@ var (
 // field becomes an SQL condition written as the index's own expression, so SQLite searches the
 // index: equality ({f: v}, {f: {$eq: v}}) and {f: {$in: [...]}} with ObjectId or plain string
 // values. Equality and $gt/$gte/$lt/$lte with integer values are compared as numbers (->>), which
-// filters the rows the other conditions found (the index holds ->, the JSON text).
+// filters the rows the other conditions found (the index holds ->, the JSON text). Where the
+// JSON text can stand in for the number, the index is searched by text as well: an integer's own
+// text for equality, and for a range bounded on both sides by positive integers of equally many
+// digits a text range (textRange), so a page of one turn's events reads that page, not the
+// turn's every event after it.
 //
 // The handler still applies the whole filter to what comes back, so the SQL only has to select
 // a superset of the matches. It does for every scalar field; it would not for a field holding
@@ -567,6 +572,11 @@ func prepareWhereClause(filter *types.Document, meta *metadata.Collection) (stri
 			conditions = append(conditions, number+" = ?")
 			args = append(args, integer)
 
+			if text, ok := integerText(integer); ok {
+				conditions = append(conditions, column+" = ?")
+				args = append(args, text)
+			}
+
 			continue
 		}
 
@@ -574,6 +584,9 @@ func prepareWhereClause(filter *types.Document, meta *metadata.Collection) (stri
 		if !ok {
 			continue
 		}
+
+		// The tightest integer bounds the filter implies (inclusive: a superset of $gt and $lt).
+		var lower, upper *int64
 
 		for _, operator := range operators.Keys() {
 			operand := must.NotFail(operators.Get(operator))
@@ -586,6 +599,11 @@ func prepareWhereClause(filter *types.Document, meta *metadata.Collection) (stri
 				} else if integer, ok := pushdownInteger(operand); ok {
 					conditions = append(conditions, number+" = ?")
 					args = append(args, integer)
+
+					if text, ok := integerText(integer); ok {
+						conditions = append(conditions, column+" = ?")
+						args = append(args, text)
+					}
 				}
 
 			case "$in":
@@ -620,7 +638,20 @@ func prepareWhereClause(filter *types.Document, meta *metadata.Collection) (stri
 				sign := map[string]string{"$gt": ">", "$gte": ">=", "$lt": "<", "$lte": "<="}[operator]
 				conditions = append(conditions, number+" "+sign+" ?")
 				args = append(args, integer)
+
+				if operator == "$gt" || operator == "$gte" {
+					if lower == nil || integer > *lower {
+						lower = &integer
+					}
+				} else if upper == nil || integer < *upper {
+					upper = &integer
+				}
 			}
+		}
+
+		if from, to, ok := textRange(lower, upper); ok {
+			conditions = append(conditions, column+" >= ?", column+" < ?")
+			args = append(args, from, to)
 		}
 	}
 
@@ -664,4 +695,37 @@ func pushdownInteger(v any) (int64, bool) {
 	default:
 		return 0, false
 	}
+}
+
+// largestTextNumber bounds the integers whose JSON text stands in for them: below it every number
+// (int32, int64, double) is written in plain digits, as Go's encoder writes them (sjson), never
+// with an exponent.
+const largestTextNumber = 1_000_000_000_000_000
+
+// integerText returns the JSON text every number equal to v is stored as: "5" for the int32, the
+// int64 and the double 5 alike. Zero is left out (a double -0 is written "-0").
+func integerText(v int64) (string, bool) {
+	if v == 0 || v <= -largestTextNumber || v >= largestTextNumber {
+		return "", false
+	}
+
+	return strconv.FormatInt(v, 10), true
+}
+
+// textRange returns JSON text bounds [from, to) that hold every number x with lower <= x <= upper,
+// if there are such bounds: both positive with equally many digits. Such an x is written as its
+// integer part's digits, as many as lower's, then maybe "." and a fraction; texts of one length
+// sort as their numbers do, and "/" sorts just after "." (so "12.5" < "12/"). Shorter texts fall
+// in the range too ("2" for [12, 34]): the handler rejects those.
+func textRange(lower, upper *int64) (string, string, bool) {
+	if lower == nil || upper == nil || *lower < 1 || *upper >= largestTextNumber || *lower > *upper {
+		return "", "", false
+	}
+
+	from, to := strconv.FormatInt(*lower, 10), strconv.FormatInt(*upper, 10)
+	if len(from) != len(to) {
+		return "", "", false
+	}
+
+	return from, to + "/", true
 }
