@@ -116,7 +116,12 @@ export class SeqStore {
       .select({ lastSeq: 1, status: 1, drone: 1, cancelRequestedAt: 1, session: 1, user: 1 })
       .lean<ChatTurnDocument>();
     if (!turn) return;
-    const newest = await this.models.TurnEvent.find({ turn: turn._id })
+    // Only events from the turn's recorded lastSeq on (it lags the stored events by at most a
+    // flush): on FerretDB a filter without it decodes every event of the turn.
+    const newest = await this.models.TurnEvent.find({
+      turn: turn._id,
+      seq: { $gte: turn.lastSeq ?? 0 },
+    })
       .sort({ seq: -1 })
       .limit(1)
       .select({ seq: 1 })
