@@ -561,14 +561,20 @@ func prepareWhereClause(filter *types.Document, meta *metadata.Collection) (stri
 		number := fmt.Sprintf("%s->>%q", metadata.DefaultColumn, field)
 		value := must.NotFail(filter.Get(field))
 
-		if arg, ok := pushdownEqual(value); ok {
-			conditions = append(conditions, column+" = ?")
-			args = append(args, arg)
+		// equal adds the conditions of {field: v} if v is pushed down; reports whether it was.
+		equal := func(v any) bool {
+			if arg, ok := pushdownEqual(v); ok {
+				conditions = append(conditions, column+" = ?")
+				args = append(args, arg)
 
-			continue
-		}
+				return true
+			}
 
-		if integer, ok := pushdownInteger(value); ok {
+			integer, ok := pushdownInteger(v)
+			if !ok {
+				return false
+			}
+
 			conditions = append(conditions, number+" = ?")
 			args = append(args, integer)
 
@@ -577,6 +583,10 @@ func prepareWhereClause(filter *types.Document, meta *metadata.Collection) (stri
 				args = append(args, text)
 			}
 
+			return true
+		}
+
+		if equal(value) {
 			continue
 		}
 
@@ -593,18 +603,7 @@ func prepareWhereClause(filter *types.Document, meta *metadata.Collection) (stri
 
 			switch operator {
 			case "$eq":
-				if arg, ok := pushdownEqual(operand); ok {
-					conditions = append(conditions, column+" = ?")
-					args = append(args, arg)
-				} else if integer, ok := pushdownInteger(operand); ok {
-					conditions = append(conditions, number+" = ?")
-					args = append(args, integer)
-
-					if text, ok := integerText(integer); ok {
-						conditions = append(conditions, column+" = ?")
-						args = append(args, text)
-					}
-				}
+				equal(operand)
 
 			case "$in":
 				values, ok := operand.(*types.Array)
