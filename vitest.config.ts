@@ -11,29 +11,34 @@ export const perProject = {
   testTimeout: 30_000,
   hookTimeout: 120_000,
   teardownTimeout: 30_000,
+  // Removes what each test file made with makeTempDir (@gadget/testkit).
+  setupFiles: [path.join(import.meta.dirname, "packages/testkit/src/vitest-setup.ts")],
 };
 
 /**
- * A project per workspace package. Packages with their own vitest/vite config (the web IDE) are
- * used as they are; the others get the shared per-project settings below. (Not `extends: true`:
- * that would copy the root's globalSetup into every project and start the services once per project.)
+ * A project per workspace package (`packages/*`, `apps/*` and `scripts`, as pnpm-workspace.yaml
+ * lists them). Packages with their own vitest/vite config (the web IDE) are used as they are; the
+ * others get the shared per-project settings below. (Not `extends: true`: that would copy the
+ * root's globalSetup into every project and start the services once per project.)
  */
 function workspaceProjects(): Array<string | TestProjectInlineConfiguration> {
   const projects: Array<string | TestProjectInlineConfiguration> = [];
   // From the repository root whatever the working directory (`pnpm test` inside a package).
-  for (const group of ["packages", "apps"].map((name) => path.join(import.meta.dirname, name))) {
+  const at = (name: string) => path.join(import.meta.dirname, name);
+  const roots = [at("scripts")];
+  for (const group of ["packages", "apps", "tests"].map(at)) {
     if (!existsSync(group)) continue;
-    for (const name of readdirSync(group)) {
-      const root = path.join(group, name);
-      const manifest = path.join(root, "package.json");
-      if (!existsSync(manifest)) continue;
-      if (configFiles.some((file) => existsSync(path.join(root, file)))) {
-        projects.push(root);
-        continue;
-      }
-      const packageName = (JSON.parse(readFileSync(manifest, "utf8")) as { name: string }).name;
-      projects.push({ test: { name: packageName, root, ...perProject } });
+    for (const name of readdirSync(group)) roots.push(path.join(group, name));
+  }
+  for (const root of roots) {
+    const manifest = path.join(root, "package.json");
+    if (!existsSync(manifest)) continue;
+    if (configFiles.some((file) => existsSync(path.join(root, file)))) {
+      projects.push(root);
+      continue;
     }
+    const packageName = (JSON.parse(readFileSync(manifest, "utf8")) as { name: string }).name;
+    projects.push({ test: { name: packageName, root, ...perProject } });
   }
   return projects;
 }

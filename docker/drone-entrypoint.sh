@@ -5,7 +5,9 @@
 #
 # Environment: GADGET_DRONE_CONFIG (the config file, on a volume), GADGET_SERVER_URL and
 # GADGET_REGISTRATION_TOKEN (first start only), GADGET_DRONE_NAME, GADGET_DRONE_CAPACITY (2),
-# GADGET_DRONE_WORKSPACE (project checkouts; default: "workspaces" beside the config).
+# GADGET_DRONE_WORKSPACE (project checkouts; default: "workspaces" beside the config),
+# GADGET_DRONE_NO_SANDBOX=1 (run commands without bubblewrap: the container is then the only
+# boundary; for runtimes whose seccomp or AppArmor profile forbids user namespaces).
 set -eu
 
 config="${GADGET_DRONE_CONFIG:?GADGET_DRONE_CONFIG must name the config file}"
@@ -60,4 +62,7 @@ fi
 unset GADGET_REGISTRATION_TOKEN
 # A runtime.json left by an earlier container would make the healthcheck pass before we connect.
 rm -f "$data_dir/runtime.json"
+if [ "${GADGET_DRONE_NO_SANDBOX:-}" = "1" ]; then
+  exec gadget-drone start --config "$config" --json --no-sandbox
+fi
 exec gadget-drone start --config "$config" --json

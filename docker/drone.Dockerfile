@@ -16,9 +16,10 @@ RUN pnpm --filter gadget-drone build && mkdir /out && cd apps/drone/dist && npm 
 
 FROM node:20-bookworm-slim
 # git: clones and change tracking; ripgrep: the grep tool; tini: PID 1 that forwards signals and
-# reaps what the agent's commands leave behind.
+# reaps what the agent's commands leave behind; bubblewrap: the sandbox of every command (it needs
+# user namespaces inside the container: see docker/README.md, "The drone's sandbox").
 RUN apt-get update \
- && apt-get install -y --no-install-recommends ca-certificates git ripgrep tini \
+ && apt-get install -y --no-install-recommends ca-certificates git ripgrep tini bubblewrap \
  && rm -rf /var/lib/apt/lists/*
 COPY --from=build /out/ /tmp/gadget-drone/
 RUN npm install --global --omit=dev /tmp/gadget-drone/gadget-drone-*.tgz \

@@ -10,7 +10,7 @@ export default mergeConfig(
       environment: "jsdom",
       setupFiles: ["./src/test/setup.ts"],
       include: ["src/**/*.test.{ts,tsx}", "e2e/**/*.test.ts"],
-      // As at the root: e2e files build the app and start Chromium and a server.
+      // As at the root: e2e files build the app and start Chromium.
       testTimeout: 30_000,
       hookTimeout: 120_000,
     },

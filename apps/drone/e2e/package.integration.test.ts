@@ -1,9 +1,9 @@
 // The `gadget-drone` npm package: the build bundles our workspace packages and runs on its own.
 import { execFileSync } from "node:child_process";
-import { cpSync, mkdtempSync, readFileSync, symlinkSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { cpSync, readFileSync, symlinkSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { makeTempDirSync } from "@gadget/testkit";
 import { describe, expect, it } from "vitest";
 
 const droneRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -32,7 +32,7 @@ describe("the gadget-drone npm package", () => {
       expect(Object.keys(published.dependencies)).toContain(name.split("/")[0]);
 
     // Installed on its own: the package folder plus its dependencies, nothing of the workspace.
-    const installed = mkdtempSync(path.join(tmpdir(), "gadget-drone-package-"));
+    const installed = makeTempDirSync("gadget-drone-package-");
     cpSync(dist, installed, { recursive: true });
     symlinkSync(path.join(droneRoot, "node_modules"), path.join(installed, "node_modules"));
     const bin = path.join(installed, "bin", "gadget-drone.js");

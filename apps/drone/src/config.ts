@@ -12,6 +12,15 @@ export const droneConfigSchema = z.object({
   workspace: z.string().min(1),
   capacity: z.number().int().min(1).max(64),
   registeredAt: z.string(),
+  /** Days a session worktree may sit unused before it is removed (its branch stays); default 7. */
+  worktreeRetentionDays: z.number().positive().optional(),
+  /** Sandbox settings a developer may add by hand. */
+  sandbox: z
+    .object({
+      /** More directories commands may read (toolchains the sandbox does not find on PATH). */
+      readOnlyPaths: z.array(z.string().startsWith("/")).default([]),
+    })
+    .optional(),
 });
 export type DroneConfig = z.infer<typeof droneConfigSchema>;
 

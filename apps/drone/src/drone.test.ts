@@ -1,35 +1,46 @@
 // The drone against a minimal Socket.IO server playing the server's part: work orders are validated
 // at the edge and a bad one changes nothing.
-import { mkdtemp, readdir } from "node:fs/promises";
+import { readdir } from "node:fs/promises";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
-import path from "node:path";
+import { DRONE_SOCKET_PATH, PROTOCOL_VERSION } from "@gadget/protocol";
+import { makeTempDir } from "@gadget/testkit";
 import { Server, type Socket } from "socket.io";
 import { afterEach, describe, expect, it } from "vitest";
 import { Drone } from "./drone.ts";
+import { droneSandbox } from "./testing/sandbox.ts";
 
 const quiet = { debug() {}, info() {}, warn() {}, error() {} };
 const droneId = "65f1a2b3c4d5e6f7a8b9c0d1";
 
 async function setup() {
   const http = createServer();
-  const server = new Server(http);
+  // The drones' own path, as the server serves it; the credential comes on the HTTP request.
+  const server = new Server(http, { path: DRONE_SOCKET_PATH });
+  let authorization: string | undefined;
+  server.engine.on(
+    "initial_headers",
+    (_headers: unknown, request: { headers: Record<string, string> }) => {
+      authorization = request.headers.authorization;
+    },
+  );
   const connected = new Promise<Socket>((resolve) =>
     server.of("/drones").on("connection", resolve),
   );
   await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
-  const workspace = await mkdtemp(path.join(tmpdir(), "gadget-drone-unit-"));
+  const workspace = await makeTempDir("gadget-drone-unit-");
+  const config = {
+    server: `http://127.0.0.1:${(http.address() as AddressInfo).port}`,
+    droneId,
+    credential: "secret-credential",
+    name: "unit",
+    workspace,
+    capacity: 1,
+    registeredAt: new Date().toISOString(),
+  };
   const drone = new Drone({
-    config: {
-      server: `http://127.0.0.1:${(http.address() as AddressInfo).port}`,
-      droneId,
-      credential: "secret-credential",
-      name: "unit",
-      workspace,
-      capacity: 1,
-      registeredAt: new Date().toISOString(),
-    },
+    config,
+    ...(await droneSandbox(config)),
     version: "test",
     hostname: "h",
     platform: "p",
@@ -37,7 +48,7 @@ async function setup() {
   });
   await drone.start();
   const socket = await connected;
-  return { server, drone, socket, workspace };
+  return { server, drone, socket, workspace, authorization: () => authorization };
 }
 
 describe("Drone work orders", () => {
@@ -45,15 +56,17 @@ describe("Drone work orders", () => {
   afterEach(async () => cleanup());
 
   it("sends its identity, protocol version and running turns in the handshake", async () => {
-    const { server, drone, socket } = await setup();
+    const { server, drone, socket, authorization } = await setup();
     cleanup = async () => {
       drone.close();
       await server.close();
     };
+    expect(authorization()).toBe(`Drone ${droneId}:secret-credential`);
     expect(socket.handshake.auth).toMatchObject({
       droneId,
       credential: "secret-credential",
-      protocolVersion: 1,
+      protocolVersion: PROTOCOL_VERSION,
+      sandbox: { kind: "bubblewrap", network: "isolated" },
       activeTurns: [],
     });
   });

@@ -3,29 +3,52 @@
 import { existsSync } from "node:fs";
 import { readdir } from "node:fs/promises";
 import path from "node:path";
-import type { EngineLogger, TurnOptions } from "@gadget/agent";
+import {
+  checkAndProbe,
+  type EngineLogger,
+  fetchModelList,
+  type LearnedQuirk,
+  type TurnOptions,
+} from "@gadget/agent";
 import {
   type Ack,
   approvalDecisionSchema,
+  type DeliverResult,
+  DRONE_SOCKET_PATH,
   DRONES_NAMESPACE,
+  deliverRequestSchema,
+  droneAuthorization,
   type FileResponse,
   fileRequestSchema,
   PROTOCOL_VERSION,
+  type ProviderCheckResult,
   parseOrThrow,
+  providerCheckRequestSchema,
+  relayedCode,
+  type TurnRevertResult,
   toGadgetError,
   turnControlSchema,
+  turnRevertRequestSchema,
   UserError,
   workOrderSchema,
 } from "@gadget/protocol";
+import type { Sandbox } from "@gadget/sandbox";
 import { io } from "socket.io-client";
 import type { DroneConfig } from "./config.ts";
 import { handleFileRequest } from "./file-relay.ts";
+import { droneRefusal } from "./server-api.ts";
 import { EventJournal } from "./streaming/journal.ts";
 import { type DroneSocket, EventSender } from "./streaming/sender.ts";
-import { ActiveTurn, type TurnProgress } from "./turn-runner.ts";
+import { ActiveTurn, type TurnProgress, type TurnRunnerSettings } from "./turn-runner.ts";
+import { deliverSession } from "./workspace/delivery.ts";
+import { revertTurn } from "./workspace/revert.ts";
 
 export interface DroneSettings {
   config: DroneConfig;
+  /** What confines every command of every turn (`Unconfined` only with --no-sandbox). */
+  sandbox: Sandbox;
+  /** The drone's own directories, never visible to a command (config, workspaces, runtime). */
+  hiddenPaths: readonly string[];
   /** Where unacknowledged events are kept; default `<workspace>/.journal`. */
   journalDirectory?: string;
   version: string;
@@ -38,6 +61,8 @@ export interface DroneSettings {
   reconnectDelayMs?: number;
   reconnectDelayMaxMs?: number;
   tunables?: TurnOptions["tunables"];
+  /** How events are sent (patience with an unavailable server: default 5 minutes). */
+  sending?: TurnRunnerSettings["sending"];
   verifyRepairAttempts?: number;
   onProgress?: (progress: TurnProgress) => void;
   onTurnFinished?: (turnId: string) => void;
@@ -80,6 +105,9 @@ export class Drone {
     const { config } = this.settings;
     const url = new URL(DRONES_NAMESPACE, config.server).toString();
     this.socket = io(url, {
+      path: DRONE_SOCKET_PATH,
+      // The server checks the credential on the HTTP request itself, before any message.
+      extraHeaders: { authorization: droneAuthorization(config.droneId, config.credential) },
       // WebSocket only: no sticky sessions needed behind a load balancer.
       transports: ["websocket"],
       reconnectionDelay: this.settings.reconnectDelayMs ?? 1000,
@@ -96,6 +124,7 @@ export class Drone {
             hostname: this.settings.hostname,
             platform: this.settings.platform,
             capacity: config.capacity,
+            sandbox: this.settings.sandbox.info,
             activeTurns: [...this.turns.keys()],
             workspaces,
           }),
@@ -118,6 +147,7 @@ export class Drone {
   private listen(): void {
     const socket = this.socket;
     const log = this.settings.logger;
+    const { config } = this.settings;
 
     socket.on("connect", () => {
       log.info({ server: this.settings.config.server }, "connected");
@@ -140,7 +170,18 @@ export class Drone {
       this.settings.onConnection?.({ connected: false, reason: error.message });
       if (code && finalRefusals.has(code)) {
         socket.disconnect();
-        this.stop(new UserError(code, error.message));
+        this.stop(new UserError(relayedCode(code), error.message));
+      } else if (!code) {
+        // Refused (or failed) before Socket.IO spoke: the server checks the credential on the
+        // socket's HTTP request. Ask why; stop only when the credential itself is refused.
+        void droneRefusal(config.server, config.droneId, config.credential).then((refusal) => {
+          if (refusal && finalRefusals.has(refusal.code)) {
+            socket.disconnect();
+            this.stop(new UserError(relayedCode(refusal.code), refusal.message));
+          } else {
+            log.warn({ err: error.message }, "cannot connect yet; retrying");
+          }
+        });
       } else {
         log.warn({ err: error.message }, "cannot connect yet; retrying");
       }
@@ -179,6 +220,30 @@ export class Drone {
       }),
     );
 
+    socket.on("turn_revert", (payload, ack) =>
+      reply(ack, async (): Promise<{ result: TurnRevertResult }> => {
+        const request = parseOrThrow(turnRevertRequestSchema, payload, "turn revert");
+        return { result: await revertTurn(this.settings.config.workspace, request) };
+      }),
+    );
+
+    // Delivery on demand: the session's uncommitted work committed and its branch pushed.
+    socket.on("session_deliver", (payload, ack) =>
+      reply(ack, async (): Promise<{ result: DeliverResult }> => {
+        const request = parseOrThrow(deliverRequestSchema, payload, "deliver request");
+        return { result: await deliverSession(this.settings.config.workspace, request) };
+      }),
+    );
+
+    // The user's "check" of a provider runs here, where this drone's turns call it.
+    socket.on("provider_check", (payload, ack) =>
+      reply(ack, async (): Promise<{ result: ProviderCheckResult; learned: LearnedQuirk[] }> => {
+        const request = parseOrThrow(providerCheckRequestSchema, payload, "provider check");
+        // A saved provider's check also probes it: learned quirks go back with their words.
+        return checkAndProbe(request, fetchModelList(), request.probe);
+      }),
+    );
+
     function reply<T extends object>(ack: (result: Ack<T>) => void, work: () => Promise<T>): void {
       if (typeof ack !== "function") return;
       work().then(
@@ -209,10 +274,13 @@ export class Drone {
       workspaceRoot: this.settings.config.workspace,
       journal: this.journal,
       socket: this.socket,
+      sandbox: this.settings.sandbox,
+      hiddenPaths: [...this.settings.hiddenPaths, this.journal.directory],
       // Every line the turn logs names it.
       logger: withFields(this.settings.logger, { turnId: order.turnId }),
       secretValues: [this.settings.config.credential],
       ...(this.settings.tunables ? { tunables: this.settings.tunables } : {}),
+      ...(this.settings.sending ? { sending: this.settings.sending } : {}),
       ...(this.settings.verifyRepairAttempts === undefined
         ? {}
         : { verifyRepairAttempts: this.settings.verifyRepairAttempts }),
@@ -265,7 +333,7 @@ export class Drone {
         await journal.remove();
         continue;
       }
-      const sender = new EventSender(this.socket, journal);
+      const sender = new EventSender(this.socket, journal, this.settings.sending);
       this.leftoverSenders.set(journal.turnId, sender);
       void sender.drained().then(async () => {
         if (this.leftoverSenders.get(journal.turnId) !== sender) return; // superseded by a new dispatch

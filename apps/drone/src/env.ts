@@ -28,3 +28,56 @@ export function heartbeatMs(): number | undefined {
   const value = Number(process.env.GADGET_DRONE_HEARTBEAT_MS);
   return Number.isInteger(value) && value >= 100 ? value : undefined;
 }
+
+/**
+ * GADGET_DRONE_PATIENCE_MS: how long a turn goes on while the server cannot store its events
+ * (database or Redis down) before it stops; default 300 000 (5 minutes).
+ */
+export function patienceMs(): number | undefined {
+  const value = Number(process.env.GADGET_DRONE_PATIENCE_MS);
+  return Number.isInteger(value) && value >= 1000 ? value : undefined;
+}
+
+/**
+ * GADGET_DRONE_WORKTREE_RETENTION_DAYS: days an unused session worktree is kept before it is
+ * removed (its branch stays); unset: the config's `worktreeRetentionDays`, else 7.
+ */
+export function worktreeRetentionDays(): number | undefined {
+  const value = Number(process.env.GADGET_DRONE_WORKTREE_RETENTION_DAYS);
+  return process.env.GADGET_DRONE_WORKTREE_RETENTION_DAYS && value > 0 ? value : undefined;
+}
+
+/** The directories PATH names, in order: where the sandbox looks for bwrap and which toolchains it shows. */
+export function searchPath(): string[] {
+  return (process.env.PATH ?? "").split(path.delimiter).filter(Boolean);
+}
+
+/** What git needs from the drone's environment (credential helpers, proxies), and nothing else. */
+const passedToGit = [
+  "PATH",
+  "HOME",
+  "USER",
+  "LANG",
+  "LC_ALL",
+  "SSH_AUTH_SOCK",
+  "HTTP_PROXY",
+  "HTTPS_PROXY",
+  "NO_PROXY",
+  "http_proxy",
+  "https_proxy",
+  "no_proxy",
+  "GIT_SSH_COMMAND",
+  "GIT_SSH",
+  "GIT_ASKPASS",
+  "XDG_CONFIG_HOME",
+];
+
+/** The drone's own git environment; never prompts for credentials (GIT_TERMINAL_PROMPT=0). */
+export function gitEnvironment(): Record<string, string> {
+  const environment: Record<string, string> = { GIT_TERMINAL_PROMPT: "0" };
+  for (const name of passedToGit) {
+    const value = process.env[name];
+    if (value !== undefined) environment[name] = value;
+  }
+  return environment;
+}

@@ -2,4 +2,14 @@
 export { type DroneConfig, readConfig, writeConfig } from "./config.ts";
 export { Drone, type DroneSettings } from "./drone.ts";
 export { contentSha, handleFileRequest } from "./file-relay.ts";
+export { EventJournal } from "./streaming/journal.ts";
+export { type DroneSocket, EventSender } from "./streaming/sender.ts";
 export { ActiveTurn, type TurnProgress } from "./turn-runner.ts";
+export { pushSessionBranch } from "./workspace/delivery.ts";
+export { prepareWorkspace } from "./workspace/prepare.ts";
+export { pruneIdleWorktrees, WorktreePruner } from "./workspace/prune.ts";
+export {
+  commitSessionWork,
+  prepareSessionWorktree,
+  worktreeDirectory,
+} from "./workspace/worktree.ts";

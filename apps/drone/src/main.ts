@@ -6,7 +6,14 @@ import { register } from "./commands/register.ts";
 import { start } from "./commands/start.ts";
 import { status } from "./commands/status.ts";
 import { unregister } from "./commands/unregister.ts";
-import { defaultConfigFile, defaultWorkspaceRoot, heartbeatMs, logLevel } from "./env.ts";
+import {
+  defaultConfigFile,
+  defaultWorkspaceRoot,
+  heartbeatMs,
+  logLevel,
+  patienceMs,
+  worktreeRetentionDays,
+} from "./env.ts";
 
 /** The package's version: published, package.json sits beside main.js; in the repository, one folder up. */
 function packageVersion(): string {
@@ -22,6 +29,14 @@ function packageVersion(): string {
 }
 
 const version = packageVersion();
+
+function positiveNumber(value: string): number {
+  const number = Number(value);
+  if (!Number.isFinite(number) || number <= 0) {
+    throw new InvalidArgumentError("must be a number above 0");
+  }
+  return number;
+}
 
 function positiveInteger(value: string): number {
   const number = Number(value);
@@ -81,8 +96,27 @@ program
   )
   .option("--config <file>", "config file", defaultConfigFile())
   .option("--json", "JSON log lines on stdout instead of the status display", false)
-  .action((options) =>
-    run(() => start({ ...options, version, logLevel: logLevel(), heartbeatMs: heartbeatMs() })),
+  .option(
+    "--no-sandbox",
+    "run the agent's commands without an operating-system sandbox, as your own user (only where bwrap or sandbox-exec cannot run)",
+  )
+  .option(
+    "--worktree-retention-days <days>",
+    "remove a session's worktree after this many days unused; its branch stays (default: the config's worktreeRetentionDays, else 7)",
+    positiveNumber,
+  )
+  .action(({ sandbox, worktreeRetentionDays: retentionDays, ...options }) =>
+    run(() =>
+      start({
+        ...options,
+        worktreeRetentionDays: retentionDays ?? worktreeRetentionDays(),
+        noSandbox: sandbox === false,
+        version,
+        logLevel: logLevel(),
+        heartbeatMs: heartbeatMs(),
+        patienceMs: patienceMs(),
+      }),
+    ),
   );
 
 program

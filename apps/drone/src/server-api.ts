@@ -1,9 +1,11 @@
 // The few REST calls the drone CLI makes, with one-line errors a developer can act on.
 import {
   type ApiErrorBody,
+  droneAuthorization,
   type RegisterDroneBody,
   type RegisterDroneResponse,
   registerDroneResponseSchema,
+  relayedCode,
   SystemError,
   UserError,
 } from "@gadget/protocol";
@@ -92,7 +94,7 @@ export async function registerDrone(
       `The registration token was refused (${error.message}): tokens work once and expire after 15 minutes; create a new one with "Add a drone" in the web IDE`,
     );
   }
-  throw new UserError(error.code, `Registration failed: ${error.message}`);
+  throw new UserError(relayedCode(error.code), `Registration failed: ${error.message}`);
 }
 
 /** Whether the server answers its liveness check, and how fast. */
@@ -106,6 +108,34 @@ export async function checkServer(server: string): Promise<{ ok: boolean; detail
   }
 }
 
+/**
+ * Why the server refuses this drone, or null when it does not (or cannot be asked now). A socket
+ * refused at its HTTP request carries no reason; this asks the REST API, which gives one.
+ */
+export async function droneRefusal(
+  server: string,
+  droneId: string,
+  credential: string,
+): Promise<{ code: string; message: string } | null> {
+  let response: Response;
+  try {
+    response = await request(server, "/api/drones/self", {
+      headers: { authorization: droneAuthorization(droneId, credential) },
+    });
+  } catch {
+    return null; // unreachable: keep retrying the socket
+  }
+  if (response.status !== 401 && response.status !== 403) {
+    await response.body?.cancel();
+    return null;
+  }
+  const error = await errorBody(response);
+  return {
+    code: error?.code ?? (response.status === 401 ? "unauthorized" : "forbidden"),
+    message: error?.message ?? `HTTP ${response.status}`,
+  };
+}
+
 /** Tells the server this drone is gone (its credential stops working). */
 export async function unregisterDrone(
   server: string,
@@ -114,12 +144,12 @@ export async function unregisterDrone(
 ): Promise<void> {
   const response = await request(server, "/api/drones/self", {
     method: "DELETE",
-    headers: { authorization: `Drone ${droneId}:${credential}` },
+    headers: { authorization: droneAuthorization(droneId, credential) },
   });
   if (response.ok || response.status === 204) return;
   const error = await errorBody(response);
   throw new UserError(
-    error?.code ?? "unregister_failed",
+    error ? relayedCode(error.code) : "unregister_failed",
     error?.message ?? `HTTP ${response.status}`,
   );
 }

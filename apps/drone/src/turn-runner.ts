@@ -1,7 +1,8 @@
-// Runs one work order on this machine: lock the project's checkout, prepare it, snapshot it, run
-// the agent loop with the tools, report the changes, verify, and end with `done`. Every event is
-// journaled and streamed until the server has it.
-import path from "node:path";
+// Runs one work order on this machine: lock the session's worktree, fetch the project's clone and
+// prepare the worktree, snapshot it, run the agent loop with the tools, report the changes, verify,
+// commit the turn's work to the session's branch, push it when the project delivers branches, and
+// end with `done`. Every event is journaled and streamed until the server has it.
+import { realpath } from "node:fs/promises";
 import {
   ApprovalChannel,
   type ApprovalDecision,
@@ -19,18 +20,32 @@ import {
   type IChatMessage,
   type IWorkOrder,
   splitThinking,
+  storableIssue,
+  toStorable,
 } from "@gadget/protocol";
+import { type CommandConfinement, confine, type Sandbox } from "@gadget/sandbox";
 import {
   changesSince,
   createTools,
   runCommand,
   snapshotWorkspace,
+  type WorkspaceSnapshot,
   workspaceContextSources,
 } from "@gadget/tools";
+import { projectHome } from "./sandbox.ts";
 import type { EventJournal, TurnJournal } from "./streaming/journal.ts";
-import { type DroneSocket, EventSender } from "./streaming/sender.ts";
+import { type DroneSocket, EventSender, type SenderOptions } from "./streaming/sender.ts";
+import { pushSessionBranch } from "./workspace/delivery.ts";
 import { acquireLock, type WorkspaceLock } from "./workspace/lock.ts";
 import { prepareWorkspace } from "./workspace/prepare.ts";
+import {
+  cloneLockFile,
+  commitSessionWork,
+  prepareSessionWorktree,
+  type SessionWorktree,
+  touchWorktree,
+  worktreeLockFile,
+} from "./workspace/worktree.ts";
 
 /** What a person watching the drone's terminal sees of a turn. */
 export interface TurnProgress {
@@ -51,6 +66,10 @@ export interface TurnRunnerSettings {
   journal: EventJournal;
   socket: DroneSocket;
   logger: EngineLogger;
+  /** Confines every command the turn runs (the agent's and verification's). */
+  sandbox: Sandbox;
+  /** Directories no command may see (the drone's config, workspaces, journal). */
+  hiddenPaths: readonly string[];
   /** Values never to reach a command's environment or output (the drone's credential). */
   secretValues: string[];
   /** Repair passes the loop gets when verification fails; default 2. */
@@ -59,6 +78,8 @@ export interface TurnRunnerSettings {
   verifyTimeoutMs?: number;
   /** Engine knobs (tests shrink delays). */
   tunables?: TurnOptions["tunables"];
+  /** How events are sent: patience with an unavailable server, backoff, ack timeout. */
+  sending?: Pick<SenderOptions, "patienceMs" | "retryDelayMs" | "maxRetryDelayMs" | "ackTimeoutMs">;
   onProgress?: (progress: TurnProgress) => void;
   onFinished?: (turnId: string) => void;
 }
@@ -74,6 +95,7 @@ export class ActiveTurn {
   readonly finished: Promise<void>;
   private sender!: EventSender;
   private journal!: TurnJournal;
+  private confinement!: CommandConfinement;
   private checkpointInFlight: Promise<void> = Promise.resolve();
 
   constructor(
@@ -112,7 +134,10 @@ export class ActiveTurn {
     this.sender?.notify();
   }
 
-  private emit(event: AgentEvent): void {
+  private emit(raw: AgentEvent): void {
+    // Free-form data (a tool's params) made storable: a key such as "package.json" or a 10 MiB
+    // file's content would otherwise have the server refuse the whole batch.
+    const event = { ...raw, data: toStorable(raw.data) } as AgentEvent;
     this.journal.append(event);
     this.sender.notify();
     this.track(event);
@@ -148,6 +173,17 @@ export class ActiveTurn {
     const { order, settings } = this;
     this.journal = await settings.journal.open(order.turnId, order.nextSeq);
     this.sender = new EventSender(settings.socket, this.journal, {
+      ...settings.sending,
+      onRetrying: (since, reason) => {
+        // The turn goes on; its events wait in the journal until the server can store them.
+        this.progress.detail = since ? `server unavailable, retrying: ${reason}` : undefined;
+        if (since) {
+          settings.logger.warn({ turnId: order.turnId, reason }, "server unavailable; retrying");
+        } else {
+          settings.logger.info({ turnId: order.turnId }, "server stores events again");
+        }
+        settings.onProgress?.(this.progress);
+      },
       onRejected: (error) => {
         settings.logger.warn(
           { turnId: order.turnId, code: error.code },
@@ -158,6 +194,8 @@ export class ActiveTurn {
       },
     });
     let lock: WorkspaceLock | null = null;
+    let worktree: SessionWorktree | null = null;
+    let snapshot: WorkspaceSnapshot | null = null;
     let outcome: { reason: ExitReason; passes: number; totalCost: number } = {
       reason: "error",
       passes: 0,
@@ -165,8 +203,9 @@ export class ActiveTurn {
     };
     try {
       const signal = this.abort.signal;
+      // Per session: its turns wait for each other, other sessions of the project run alongside.
       lock = await acquireLock(
-        path.join(settings.workspaceRoot, ".locks", `${order.project.slug}.lock`),
+        worktreeLockFile(settings.workspaceRoot, order.project.slug, this.sessionId),
         order.turnId,
         {
           signal,
@@ -174,14 +213,16 @@ export class ActiveTurn {
             this.emit(
               agentEvent("status", {
                 phase: "workspace",
-                message: `Waiting for the workspace: turn ${owner?.turnId ?? "?"} is using it`,
+                message: `Waiting for the session's worktree: turn ${owner?.turnId ?? "?"} is using it`,
               }),
             ),
         },
       );
       this.progress.phase = "workspace";
-      const directory = await this.prepare(signal);
-      const snapshot = await snapshotWorkspace(directory, { signal });
+      worktree = await this.prepare(signal);
+      const directory = worktree.directory;
+      this.confinement = await this.confine(directory);
+      snapshot = await snapshotWorkspace(directory, { signal });
 
       let result = await this.runEngine(this.engineInput(directory), signal);
       outcome = { reason: result.reason, passes: result.passes, totalCost: result.totalCost };
@@ -230,6 +271,7 @@ export class ActiveTurn {
         settings.logger.error({ turnId: order.turnId, err: message }, "turn failed on the drone");
       }
     } finally {
+      if (worktree) await this.commit(worktree, snapshot);
       this.emit(agentEvent("done", outcome));
       await lock?.release();
     }
@@ -238,7 +280,13 @@ export class ActiveTurn {
     if (!this.sender.isRejected || this.journal.pending().length === 0) await this.journal.remove();
   }
 
-  private async prepare(signal: AbortSignal): Promise<string> {
+  /** The session whose worktree the turn works in; a work order without one is a session of its own. */
+  private get sessionId(): string {
+    return this.order.session._id ?? this.order.turnId;
+  }
+
+  /** Fetches the project's clone and makes (or finds) the session's worktree. */
+  private async prepare(signal: AbortSignal): Promise<SessionWorktree> {
     const { order, settings } = this;
     let lastPercent = -100;
     this.emit(
@@ -247,21 +295,146 @@ export class ActiveTurn {
         message: `Preparing the workspace for ${order.project.name}`,
       }),
     );
-    const prepared = await prepareWorkspace({
-      workspaceRoot: settings.workspaceRoot,
-      slug: order.project.slug,
-      gitUrl: order.project.gitUrl,
-      defaultBranch: order.project.defaultBranch,
-      signal,
-      onProgress: ({ stage, percent }) => {
-        // Progress arrives many times a second; a status event every 10% is plenty.
-        if (percent < lastPercent + 10 && percent !== 100) return;
-        lastPercent = percent;
-        this.emit(agentEvent("status", { phase: "workspace", message: `${stage} ${percent}%` }));
+    // The clone is shared by every session of the project: one fetch or worktree add at a time.
+    const cloneLock = await acquireLock(
+      cloneLockFile(settings.workspaceRoot, order.project.slug),
+      order.turnId,
+      {
+        signal,
+        onWait: () =>
+          this.emit(
+            agentEvent("status", {
+              phase: "workspace",
+              message: "Waiting for the project's clone: another turn is fetching it",
+            }),
+          ),
       },
+    );
+    try {
+      const prepared = await prepareWorkspace({
+        workspaceRoot: settings.workspaceRoot,
+        slug: order.project.slug,
+        gitUrl: order.project.gitUrl,
+        defaultBranch: order.project.defaultBranch,
+        signal,
+        onProgress: ({ stage, percent }) => {
+          // Progress arrives many times a second; a status event every 10% is plenty.
+          if (percent < lastPercent + 10 && percent !== 100) return;
+          lastPercent = percent;
+          this.emit(agentEvent("status", { phase: "workspace", message: `${stage} ${percent}%` }));
+        },
+      });
+      this.emit(agentEvent("status", { phase: "workspace", message: prepared.message }));
+      const worktree = await prepareSessionWorktree({
+        workspaceRoot: settings.workspaceRoot,
+        slug: order.project.slug,
+        clone: prepared.directory,
+        session: { _id: this.sessionId, name: order.session.name },
+        branchPrefix: order.project.branchPrefix,
+        defaultBranch: prepared.defaultBranch,
+        signal,
+      });
+      this.emit(agentEvent("status", { phase: "workspace", message: worktree.message }));
+      return worktree;
+    } finally {
+      await cloneLock.release();
+    }
+  }
+
+  /**
+   * Commits the turn's work to the session's branch, whatever way the turn ended, and delivers the
+   * branch as the project says (pushes it for `branch` and `pull-request`). When the commit fails,
+   * the worktree's record keeps the turn's starting snapshot, so a revert can restore it.
+   */
+  private async commit(
+    worktree: SessionWorktree,
+    snapshot: WorkspaceSnapshot | null,
+  ): Promise<void> {
+    const { order, settings } = this;
+    let failed = false;
+    const subject = order.prompt.split("\n")[0]?.trim().slice(0, 72) || "Gadget Code turn";
+    let commit: string | null = null;
+    try {
+      commit = await commitSessionWork(
+        worktree.directory,
+        // A trailer, so `git log --grep "Gadget-Turn: <id>"` finds the commit of a turn.
+        `${subject}\n\nGadget-Turn: ${order.turnId}`,
+        order.project.commitAuthor ? { author: order.project.commitAuthor } : {},
+      );
+      if (commit) {
+        this.emit(
+          agentEvent("status", {
+            phase: "workspace",
+            message: `Committed the turn's changes to ${worktree.branch} (${commit.slice(0, 7)})`,
+          }),
+        );
+      }
+    } catch (error) {
+      failed = true;
+      const message = error instanceof Error ? error.message : String(error);
+      settings.logger.warn({ turnId: order.turnId, err: message }, "could not commit the turn");
+      this.emit(
+        agentEvent("status", {
+          phase: "workspace",
+          level: "warning",
+          message: `The turn's changes stay uncommitted in the session's worktree: ${message.split("\n")[0]}`,
+        }),
+      );
+    }
+    await touchWorktree(worktree.directory, {
+      sessionId: this.sessionId,
+      branch: worktree.branch,
+      ...(failed && snapshot?.store === "repository"
+        ? { uncommitted: { turnId: order.turnId, before: snapshot.tree } }
+        : {}),
+    }).catch(() => {});
+    if (order.project.delivery !== "workspace") await this.deliver(worktree, commit);
+  }
+
+  /**
+   * Pushes the session's branch to origin with the machine's own credentials (outside the sandbox).
+   * A failed push leaves the turn as it ended: the delivery event says why, and
+   * `POST /api/sessions/:id/deliver` tries again.
+   */
+  private async deliver(worktree: SessionWorktree, commit: string | null): Promise<void> {
+    const { order, settings } = this;
+    this.emit(
+      agentEvent("status", { phase: "delivery", message: `Pushing ${worktree.branch} to origin` }),
+    );
+    const outcome = await pushSessionBranch(worktree.directory, worktree.branch, { commit });
+    if (outcome.error) {
+      settings.logger.warn({ turnId: order.turnId, reason: outcome.error }, "push failed");
+    }
+    // Opening the pull request (delivery `pull-request`) is not done yet: the branch is pushed.
+    this.emit(
+      agentEvent("delivery", {
+        branch: outcome.branch,
+        commit: outcome.commit,
+        pushed: outcome.pushed,
+        ...(outcome.error ? { error: outcome.error } : {}),
+      }),
+    );
+  }
+
+  /** The turn's sandbox policy: its worktree, its project's HOME and network, nothing of the drone. */
+  private async confine(directory: string): Promise<CommandConfinement> {
+    const { order, settings } = this;
+    const network = order.project.network;
+    if (settings.sandbox.info.kind === "none") {
+      this.emit(
+        agentEvent("status", {
+          phase: "sandbox",
+          level: "warning",
+          message: `This drone runs commands without a sandbox (it was started with --no-sandbox): they run as the drone's user, with its files and network${network.mode === "open" ? "" : `, so the project's network setting ("${network.mode}") is not enforced`}.`,
+        }),
+      );
+    }
+    return confine(settings.sandbox, {
+      workspace: await realpath(directory),
+      home: projectHome({ workspace: settings.workspaceRoot }, order.project.slug),
+      network,
+      hidden: [settings.workspaceRoot, ...settings.hiddenPaths],
     });
-    this.emit(agentEvent("status", { phase: "workspace", message: prepared.message }));
-    return prepared.directory;
   }
 
   private engineInput(directory: string): TurnInput {
@@ -278,14 +451,25 @@ export class ActiveTurn {
         ...(provider.escalationModelId ? { escalationModelId: provider.escalationModelId } : {}),
         ...(provider.contextWindow ? { contextWindow: provider.contextWindow } : {}),
         ...(provider.pricing ? { pricing: provider.pricing } : {}),
+        quirks: provider.quirks,
       },
       mode: order.session.mode,
       approval: order.session.approval,
       limits: order.limits,
-      tools: createTools({ secretValues: this.secrets() }),
+      tools: createTools({ secretValues: this.secrets(), sandbox: this.confinement }),
       contextSources: workspaceContextSources(),
       workspace: directory,
-      ...(order.resume ? { resume: order.resume } : {}),
+      ...(order.resume
+        ? {
+            resume: {
+              ...order.resume,
+              state:
+                typeof order.resume.state === "string"
+                  ? JSON.parse(order.resume.state)
+                  : order.resume.state,
+            },
+          }
+        : {}),
     };
   }
 
@@ -331,7 +515,11 @@ export class ActiveTurn {
 
   /** Keeps the latest messages and state on disk and sends them, so the turn can resume anywhere. */
   private checkpoint(state: TurnState): void {
-    const checkpoint = { turnId: this.order.turnId, messages: state.messages, state };
+    // The engine's state goes as JSON text when the database could not store it as it is.
+    const storable = storableIssue(state, { maxStringLength: Number.POSITIVE_INFINITY })
+      ? JSON.stringify(state)
+      : state;
+    const checkpoint = { turnId: this.order.turnId, messages: state.messages, state: storable };
     this.journal.recordCheckpoint(checkpoint);
     this.checkpointInFlight = this.checkpointInFlight.then(async () => {
       if (!this.settings.socket.connected) return;
@@ -373,6 +561,7 @@ export class ActiveTurn {
         timeoutMs: this.settings.verifyTimeoutMs ?? 300_000,
         signal,
         secretValues: this.secrets(),
+        sandbox: this.confinement,
       });
       results.push({
         command,

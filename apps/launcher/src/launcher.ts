@@ -2,8 +2,9 @@
 // start the server, log in (or create) the local user, register (or reuse) a local drone, start
 // it, and then watch: the first child to stop unexpectedly stops the rest.
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { hostname } from "node:os";
+import { homedir, hostname } from "node:os";
 import path from "node:path";
+import { detectSandbox } from "@gadget/sandbox";
 import {
   databaseUrl,
   pingMongo,
@@ -87,6 +88,9 @@ function runToEnd(
   options: { cwd: string; env: NodeJS.ProcessEnv; logFile: string },
 ): Promise<number | null> {
   const child = new Child({ name: args[0] ?? command, command, args, ...options });
+  // Ends with the launcher: a registration left running would write the drone's config later,
+  // over the one the next start makes.
+  startReaper([child.pid]);
   return child.exited.then(({ code }) => code);
 }
 
@@ -121,7 +125,7 @@ export async function launch(options: LaunchOptions): Promise<Running> {
     // 1. The web IDE.
     if (webBuildIsStale(rootDir)) {
       say("building the web IDE…");
-      await buildWeb(rootDir, path.join(logsDir, "web-build.log"));
+      await buildWeb(rootDir, path.join(logsDir, "web-build.log"), options.env);
     }
 
     // 2. MongoDB-compatible server and Redis.
@@ -170,11 +174,15 @@ export async function launch(options: LaunchOptions): Promise<Running> {
         REDIS_URL: redisUrl,
         GADGET_DATA_DIR: dataDir,
         GADGET_WEB_DIR: path.join(rootDir, "apps/web/dist"),
+        // The local one-command stack: the developer signs up in the browser, and a model server
+        // on this machine can be checked from the server too. Both stay as the environment says.
+        GADGET_SIGNUP: options.env.GADGET_SIGNUP ?? "open",
+        GADGET_ALLOW_PRIVATE_NETWORK: options.env.GADGET_ALLOW_PRIVATE_NETWORK ?? "true",
       },
       logFile: path.join(logsDir, "server.log"),
     });
     children.push(server);
-    startReaper(process.pid, [server.pid]);
+    startReaper([server.pid]);
     say("starting the server…");
     await poll(`the server to answer ${url}/readyz`, 120_000, async () => {
       if (!server.isRunning) {
@@ -184,8 +192,8 @@ export async function launch(options: LaunchOptions): Promise<Running> {
       return response?.status === 200;
     });
 
-    // 4. The local user.
-    const session = await localSession(url, path.join(dataDir, "local-user.json"));
+    // 4. The local user (its password is on disk before the server knows the user).
+    const session = await localSession(url, path.join(dataDir, "local-user.json"), say);
 
     // 5. The local drone: reuse its registration when the server still knows it.
     const droneDir = path.join(dataDir, "drone");
@@ -224,16 +232,38 @@ export async function launch(options: LaunchOptions): Promise<Running> {
         );
       }
     }
+    // The local stack always starts: without a usable sandbox the drone runs unconfined, and says so.
+    const sandbox = await detectSandbox({
+      layout: {
+        home: homedir(),
+        searchPath: (options.env.PATH ?? "").split(path.delimiter).filter(Boolean),
+        nodePath: process.execPath,
+        uid: process.getuid?.() ?? -1,
+      },
+      hidden: [dataDir],
+      runtimeDirectory: path.join(workspace, ".run"),
+      limitProcesses: false,
+    });
+    if (!sandbox.ok) {
+      say(`WARNING: the local drone runs commands WITHOUT a sandbox: ${sandbox.problem}`);
+    }
     const drone = new Child({
       name: "drone",
       command: process.execPath,
-      args: [droneBin, "start", "--json", "--config", configFile],
+      args: [
+        droneBin,
+        "start",
+        "--json",
+        "--config",
+        configFile,
+        ...(sandbox.ok ? [] : ["--no-sandbox"]),
+      ],
       cwd: rootDir,
       env: droneEnv,
       logFile: path.join(logsDir, "drone.log"),
     });
     children.push(drone);
-    startReaper(process.pid, [drone.pid]);
+    startReaper([drone.pid]);
     say("starting the drone…");
     const droneId = (JSON.parse(readFileSync(configFile, "utf8")) as { droneId: string }).droneId;
     await poll("the local drone to come online", 60_000, async () => {

@@ -1,7 +1,8 @@
 // The local user and its drone, through the server's own REST API (the same path a person takes).
 // The login is kept in `<data>/local-user.json` (mode 0600) so a second run logs in again.
 import { randomBytes } from "node:crypto";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { SystemError } from "@gadget/protocol";
 
 export interface LocalUser {
   email: string;
@@ -22,8 +23,10 @@ export interface DroneSummary {
 }
 
 /** The server answered something this launcher cannot go on from. */
-export class LaunchError extends Error {
-  override name = "LaunchError";
+export class LaunchError extends SystemError {
+  constructor(message: string) {
+    super("launch_failed", message);
+  }
 }
 
 async function call<T>(
@@ -50,10 +53,26 @@ function errorMessage(body: unknown): string {
 }
 
 /**
+ * Writes the login to `userFile` (mode 0600) in one step: a stop halfway leaves the old file or
+ * the new one, never half of it.
+ */
+function keepUser(userFile: string, user: LocalUser): void {
+  const partial = `${userFile}.partial`;
+  writeFileSync(partial, `${JSON.stringify(user, null, 2)}\n`, { mode: 0o600 });
+  renameSync(partial, userFile);
+}
+
+/**
  * Logs in as the saved local user, or signs one up (first run, or a data directory that was reset).
+ * A new user's password is kept in `userFile` before the user is created, so a launcher stopped at
+ * any moment leaves a data directory the next run can log in with.
  * @example const session = await localSession("http://127.0.0.1:3000", ".gadget/local-user.json");
  */
-export async function localSession(baseUrl: string, userFile: string): Promise<Session> {
+export async function localSession(
+  baseUrl: string,
+  userFile: string,
+  say: (line: string) => void = () => {},
+): Promise<Session> {
   const saved = existsSync(userFile)
     ? (JSON.parse(readFileSync(userFile, "utf8")) as LocalUser)
     : null;
@@ -68,6 +87,8 @@ export async function localSession(baseUrl: string, userFile: string): Promise<S
     email: "local@gadget.localhost",
     password: randomBytes(12).toString("base64url"),
   };
+  if (!saved) keepUser(userFile, user);
+  say("creating the local user…");
   const signup = await call<{ token: string }>(baseUrl, "POST", "/api/auth/signup", {
     ...user,
     name: "Local user",
@@ -81,7 +102,6 @@ export async function localSession(baseUrl: string, userFile: string): Promise<S
   if (signup.status !== 201) {
     throw new LaunchError(`could not create the local user: ${errorMessage(signup.body)}`);
   }
-  writeFileSync(userFile, `${JSON.stringify(user, null, 2)}\n`, { mode: 0o600 });
   return { user, token: signup.body.token, created: true };
 }
 

@@ -1,19 +1,21 @@
-// `pnpm start`: the whole product on this machine. Reads the environment (PORT, HOST, MONGO_URL,
-// REDIS_URL, GADGET_DATA_DIR), prints the URL and the login, and stops everything on Ctrl-C.
+// `pnpm start`: the whole product on this machine. Takes its settings from env.ts (PORT, HOST,
+// MONGO_URL, REDIS_URL, GADGET_DATA_DIR), prints the URL and the login, and stops everything on Ctrl-C.
 import path from "node:path";
 import { findRepoRoot } from "@gadget/services";
+import { type LauncherEnv, loadEnv } from "./env.ts";
 import { childFailure, displayPath, launch, type Running } from "./launcher.ts";
 
 const rootDir = findRepoRoot();
-const dataDir = path.resolve(process.env.GADGET_DATA_DIR ?? path.join(rootDir, ".gadget"));
-const port = Number(process.env.PORT ?? 3000);
-const host = process.env.HOST ?? "127.0.0.1";
 const say = (line: string) => console.log(line);
 
-if (!Number.isInteger(port) || port <= 0 || port > 65535) {
-  console.error(`PORT must be a port number (1-65535), got "${process.env.PORT}"`);
+let env: LauncherEnv;
+try {
+  env = loadEnv(rootDir);
+} catch (error) {
+  console.error((error as Error).message);
   process.exit(2);
 }
+const { dataDir, host, port } = env;
 
 let running: Running | null = null;
 let stopping = false;
@@ -43,9 +45,9 @@ try {
     dataDir,
     host,
     port,
-    mongoUrl: process.env.MONGO_URL || undefined,
-    redisUrl: process.env.REDIS_URL || undefined,
-    env: process.env,
+    mongoUrl: env.mongoUrl,
+    redisUrl: env.redisUrl,
+    env: env.inherited,
     say,
   });
 } catch (error) {

@@ -1,8 +1,20 @@
 // `pnpm start` in a fresh copy of the repository, as a newcomer runs it: the stack comes up, the
 // web IDE loads, the local drone is online and runs a prompt against a scripted provider; Ctrl-C
-// leaves no process behind; a second start reuses everything; a crashed child stops the rest.
+// leaves no process behind; a second start reuses everything; a crashed child stops the rest; a
+// first start killed at any step leaves a data directory the next start logs in with.
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { cp, mkdir, mkdtemp, readdir, readFile, readlink, rm, writeFile } from "node:fs/promises";
+import {
+  cp,
+  mkdir,
+  mkdtemp,
+  readdir,
+  readFile,
+  readlink,
+  rm,
+  stat,
+  utimes,
+  writeFile,
+} from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { findRepoRoot, freePort } from "@gadget/services";
@@ -33,8 +45,8 @@ function withoutServiceUrls(): NodeJS.ProcessEnv {
 }
 
 /** Runs `pnpm start` in the copy, in its own process group as a terminal would. */
-function startLauncher(): Launch {
-  const env = { ...withoutServiceUrls(), PORT: String(port), LOG_LEVEL: "info" };
+function startLauncher(extraEnv: NodeJS.ProcessEnv = {}): Launch {
+  const env = { ...withoutServiceUrls(), PORT: String(port), LOG_LEVEL: "info", ...extraEnv };
   const child = spawn("pnpm", ["start"], { cwd: copy, env, detached: true });
   launched.push(child);
   let text = "";
@@ -93,15 +105,16 @@ async function ctrlC(launch: Launch): Promise<number | null> {
   ]);
 }
 
-/** Processes whose command line or working directory is inside the copy. */
-async function processesInCopy(): Promise<string[]> {
+/** Processes whose command line or working directory is inside the copy (or `roots`). */
+async function processesInCopy(roots: string[] = []): Promise<string[]> {
+  const inside = [copy, ...roots];
   const found: string[] = [];
   for (const entry of await readdir("/proc")) {
     if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
     try {
       const commandLine = (await readFile(`/proc/${entry}/cmdline`, "utf8")).replaceAll("\0", " ");
       const cwd = await readlink(`/proc/${entry}/cwd`).catch(() => "");
-      if (commandLine.includes(copy) || cwd.startsWith(copy))
+      if (inside.some((root) => commandLine.includes(root) || cwd.startsWith(root)))
         found.push(`${entry}: ${commandLine}`);
     } catch {
       // Gone while reading.
@@ -110,13 +123,13 @@ async function processesInCopy(): Promise<string[]> {
   return found;
 }
 
-/** Processes still in the copy 5 s after the launcher ended (empty when it cleaned up). */
-async function leftBehind(): Promise<string[]> {
-  const deadline = Date.now() + 5_000;
-  let found = await processesInCopy();
+/** Processes still in the copy `waitMs` after the launcher ended (empty when it cleaned up). */
+async function leftBehind(waitMs = 5_000, roots: string[] = []): Promise<string[]> {
+  const deadline = Date.now() + waitMs;
+  let found = await processesInCopy(roots);
   while (found.length > 0 && Date.now() < deadline) {
     await new Promise((resolve) => setTimeout(resolve, 200));
-    found = await processesInCopy();
+    found = await processesInCopy(roots);
   }
   return found;
 }
@@ -394,4 +407,66 @@ describe("pnpm start", () => {
     );
     expect(await leftBehind()).toEqual([]);
   }, 300_000);
+});
+
+describe("pnpm start killed during its first start", () => {
+  // The launcher's steps, in the order it announces them (apps/launcher/src/launcher.ts).
+  const steps = [
+    "building the web IDE…",
+    "starting Redis and a MongoDB-compatible server",
+    "starting the server…",
+    "creating the local user…",
+    "registering a local drone…",
+    "starting the drone…",
+  ];
+
+  it("leaves, at every step, a data directory the next start logs in with", async () => {
+    const dataDir = path.join(workDir, "killed-data");
+    const userFile = path.join(dataDir, "local-user.json");
+    const env = { GADGET_DATA_DIR: dataDir };
+    // A changed source makes the first start build the web IDE again, so that step is killed too.
+    const now = new Date();
+    await utimes(path.join(copy, "apps/web/index.html"), now, now);
+
+    // Each start goes one step further than the last before it is killed (SIGKILL to `pnpm
+    // start`'s process group, as when its terminal is killed); the next one goes on from there.
+    for (const step of steps) {
+      const launch = startLauncher(env);
+      await until(`pnpm start to announce "${step}"`, 240_000, () => {
+        if (launch.child.exitCode !== null) {
+          throw new Error(`pnpm start exited before "${step}":\n${launch.output()}`);
+        }
+        return launch.output().includes(step) || undefined;
+      });
+      process.kill(-launch.child.pid!, "SIGKILL");
+      await launch.exited;
+      if (step === "creating the local user…") {
+        // Announced after the password is on disk and before the server is asked.
+        expect((await stat(userFile)).mode & 0o777).toBe(0o600);
+      }
+      // What the launcher started (server, services, registration) ends with it.
+      expect(await leftBehind(30_000, [dataDir])).toEqual([]);
+    }
+
+    const launch = startLauncher(env);
+    const started = await ready(launch);
+    const kept = JSON.parse(await readFile(userFile, "utf8")) as {
+      email: string;
+      password: string;
+    };
+    expect(started).toMatchObject(kept);
+    expect((await stat(userFile)).mode & 0o777).toBe(0o600);
+    const login = await api<{ token: string }>(started.url, "POST", "/api/auth/login", kept);
+    expect(login.status).toBe(200);
+    const drones = await api<{ drones: Array<{ status: string }> }>(
+      started.url,
+      "GET",
+      "/api/drones",
+      undefined,
+      login.body.token,
+    );
+    expect(drones.body.drones.some((drone) => drone.status === "online")).toBe(true);
+    await ctrlC(launch);
+    expect(await leftBehind(5_000, [dataDir])).toEqual([]);
+  }, 900_000);
 });

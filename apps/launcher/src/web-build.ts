@@ -33,8 +33,15 @@ export function webBuildIsStale(rootDir: string): boolean {
   return sources.some((source) => newestChange(path.join(rootDir, source)) > built);
 }
 
-/** Runs `vite build` for apps/web, its output in `logFile`; rejects with a message on failure. */
-export async function buildWeb(rootDir: string, logFile: string): Promise<void> {
+/**
+ * Runs `vite build` for apps/web with the launcher's environment `env`, its output in `logFile`;
+ * rejects with a message on failure.
+ */
+export async function buildWeb(
+  rootDir: string,
+  logFile: string,
+  env: NodeJS.ProcessEnv,
+): Promise<void> {
   const webDir = path.join(rootDir, "apps/web");
   const require = createRequire(path.join(webDir, "package.json"));
   const vite = path.join(path.dirname(require.resolve("vite/package.json")), "bin/vite.js");
@@ -42,7 +49,7 @@ export async function buildWeb(rootDir: string, logFile: string): Promise<void> 
   const child = spawn(process.execPath, [vite, "build"], {
     cwd: webDir,
     stdio: ["ignore", log, log],
-    env: { ...process.env, NODE_ENV: "production" },
+    env: { ...env, NODE_ENV: "production" },
   });
   closeSync(log);
   const code = await new Promise<number | null>((resolve) => {

@@ -8,10 +8,9 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { agentEvent } from "@gadget/protocol";
 import { findRepoRoot, startServices } from "@gadget/services";
+import { registerDrone, ScriptedDrone, setupWorkspace, signup } from "@gadget/testkit/wire";
 import { Redis } from "ioredis";
 import { createGadgetServer } from "../src/server.ts";
-import { registerDrone, setupWorkspace, signup } from "../src/testing/api-client.ts";
-import { ScriptedDrone } from "../src/testing/scripted-drone.ts";
 import { testConfig } from "../src/testing/test-server.ts";
 
 interface Operation {

@@ -2,8 +2,10 @@
 import { parseArgs } from "node:util";
 import { openDatabase } from "@gadget/db";
 import { GadgetError } from "@gadget/protocol";
+import { disconnectSignIns } from "./admin/disconnect.ts";
+import { createInvite } from "./admin/invites.ts";
 import { createUser, generatePassword, resetPassword } from "./admin/users.ts";
-import { EnvError, loadEnv, type ServerEnv } from "./env.ts";
+import { EnvError, loadProcessEnv, type ServerEnv } from "./env.ts";
 import { resolveServices, serve } from "./main.ts";
 
 const usage = `Usage: gadget-code <command>
@@ -16,11 +18,15 @@ Commands:
   user reset-password --email <e> [--password-stdin]
                                          set a new password (generated unless read from stdin)
                                          and log the user out everywhere
+  invite create [--days <n>]             make a one-time signup link (GADGET_SIGNUP=invite),
+                                         good for n days (default 7)
   help                                   show this help
 
 Environment: PORT (3000), HOST (127.0.0.1), PUBLIC_URL, MONGO_URL, REDIS_URL,
 GADGET_SECRET (required when NODE_ENV=production), LOG_LEVEL (info), DRONE_GRACE_MS (60000),
-GADGET_DATA_DIR (.gadget), GADGET_REDIS_PREFIX (gadget), GADGET_WEB_DIR (apps/web/dist).
+GADGET_DATA_DIR (.gadget), GADGET_REDIS_PREFIX (gadget), GADGET_WEB_DIR (apps/web/dist),
+GADGET_SIGNUP (open; closed in production), GADGET_TOKEN_TTL_DAYS (30),
+GADGET_ALLOW_PRIVATE_NETWORK (false), GADGET_TRUST_PROXY (false).
 When MONGO_URL or REDIS_URL is unset, the services \`pnpm start\` or \`pnpm services:up\` run are
 used, or private ones are started with data under GADGET_DATA_DIR.`;
 
@@ -37,12 +43,12 @@ async function readStdinLine(): Promise<string> {
 /** Runs `task` with the database the server would use, then closes it (and any services started). */
 async function withDatabase<T>(
   env: ServerEnv,
-  task: (database: Awaited<ReturnType<typeof openDatabase>>) => Promise<T>,
+  task: (database: Awaited<ReturnType<typeof openDatabase>>, redisUrl: string) => Promise<T>,
 ): Promise<T> {
   const services = await resolveServices(env, (line) => console.error(line));
   const database = await openDatabase(services.mongoUrl);
   try {
-    return await task(database);
+    return await task(database, services.redisUrl);
   } finally {
     await database.close();
     await services.stop();
@@ -71,17 +77,47 @@ async function user(env: ServerEnv, args: string[]): Promise<number> {
   const generated = !values["password-stdin"];
   const password = generated ? generatePassword() : await readStdinLine();
   const email = values.email;
-  return withDatabase(env, async ({ models }) => {
+  return withDatabase(env, async ({ models }, redisUrl) => {
     if (action === "create") {
       const created = await createUser(models, { email, password, name: values.name });
       console.log(`Created user ${created.email} (${created.id}).`);
     } else {
       const reset = await resetPassword(models, email, password);
+      // Their open browser tabs are signed out now, not at the servers' next sweep.
+      await disconnectSignIns(redisUrl, env.redisPrefix, reset.tokenHashes).catch(() =>
+        console.error("Could not reach Redis: open connections close within a minute."),
+      );
       console.log(
         `Password of ${email.toLowerCase()} changed; ${reset.tokensRevoked} session(s) logged out.`,
       );
     }
     if (generated) console.log(`Password: ${password}`);
+    return 0;
+  });
+}
+
+async function invite(env: ServerEnv, args: string[]): Promise<number> {
+  const [action, ...rest] = args;
+  const { values } = parseArgs({
+    args: rest,
+    options: { days: { type: "string", default: "7" } },
+    strict: true,
+  });
+  const days = Number(values.days);
+  if (action !== "create" || !Number.isInteger(days) || days < 1 || days > 365) {
+    console.error(`Usage: gadget-code invite create [--days <1-365>]\n\n${usage}`);
+    return 1;
+  }
+  return withDatabase(env, async ({ models }) => {
+    const { code, expiresAt } = await createInvite(models, days);
+    const base = env.publicUrl ?? `http://${env.host}:${env.port}`;
+    console.log(`Invite link (one signup, until ${expiresAt.toISOString()}):`);
+    console.log(`${base.replace(/\/+$/, "")}/signup?invite=${code}`);
+    if (env.signup !== "invite") {
+      console.error(
+        `Note: GADGET_SIGNUP is "${env.signup}"; invites are used only when it is "invite".`,
+      );
+    }
     return 0;
   });
 }
@@ -92,13 +128,13 @@ async function run(argv: string[]): Promise<number> {
     console.log(usage);
     return command ? 0 : 1;
   }
-  if (command !== "serve" && command !== "user") {
+  if (command !== "serve" && command !== "user" && command !== "invite") {
     console.error(`Unknown command "${command}".\n\n${usage}`);
     return 1;
   }
   let env: ServerEnv;
   try {
-    env = loadEnv(process.env);
+    env = loadProcessEnv();
   } catch (error) {
     if (error instanceof EnvError) {
       console.error(error.message);
@@ -107,6 +143,7 @@ async function run(argv: string[]): Promise<number> {
     throw error;
   }
   if (command === "user") return user(env, rest);
+  if (command === "invite") return invite(env, rest);
   await serve(env);
   return -1;
 }

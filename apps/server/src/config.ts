@@ -1,5 +1,7 @@
 // What one server instance needs to run; env.ts builds it from the environment, tests build it directly.
 import type { Logger } from "@gadget/logging";
+import { sharedDefaults } from "@gadget/services";
+import { defaultPasswordCost, type PasswordCost } from "./auth/passwords.ts";
 
 export interface ServerConfig {
   /** Port to listen on; 0 picks a free one (tests). Default 3000. */
@@ -28,7 +30,11 @@ export interface ServerConfig {
   presenceStaleMs?: number;
   /** Lifetime of a registration token; default 15 minutes. */
   registrationTokenTtlMs?: number;
-  /** Login attempts allowed per email (and 5× that per IP) in `windowMs`; default 10 per minute. */
+  /**
+   * `max` wrong passwords for one email from one address cost nothing; each one after waits
+   * longer (1 s, doubling, up to 15 min), and never for the owner at another address. An address
+   * may try 10 × `max` logins (and sign-ups) per `windowMs`. Default 5 and one minute.
+   */
   loginRateLimit?: { max: number; windowMs: number };
   /** How often a streaming turn's ChatTurn is written from its events at most; default 1 000 ms. */
   turnFlushIntervalMs?: number;
@@ -36,7 +42,10 @@ export interface ServerConfig {
   turnUpdateIntervalMs?: number;
   /** Parallel dispatch jobs per server process; default 8. */
   dispatchConcurrency?: number;
-  /** Largest REST body in bytes; default 12 MiB (file writes up to 10 MiB). */
+  /**
+   * Largest REST body in bytes of routes that do not set their own; default 1 MiB (sign-up and
+   * login take 16 KiB, a file write 12 MiB after its token was checked).
+   */
   bodyLimitBytes?: number;
   /**
    * Which proxies' X-Forwarded-For to believe (Fastify's trustProxy): false (default), true, or
@@ -47,35 +56,92 @@ export interface ServerConfig {
   webDir?: string | null;
   /** Identifies this process in logs and presence; default a random id. */
   serverId?: string;
+  /**
+   * How long an idempotent write (events, a turn's update) is retried while the database is
+   * unavailable before the caller is answered `unavailable` (drones retry then); default 5 000 ms.
+   */
+  storageRetryMs?: number;
+  /** How long a Redis command waits for Redis (e.g. to reconnect) before it fails; default 10 000 ms. */
+  redisCommandTimeoutMs?: number;
+  /** Who may sign up: "open" (default), "invite" (with an admin's invite), "closed". */
+  signup?: "open" | "invite" | "closed";
+  /** A token unused for this many days stops working; default 30. */
+  tokenTtlDays?: number;
+  /**
+   * Whether requests the server sends out (provider checks) may reach loopback, link-local,
+   * private and metadata addresses; default false.
+   */
+  allowPrivateNetwork?: boolean;
+  /** Per-user limits: queued turns, projects, providers, live registration tokens. */
+  quotas?: Partial<UserQuotas>;
+  /** scrypt's cost for new password hashes; default OWASP's N=2^17, r=8, p=1 (tests lower it). */
+  passwordCost?: PasswordCost;
 }
 
-export type ResolvedConfig = Required<Omit<ServerConfig, "logger" | "publicUrl">> & {
-  publicUrl: string | undefined;
+/** What one user may have at once; past it the API answers 429 naming the limit. */
+export interface UserQuotas {
+  queuedTurns: number;
+  projects: number;
+  providers: number;
+  registrationTokens: number;
+}
+
+export const defaultQuotas: UserQuotas = {
+  queuedTurns: 100,
+  projects: 500,
+  providers: 100,
+  registrationTokens: 20,
 };
+
+export type ResolvedConfig = Required<Omit<ServerConfig, "logger" | "publicUrl" | "quotas">> & {
+  publicUrl: string | undefined;
+  quotas: UserQuotas;
+};
+
+/**
+ * The server's defaults, written once: env.ts gives them to unset variables and resolveConfig to
+ * unset fields (port and host are shared with `pnpm start`, in @gadget/services).
+ */
+export const serverDefaults = {
+  port: sharedDefaults.port,
+  host: sharedDefaults.host,
+  redisPrefix: "gadget",
+  droneGraceMs: 60_000,
+  signup: "open",
+  tokenTtlDays: 30,
+  allowPrivateNetwork: false,
+} as const;
 
 /** Fills in defaults. */
 export function resolveConfig(config: ServerConfig): ResolvedConfig {
   return {
-    port: config.port ?? 3000,
-    host: config.host ?? "127.0.0.1",
+    port: config.port ?? serverDefaults.port,
+    host: config.host ?? serverDefaults.host,
     publicUrl: config.publicUrl,
     mongoUrl: config.mongoUrl,
     redisUrl: config.redisUrl,
-    redisPrefix: config.redisPrefix ?? "gadget",
+    redisPrefix: config.redisPrefix ?? serverDefaults.redisPrefix,
     secret: config.secret,
-    droneGraceMs: config.droneGraceMs ?? 60_000,
+    droneGraceMs: config.droneGraceMs ?? serverDefaults.droneGraceMs,
     sweepIntervalMs: config.sweepIntervalMs ?? 2_000,
     workOrderAckTimeoutMs: config.workOrderAckTimeoutMs ?? 10_000,
     droneRequestTimeoutMs: config.droneRequestTimeoutMs ?? 10_000,
     presenceStaleMs: config.presenceStaleMs ?? 45_000,
     registrationTokenTtlMs: config.registrationTokenTtlMs ?? 15 * 60_000,
-    loginRateLimit: config.loginRateLimit ?? { max: 10, windowMs: 60_000 },
+    loginRateLimit: config.loginRateLimit ?? { max: 5, windowMs: 60_000 },
     turnFlushIntervalMs: config.turnFlushIntervalMs ?? 1_000,
     turnUpdateIntervalMs: config.turnUpdateIntervalMs ?? 250,
     dispatchConcurrency: config.dispatchConcurrency ?? 8,
-    bodyLimitBytes: config.bodyLimitBytes ?? 12 * 1024 * 1024,
+    bodyLimitBytes: config.bodyLimitBytes ?? 1024 * 1024,
     webDir: config.webDir ?? null,
     trustProxy: config.trustProxy ?? false,
     serverId: config.serverId ?? `server-${Math.random().toString(36).slice(2, 10)}`,
+    storageRetryMs: config.storageRetryMs ?? 5_000,
+    redisCommandTimeoutMs: config.redisCommandTimeoutMs ?? 10_000,
+    signup: config.signup ?? serverDefaults.signup,
+    tokenTtlDays: config.tokenTtlDays ?? serverDefaults.tokenTtlDays,
+    allowPrivateNetwork: config.allowPrivateNetwork ?? serverDefaults.allowPrivateNetwork,
+    quotas: { ...defaultQuotas, ...config.quotas },
+    passwordCost: config.passwordCost ?? defaultPasswordCost,
   };
 }

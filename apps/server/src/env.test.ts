@@ -1,14 +1,14 @@
 // The server environment is validated at start, with one clear line per bad variable.
-import { mkdtempSync, readFileSync, statSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, statSync } from "node:fs";
 import path from "node:path";
+import { makeTempDirSync } from "@gadget/testkit";
 import { describe, expect, it } from "vitest";
 import { EnvError, loadEnv } from "./env.ts";
 
-const dataDir = () => mkdtempSync(path.join(tmpdir(), "gadget-env-"));
+const dataDir = () => makeTempDirSync("gadget-env-");
 
 describe("loadEnv", () => {
-  it("applies SPEC.md's defaults", () => {
+  it("applies the documented defaults", () => {
     const env = loadEnv({ GADGET_DATA_DIR: dataDir() });
     expect(env).toMatchObject({
       port: 3000,

@@ -1,34 +1,26 @@
-// The only place that reads process.env: SPEC.md's server environment, parsed and validated at start.
+// The only place that reads process.env: the server's environment (the README's Configuration), parsed and validated at start.
 import path from "node:path";
-import { findRepoRoot } from "@gadget/services";
+import { UserError } from "@gadget/protocol";
+import {
+  environmentProblems,
+  findRepoRoot,
+  sharedDefaults,
+  sharedEnvironmentSchema,
+} from "@gadget/services";
 import { z } from "zod";
+import { serverDefaults } from "./config.ts";
 import { loadOrCreateSecret } from "./crypto/secret-file.ts";
 
-const port = z.coerce
-  .number({ error: "must be a port number (0-65535)" })
-  .int("must be a whole number")
-  .min(0, "must be a port number (0-65535)")
-  .max(65535, "must be a port number (0-65535)");
 const milliseconds = z.coerce
   .number({ error: "must be a number of milliseconds" })
   .int("must be a whole number of milliseconds")
   .min(1, "must be at least 1 ms");
 
-const envSchema = z.object({
+// The variables `pnpm start` reads too come from their shared schema; the rest are the server's.
+const envSchema = sharedEnvironmentSchema.extend({
   NODE_ENV: z.string().default("development"),
-  PORT: port.default(3000),
-  HOST: z.string().min(1).default("127.0.0.1"),
   PUBLIC_URL: z.url({ protocol: /^https?$/ }).optional(),
-  MONGO_URL: z
-    .string()
-    .regex(/^mongodb(\+srv)?:\/\//, "must start with mongodb://")
-    .optional(),
-  REDIS_URL: z
-    .string()
-    .regex(/^rediss?:\/\//, "must start with redis://")
-    .optional(),
   GADGET_SECRET: z.string().min(32, "must be at least 32 characters").optional(),
-  GADGET_DATA_DIR: z.string().min(1).optional(),
   GADGET_WEB_DIR: z.string().min(1).optional(),
   GADGET_TRUST_PROXY: z
     .string()
@@ -39,9 +31,16 @@ const envSchema = z.object({
   GADGET_REDIS_PREFIX: z
     .string()
     .regex(/^[A-Za-z0-9_.-]+$/)
-    .default("gadget"),
+    .default(serverDefaults.redisPrefix),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
-  DRONE_GRACE_MS: milliseconds.default(60_000),
+  DRONE_GRACE_MS: milliseconds.default(serverDefaults.droneGraceMs),
+  GADGET_SIGNUP: z.enum(["open", "invite", "closed"]).optional(),
+  GADGET_TOKEN_TTL_DAYS: z.coerce
+    .number({ error: "must be a number of days" })
+    .positive("must be more than 0")
+    .max(3650)
+    .default(serverDefaults.tokenTtlDays),
+  GADGET_ALLOW_PRIVATE_NETWORK: z.enum(["true", "false"]).optional(),
 });
 
 export interface ServerEnv {
@@ -60,14 +59,27 @@ export interface ServerEnv {
   redisPrefix: string;
   logLevel: string;
   droneGraceMs: number;
+  /** Who may sign up: anyone, holders of an invite, or nobody (accounts made with the CLI). */
+  signup: "open" | "invite" | "closed";
+  /** A token unused for this long stops working. */
+  tokenTtlDays: number;
+  /** Whether requests the server sends out may reach loopback and private addresses. */
+  allowPrivateNetwork: boolean;
 }
 
 /** A bad environment: one line per offending variable. */
-export class EnvError extends Error {
+export class EnvError extends UserError {
   constructor(readonly problems: string[]) {
-    super(`Invalid environment:\n${problems.map((problem) => `  ${problem}`).join("\n")}`);
-    this.name = "EnvError";
+    super(
+      "invalid_environment",
+      `Invalid environment:\n${problems.map((problem) => `  ${problem}`).join("\n")}`,
+    );
   }
+}
+
+/** The server's environment, read from this process: the one place the server reads it. */
+export function loadProcessEnv(): ServerEnv {
+  return loadEnv(process.env);
 }
 
 /**
@@ -78,12 +90,7 @@ export function loadEnv(source: NodeJS.ProcessEnv): ServerEnv {
   const result = envSchema.safeParse(source);
   const problems = result.success
     ? []
-    : result.error.issues.map((issue) => {
-        const name = String(issue.path[0] ?? "environment");
-        const value = source[name];
-        const shown = value === undefined || name === "GADGET_SECRET" ? "" : ` (got "${value}")`;
-        return `${name}: ${issue.message}${shown}`;
-      });
+    : environmentProblems(result.error, source, ["GADGET_SECRET"]);
   if (source.NODE_ENV === "production" && !source.GADGET_SECRET) {
     problems.push(
       "GADGET_SECRET: is required when NODE_ENV=production (it encrypts provider API keys at rest)",
@@ -91,7 +98,7 @@ export function loadEnv(source: NodeJS.ProcessEnv): ServerEnv {
   }
   if (!result.success || problems.length > 0) throw new EnvError(problems);
   const env = result.data;
-  const dataDir = env.GADGET_DATA_DIR ?? path.join(findRepoRoot(), ".gadget");
+  const dataDir = env.GADGET_DATA_DIR ?? sharedDefaults.dataDir(findRepoRoot());
   return {
     nodeEnv: env.NODE_ENV,
     port: env.PORT,
@@ -106,6 +113,10 @@ export function loadEnv(source: NodeJS.ProcessEnv): ServerEnv {
     redisPrefix: env.GADGET_REDIS_PREFIX,
     logLevel: env.LOG_LEVEL,
     droneGraceMs: env.DRONE_GRACE_MS,
+    // Closed in production unless said otherwise: whoever reaches the server could register drones.
+    signup: env.GADGET_SIGNUP ?? (env.NODE_ENV === "production" ? "closed" : serverDefaults.signup),
+    tokenTtlDays: env.GADGET_TOKEN_TTL_DAYS,
+    allowPrivateNetwork: env.GADGET_ALLOW_PRIVATE_NETWORK === "true",
   };
 }
 

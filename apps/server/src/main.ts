@@ -74,9 +74,12 @@ export async function serve(env: ServerEnv): Promise<void> {
     droneGraceMs: env.droneGraceMs,
     webDir: env.webDir,
     trustProxy: env.trustProxy,
+    signup: env.signup,
+    tokenTtlDays: env.tokenTtlDays,
+    allowPrivateNetwork: env.allowPrivateNetwork,
   });
   // One line a supervisor (or a test) can read.
-  console.log(JSON.stringify({ listening: server.url, publicUrl: server.context.publicUrl }));
+  console.log(JSON.stringify({ listening: server.url, publicUrl: server.publicUrl }));
 
   let signals = 0;
   const stop = async (signal: string) => {
@@ -97,4 +100,9 @@ export async function serve(env: ServerEnv): Promise<void> {
   };
   process.on("SIGTERM", () => void stop("SIGTERM"));
   process.on("SIGINT", () => void stop("SIGINT"));
+  // A rejection nobody handled is a bug to fix, not a reason to drop every user's live turns:
+  // it is logged (with its stack) and the server goes on. Tests fail on it (vitest reports them).
+  process.on("unhandledRejection", (reason) => {
+    logger.error({ err: reason }, "unhandled rejection; the server goes on");
+  });
 }

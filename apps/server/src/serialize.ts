@@ -1,4 +1,4 @@
-// Stored documents → the JSON shapes of SPEC.md. Nothing secret ever leaves through here.
+// Stored documents → the JSON shapes of the REST API (docs/reference.md). Nothing secret ever leaves through here.
 import type {
   ChatSessionDocument,
   ChatTurnDocument,
@@ -17,7 +17,7 @@ import type {
   TurnEvent,
   User,
 } from "@gadget/protocol";
-import { emptyTurnStats } from "@gadget/protocol";
+import { DEFAULT_BRANCH_PREFIX, emptyTurnStats } from "@gadget/protocol";
 import type { Presence } from "./drones/presence.ts";
 
 export function toUser(user: UserDocument): User {
@@ -40,6 +40,7 @@ export function toDrone(
     hostname: (presence?.online ? presence.hostname : null) ?? drone.hostname ?? null,
     platform: (presence?.online ? presence.platform : null) ?? drone.platform ?? null,
     version: (presence?.online ? presence.version : null) ?? drone.version ?? null,
+    sandbox: (drone.sandbox as Drone["sandbox"]) ?? null,
   };
 }
 
@@ -54,6 +55,7 @@ export function toProvider(provider: ProviderDocument): Provider {
     ...(provider.escalationModelId ? { escalationModelId: provider.escalationModelId } : {}),
     ...(provider.contextWindow ? { contextWindow: provider.contextWindow } : {}),
     ...(provider.pricing ? { pricing: provider.pricing } : {}),
+    quirks: provider.quirks ?? [],
     createdAt: provider.createdAt,
   };
 }
@@ -66,6 +68,13 @@ export function toProject(project: ProjectDocument): Project {
     gitUrl: project.gitUrl,
     defaultBranch: project.defaultBranch ?? null,
     verifyCommands: project.verifyCommands ?? [],
+    network: project.network ?? "none",
+    allowedHosts: project.allowedHosts ?? [],
+    branchPrefix: project.branchPrefix ?? DEFAULT_BRANCH_PREFIX,
+    delivery: project.delivery ?? "workspace",
+    commitAuthor: project.commitAuthor
+      ? { name: project.commitAuthor.name, email: project.commitAuthor.email }
+      : null,
     createdAt: project.createdAt,
   };
 }
@@ -98,10 +107,13 @@ export function toTurn(turn: ChatTurnDocument): ChatTurn {
     limits: turn.limits ?? {},
     stats: { ...emptyTurnStats(), ...turn.stats },
     changes: (turn.changes ?? []).map((change) => ({ path: change.path, status: change.status })),
+    delivery: turn.delivery ?? null,
     lastSeq: turn.lastSeq ?? 0,
     createdAt: turn.createdAt,
     startedAt: turn.startedAt ?? null,
     finishedAt: turn.finishedAt ?? null,
+    revertedAt: turn.revertedAt ?? null,
+    revertCommit: turn.revertCommit ?? null,
   };
 }
 

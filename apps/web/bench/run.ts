@@ -7,8 +7,10 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { gzipSync } from "node:zlib";
 import type { IdeClientToServerEvents, IdeServerToClientEvents, TurnEvent } from "@gadget/protocol";
+import { buildApp, launchBrowser, screenshot } from "@gadget/testkit/browser";
+import { percentile } from "@gadget/testkit/measure";
 import { Server } from "socket.io";
-import { buildApp, launchBrowser, screenshot, webDir } from "../e2e/browser.ts";
+import { webDir } from "../e2e/web-dir.ts";
 import { event, longTurn } from "../src/test/events.ts";
 
 const PROBES = 100;
@@ -73,12 +75,6 @@ interface Probe {
   receivedAt: number;
   inDomAt?: number;
   paintedAt?: number;
-}
-
-function percentile(values: number[], p: number): number {
-  const sorted = values.slice().sort((a, b) => a - b);
-  const index = Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1);
-  return sorted[Math.max(0, index)] ?? Number.NaN;
 }
 
 async function measureLatency(pageDir: string, turns: Map<string, TurnEvent[]>) {
@@ -190,9 +186,9 @@ async function main() {
     const appDir = path.join(work, "app");
     const baselineDir = path.join(work, "baseline");
     const pageDir = path.join(work, "page");
-    await buildApp(appDir);
-    await buildApp(baselineDir, { input: path.join(webDir, "bench/baseline/index.html") });
-    await buildApp(pageDir, { input: path.join(webDir, "bench/page/index.html") });
+    await buildApp(webDir, appDir);
+    await buildApp(webDir, baselineDir, { input: path.join(webDir, "bench/baseline/index.html") });
+    await buildApp(webDir, pageDir, { input: path.join(webDir, "bench/page/index.html") });
 
     const app = await initialScripts(appDir);
     // The baseline's index.html sits under bench/baseline/ in its build.

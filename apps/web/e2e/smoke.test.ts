@@ -4,7 +4,6 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   type Browser,
   buildApp,
@@ -12,7 +11,9 @@ import {
   type StaticServer,
   screenshot,
   serveStatic,
-} from "./browser.ts";
+} from "@gadget/testkit/browser";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { webDir } from "./web-dir.ts";
 
 let outDir: string;
 let site: StaticServer;
@@ -20,7 +21,7 @@ let browser: Browser;
 
 beforeAll(async () => {
   outDir = await mkdtemp(path.join(tmpdir(), "gadget-web-e2e-"));
-  await buildApp(outDir);
+  await buildApp(webDir, outDir);
   site = await serveStatic(outDir);
   browser = await launchBrowser();
 });

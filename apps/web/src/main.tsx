@@ -1,4 +1,6 @@
 // Browser entry: mounts the app into #root.
+// First, so it runs before any module that builds zod schemas (imports run in order).
+import "./zod-jitless.ts";
 import { StrictMode } from "react";
 import { createRoot } from "react-dom/client";
 import { App } from "./app/app.tsx";

@@ -2,6 +2,7 @@
 // against a bare hand-written loop over the same model; and heap growth over 10,000 passes.
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
+import { median, percentile } from "@gadget/testkit/measure";
 import { z } from "zod";
 import type { ChatChunk, ChatMessageParam, ChatModel } from "../src/chat-model.ts";
 import { runTurn } from "../src/run-turn.ts";
@@ -159,16 +160,6 @@ async function runBareLoop(callsPerPass: number, passes: number): Promise<number
   return perPass;
 }
 
-function median(values: number[]): number {
-  const sorted = [...values].sort((left, right) => left - right);
-  return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
-}
-
-function percentile(values: number[], share: number): number {
-  const sorted = [...values].sort((left, right) => left - right);
-  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * share))] ?? Number.NaN;
-}
-
 /** Drops the first tenth (JIT warm-up). */
 function steady(values: number[]): number[] {
   return values.slice(Math.floor(values.length / 10));
@@ -200,7 +191,7 @@ async function main() {
     const bareMedian = median(bare);
     results[calls] = engineMedian;
     console.log(
-      `| ${calls} | ${passes} | ${format(engineMedian)} | ${format(percentile(engine, 0.95))} | ${format(bareMedian)} | ${format(engineMedian - bareMedian)} | ${format(engineMedian / bareMedian, 1)}× |`,
+      `| ${calls} | ${passes} | ${format(engineMedian)} | ${format(percentile(engine, 95))} | ${format(bareMedian)} | ${format(engineMedian - bareMedian)} | ${format(engineMedian / bareMedian, 1)}× |`,
     );
   }
 

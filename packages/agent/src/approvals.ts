@@ -1,4 +1,4 @@
-// Approvals (seeds 002, 004): which calls need a decision, and a channel that delivers decisions
+// Approvals (docs/architecture.md, "Tools, approvals and pauses"): which calls need a decision, and a channel that delivers decisions
 // arriving asynchronously (e.g. from the server over a socket) to the waiting engine.
 import type { ApprovalPolicy, ApprovalRequest } from "@gadget/protocol";
 import { abortError } from "./abort.ts";

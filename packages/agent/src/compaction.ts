@@ -1,12 +1,13 @@
-// Context compaction (seed 004, Codex, opencode): keep the prompt inside the context window by
+// Context compaction (docs/architecture.md, "Compaction"; as Codex and opencode do it): keep the prompt inside the context window by
 // pruning old tool outputs, then summarising older messages into a Goal/Discoveries/Accomplished/Files note.
 import { type AgentEvent, agentEvent, type ITurnMessage, splitThinking } from "@gadget/protocol";
 import { isAbortError } from "./abort.ts";
 import type { ChatMessageParam } from "./chat-model.ts";
 import { callModel } from "./model-call.ts";
-import { buildPassMessages, clip } from "./prompt.ts";
+import { buildPassMessages } from "./prompt.ts";
 import { toolCallSignature } from "./signature.ts";
 import { forgetSignatures } from "./stuck-detection.ts";
+import { clip } from "./text.ts";
 import { accountUsage, modelCallSettings, samplingOf, type TurnContext } from "./turn-context.ts";
 
 /** What a pruned tool output is replaced with. */

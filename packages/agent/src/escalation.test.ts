@@ -1,4 +1,4 @@
-// Model escalation (seed 000): two low-progress passes switch to the stronger model, once.
+// Model escalation: two low-progress passes switch to the stronger model, once.
 import { type ScriptedModel, startScriptedModel } from "@gadget/testkit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { baseInput, collect } from "./__fixtures__/turn.ts";

@@ -1,4 +1,4 @@
-// Phase 3, model escalation (seed 000): after consecutive low-progress passes, switch once to
+// Phase 3, model escalation (docs/architecture.md, "The engine"): after consecutive low-progress passes, switch once to
 // the provider's stronger model and give it a fresh chance.
 import { type AgentEvent, agentEvent } from "@gadget/protocol";
 import type { ProgressMark } from "./state.ts";

@@ -1,4 +1,4 @@
-// Every exit reason of seed 000, and the synthesis call (or graceful message) that follows each.
+// Every exit reason of the engine, and the synthesis call (or graceful message) that follows each.
 import { type ScriptedModel, startScriptedModel } from "@gadget/testkit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { baseInput, type Collected, collect, toolLog } from "./__fixtures__/turn.ts";
@@ -186,7 +186,7 @@ describe("exit conditions", () => {
     expect(toolLog).toEqual(["read a", "write a=fixed", "read a"]);
   });
 
-  it("answers with seed 000's graceful message when nothing was gathered", async () => {
+  it("answers with the graceful message when nothing was gathered", async () => {
     model.setHandler(() => ({ text: "" }));
     const run = await collect(baseInput(model));
     expect(run.outcome.reason).toBe("stuck");

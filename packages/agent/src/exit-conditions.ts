@@ -1,4 +1,4 @@
-// The exit conditions of seed 000, checked at the top of every pass: small named predicates,
+// The exit conditions (docs/architecture.md, "Exit conditions"), checked at the top of every pass: small named predicates,
 // in priority order (vercel/ai stop-condition.ts). Approval is a pause, decided where calls run.
 import type { ExitReason } from "@gadget/protocol";
 import type { TurnContext } from "./turn-context.ts";

@@ -15,7 +15,26 @@ export type {
 export { openAIChatModel } from "./chat-model.ts";
 export { estimateTokens, prunedOutput } from "./compaction.ts";
 export { exitConditions } from "./exit-conditions.ts";
+export {
+  checkAndProbe,
+  checkProvider,
+  fetchModelList,
+  type ModelListAnswer,
+  type ModelListSender,
+  maxModelListBytes,
+  type ProbeSettings,
+  type ProviderCheckOptions,
+  readAtMost,
+  Unreachable,
+} from "./provider-check.ts";
 export { ProviderError, type ProviderErrorCode } from "./provider-error.ts";
+export {
+  maxProbeAnswerBytes,
+  type ProbeOptions,
+  type ProbeOutcome,
+  probeProvider,
+} from "./provider-probe.ts";
+export type { LearnedQuirk } from "./rejections.ts";
 export { defaultRetryPolicy, type RetryPolicy } from "./retry.ts";
 export { runTurn, type StepOutcome } from "./run-turn.ts";
 export {

@@ -1,4 +1,4 @@
-// The living document of seed 000: sections the model keeps across passes, stored in the state.
+// The living document (docs/architecture.md): sections the model keeps across passes, stored in the state.
 import type { TurnState } from "./state.ts";
 import type { LivingDocument } from "./tool.ts";
 
@@ -18,7 +18,7 @@ export class StateDocument implements LivingDocument {
     return this.#state.document.sections;
   }
 
-  /** Appends each update with a pass label; `confidence` is replaced, as the seed says. */
+  /** Appends each update with a pass label; `confidence` is replaced: it is a current value, not a log. */
   update(sections: Record<string, string>): Record<string, string> {
     const target = this.#state.document.sections;
     const pass = this.#state.passCount;

@@ -1,10 +1,21 @@
 // The model call: one streamed Chat Completion turned into events (thinking, token) and a reply
-// (text, reasoning, tool calls assembled by index, usage), with retries around it.
-import { type AgentEvent, agentEvent, type TokenUsage, type ToolCall } from "@gadget/protocol";
-import { abortError, throwIfAborted } from "./abort.ts";
-import type { ChatChunk, ChatModel, ChatRequest } from "./chat-model.ts";
+// (text, reasoning, tool calls, usage, read by stream-reader.ts), with retries around it.
+import {
+  type AgentEvent,
+  agentEvent,
+  type ProviderQuirkCode,
+  type TokenUsage,
+  type ToolCall,
+} from "@gadget/protocol";
+import { abortError, linkedController, throwIfAborted } from "./abort.ts";
+import type { ChatModel, ChatRequest } from "./chat-model.ts";
+import { adaptMessages } from "./prompt.ts";
 import { ProviderError } from "./provider-error.ts";
+import { activateQuirk, rejectionOf } from "./rejections.ts";
 import { classifyModelError, type RetryPolicy, retryDelay, waitBeforeRetry } from "./retry.ts";
+import { type StreamPiece, StreamReader } from "./stream-reader.ts";
+import { streamedError } from "./streamed-error.ts";
+import { clip } from "./text.ts";
 import type { EngineLogger } from "./turn-input.ts";
 import { estimateTokensOfText } from "./usage.ts";
 
@@ -16,6 +27,8 @@ export interface ModelReply {
   /** True when the provider sent no usage and the numbers are estimates (characters / 4). */
   usageEstimated: boolean;
   finishReason: string | null;
+  /** Opaque fields to send back on the assistant message (OpenRouter's `reasoning_details`). */
+  providerFields?: Record<string, unknown>;
 }
 
 export interface ModelCallSettings {
@@ -27,29 +40,46 @@ export interface ModelCallSettings {
   emitText: boolean;
   /** Prefix for generated call ids when a provider sends none. */
   callIdPrefix: string;
+  /**
+   * The provider's quirks, shared by every call of the turn: each request is adapted to them, and
+   * a quirk learned from a rejection is added here so later calls send the adapted request at once.
+   */
+  quirks: Set<ProviderQuirkCode>;
 }
-
-/** Deltas as some providers send them: reasoning is not in the SDK's types. */
-type Delta = NonNullable<ChatChunk["choices"][number]>["delta"] & {
-  reasoning_content?: unknown;
-  reasoning?: unknown;
-};
 
 /**
  * Calls the model, retrying 408/409/429/5xx and network errors with backoff (honouring
- * `retry-after`). Throws ProviderError for fatal answers and `context_length_exceeded`.
+ * `retry-after`). A documented rejection (a refused field, a required one, an id format) turns
+ * its quirk on, yields `provider_adapted` and sends the adapted call at once, once per quirk.
+ * Throws ProviderError for fatal answers and `context_length_exceeded`.
  */
 export async function* callModel(
   request: ChatRequest,
   settings: ModelCallSettings,
 ): AsyncGenerator<AgentEvent, ModelReply> {
   const { signal, retry, logger } = settings;
-  for (let attempt = 0; ; attempt += 1) {
+  // Quirks learned during this call: a provider contradicting itself cannot loop it.
+  const learned = new Set<ProviderQuirkCode>();
+  let attempt = 0;
+  for (;;) {
+    const sent = adaptRequest(request, settings.quirks);
     try {
-      return yield* streamOnce(request, settings);
+      return yield* streamOnce(sent, settings);
     } catch (error) {
       const verdict = classifyModelError(error, signal);
       if (verdict.kind === "abort") throw abortError(signal);
+      const rejection = rejectionOf(error, sent);
+      if (rejection && !settings.quirks.has(rejection.quirk) && !learned.has(rejection.quirk)) {
+        learned.add(rejection.quirk);
+        activateQuirk(settings.quirks, rejection.quirk);
+        const message = clip(rejection.message, 400);
+        logger.warn(
+          { quirk: rejection.quirk, model: request.model },
+          "provider refused the request; adapting it",
+        );
+        yield agentEvent("provider_adapted", { quirk: rejection.quirk, message });
+        continue;
+      }
       if (verdict.kind === "context_length")
         throw new ProviderError("context_length_exceeded", verdict.description, {
           httpStatus: 400,
@@ -66,10 +96,11 @@ export async function* callModel(
           `The model provider kept failing after ${attempt + 1} attempts: ${verdict.description}`,
           { cause: error },
         );
-      const delay = retryDelay(attempt + 1, verdict.retryAfterMs, retry);
+      attempt += 1;
+      const delay = retryDelay(attempt, verdict.retryAfterMs, retry);
       logger.warn(
         {
-          attempt: attempt + 1,
+          attempt,
           delayMs: Math.round(delay),
           model: request.model,
           reason: verdict.description,
@@ -77,13 +108,18 @@ export async function* callModel(
         "model call failed; retrying",
       );
       yield agentEvent("status", {
-        message: `Model call failed (${verdict.description}); retrying in ${formatSeconds(delay)} (retry ${attempt + 1} of ${retry.maxRetries})`,
+        message: `Model call failed (${verdict.description}); retrying in ${formatSeconds(delay)} (retry ${attempt} of ${retry.maxRetries})`,
         phase: "retry",
         model: request.model,
       });
       await waitBeforeRetry(delay, signal);
     }
   }
+}
+
+/** `request` as this provider takes it now: its messages and fields adapted to the quirks. */
+function adaptRequest(request: ChatRequest, quirks: ReadonlySet<ProviderQuirkCode>): ChatRequest {
+  return { ...request, messages: adaptMessages(request.messages, quirks), quirks: [...quirks] };
 }
 
 function formatSeconds(ms: number): string {
@@ -96,55 +132,28 @@ async function* streamOnce(
 ): AsyncGenerator<AgentEvent, ModelReply> {
   const { signal } = settings;
   throwIfAborted(signal);
-  let text = "";
-  let thinking = "";
-  let finishReason: string | null = null;
-  let reported: ChatChunk["usage"] | undefined;
-  const calls: Array<{ id: string; name: string; arguments: string }> = [];
+  const reader = new StreamReader({ callIdPrefix: settings.callIdPrefix });
 
-  for await (const chunk of settings.model.stream(request, { signal })) {
-    if (chunk.usage) reported = chunk.usage;
-    const choice = chunk.choices?.[0];
-    if (!choice) continue;
-    if (choice.finish_reason) finishReason = choice.finish_reason;
-    const delta = choice.delta as Delta | undefined;
-    if (!delta) continue;
-    const reasoning =
-      typeof delta.reasoning_content === "string" ? delta.reasoning_content : delta.reasoning;
-    if (typeof reasoning === "string" && reasoning.length > 0) {
-      thinking += reasoning;
-      if (settings.emitText) yield agentEvent("thinking", { text: reasoning });
+  // The SDK links the signal it is given to its own and never unlinks it: handed the turn's
+  // long-lived signal, every request would leave a listener on it. A child per call is dropped.
+  const link = linkedController(signal);
+  try {
+    for await (const chunk of settings.model.stream(request, { signal: link.controller.signal })) {
+      const pieces = reader.read(chunk);
+      if (settings.emitText) yield* piecesAsEvents(pieces);
     }
-    if (typeof delta.content === "string" && delta.content.length > 0) {
-      text += delta.content;
-      if (settings.emitText) yield agentEvent("token", { text: delta.content });
-    }
-    for (const part of delta.tool_calls ?? []) {
-      const index = typeof part.index === "number" ? part.index : calls.length;
-      let entry = calls[index];
-      if (!entry) {
-        entry = { id: "", name: "", arguments: "" };
-        calls[index] = entry;
-      }
-      if (part.id) entry.id = part.id;
-      const name = part.function?.name;
-      // Most providers send the whole name once; some repeat it in every chunk, a few split it.
-      if (name && name !== entry.name) entry.name += name;
-      if (part.function?.arguments) entry.arguments += part.function.arguments;
-    }
+  } catch (error) {
+    throw asStreamedError(error);
+  } finally {
+    link.dispose();
   }
   // The SDK ends an aborted stream quietly instead of throwing.
   throwIfAborted(signal);
 
-  const toolCalls: ToolCall[] = [];
-  calls.forEach((call, position) => {
-    if (!call?.name) return;
-    toolCalls.push({
-      id: call.id || `${settings.callIdPrefix}-${position + 1}`,
-      name: call.name,
-      arguments: call.arguments,
-    });
-  });
+  const { pieces, reading } = reader.finish();
+  if (settings.emitText) yield* piecesAsEvents(pieces);
+  const { text, thinking, toolCalls, finishReason, usage: reported } = reading;
+  const providerFields = reading.providerFields ? { providerFields: reading.providerFields } : {};
 
   if (reported) {
     const details = reported as typeof reported & {
@@ -156,6 +165,7 @@ async function* streamOnce(
       thinking,
       toolCalls,
       finishReason,
+      ...providerFields,
       usageEstimated: false,
       usage: {
         input: reported.prompt_tokens ?? 0,
@@ -177,6 +187,7 @@ async function* streamOnce(
     thinking,
     toolCalls,
     finishReason,
+    ...providerFields,
     usageEstimated: true,
     usage: {
       input: estimateTokensOfText(promptCharacters),
@@ -185,4 +196,20 @@ async function* streamOnce(
       cached: 0,
     },
   };
+}
+
+function* piecesAsEvents(pieces: StreamPiece[]): Generator<AgentEvent> {
+  for (const piece of pieces)
+    yield agentEvent(piece.kind === "text" ? "token" : "thinking", { text: piece.text });
+}
+
+/**
+ * The SDK throws a `data: {"error":…}` event of a 200 stream as an APIError without a status,
+ * which the retry policy would take for a fatal rejection; it becomes the StreamedError it is.
+ */
+function asStreamedError(error: unknown): unknown {
+  const candidate = error as { status?: unknown; error?: unknown } | null;
+  if (!candidate || typeof candidate !== "object" || candidate.status !== undefined) return error;
+  if (!candidate.error || typeof candidate.error !== "object") return error;
+  return streamedError(candidate.error, error);
 }

@@ -1,8 +1,8 @@
-// Phase 1, pre-enrichment (seed 000): load project context (tree, README, git status, AGENTS.md)
+// Phase 1, pre-enrichment (docs/architecture.md, "The engine"): load project context (tree, README, git status, AGENTS.md)
 // in parallel with a timeout before the loop; the result is shown to the model on pass 1 only.
 import { type AgentEvent, agentEvent } from "@gadget/protocol";
 import { linkedController, raceAbort, sleep } from "./abort.ts";
-import { clip } from "./prompt.ts";
+import { clip } from "./text.ts";
 import type { TurnContext } from "./turn-context.ts";
 
 /** Longest text one context source may contribute. */

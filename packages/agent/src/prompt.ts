@@ -1,8 +1,9 @@
 // Building what the model sees: the system prompt per mode, the session history, this turn's
-// messages, and seed 000's current-state block appended for one call only.
+// messages, and the current-state block appended for one call only.
 import {
   type IChatMessage,
   type ITurnMessage,
+  type ProviderQuirkCode,
   splitThinking,
   type TurnLimits,
   type TurnMode,
@@ -10,7 +11,9 @@ import {
 import type { ChatMessageParam, ChatTool } from "./chat-model.ts";
 import { formatDocument } from "./living-document.ts";
 import type { TurnState } from "./state.ts";
+import { clip } from "./text.ts";
 import { type AnyTool, toolJsonSchema } from "./tool.ts";
+import { ShortToolCallIds } from "./tool-call-ids.ts";
 import type { TurnContext } from "./turn-context.ts";
 import { tokensUsed } from "./usage.ts";
 
@@ -85,7 +88,7 @@ function formatLimit(
   return `${format(value)} of ${format(limit)} (${share}%)`;
 }
 
-/** Seed 000's current-state block: pass, budget used, goal and living document. */
+/** The current-state block (docs/architecture.md): pass, budget used, goal and living document. */
 export function currentStateBlock(state: TurnState, limits: TurnLimits, pass: number): string {
   const money = (value: number) => `$${value.toFixed(4)}`;
   const used = [
@@ -102,13 +105,6 @@ export function currentStateBlock(state: TurnState, limits: TurnLimits, pass: nu
     `### Living document\n${document || "Empty: nothing recorded yet."}`,
     "Decide your next action. Call several tools at once when they are independent. When the goal is met, answer without tool calls.",
   ].join("\n\n");
-}
-
-/** Cuts text to `limit` characters with a visible marker. */
-export function clip(text: string, limit: number): string {
-  return text.length <= limit
-    ? text
-    : `${text.slice(0, limit)}\n[…${text.length - limit} more characters cut]`;
 }
 
 /** Session history as provider messages: reasoning stripped, stray tool messages made readable. */
@@ -129,12 +125,14 @@ export function historyMessages(history: IChatMessage[]): ChatMessageParam[] {
 }
 
 const converted = new WeakMap<ITurnMessage, ChatMessageParam>();
+/**
+ * The reasoning of an assistant message, beside it rather than in it: sent back only to providers
+ * that need it (`echo_reasoning`), and never counted in prompt estimates.
+ */
+const reasoningOf = new WeakMap<ChatMessageParam, string>();
 
 /** One turn message as a provider message (cached: messages are replaced, not edited, once sent). */
-export function turnMessageParam(
-  message: ITurnMessage,
-  replayReasoning: boolean,
-): ChatMessageParam {
+export function turnMessageParam(message: ITurnMessage): ChatMessageParam {
   const cached = converted.get(message);
   if (cached) return cached;
   let param: ChatMessageParam;
@@ -143,17 +141,20 @@ export function turnMessageParam(
   } else if (message.role === "assistant") {
     const { thinking, content } = splitThinking(message.content);
     const calls = message.toolCalls ?? [];
-    const assistant: ChatMessageParam & { reasoning_content?: string } = {
+    // Provider fields (reasoning_details, a call's extra_content) go back as they came.
+    const assistant: ChatMessageParam = {
+      ...message.providerFields,
       role: "assistant",
       content: content || (calls.length > 0 ? null : ""),
     };
     if (calls.length > 0)
       assistant.tool_calls = calls.map((call) => ({
+        ...call.providerFields,
         id: call.id,
         type: "function",
         function: { name: call.name, arguments: call.arguments },
       }));
-    if (replayReasoning && thinking) assistant.reasoning_content = thinking;
+    if (thinking) reasoningOf.set(assistant, thinking);
     param = assistant;
   } else if (message.role === "system") {
     param = { role: "system", content: message.content };
@@ -165,21 +166,58 @@ export function turnMessageParam(
 }
 
 /**
- * The messages of one main-loop call: system prompt (with pre-enrichment on pass 1 only),
- * session history, this turn's messages, and the current-state block (never stored).
+ * The messages of one main-loop call: system prompt (with the pre-enriched project context),
+ * session history, this turn's messages, and the current-state block (never stored). Everything
+ * before the state block is the previous call's request plus what that call added, so a
+ * provider's prompt cache (the longest unchanged prefix) covers all but the newest messages.
  */
 export function buildPassMessages(turn: TurnContext, pass: number): ChatMessageParam[] {
   const { state } = turn;
-  const system =
-    pass === 1 && state.preEnrichedContext
-      ? `${turn.systemPrompt}\n\n${state.preEnrichedContext}`
-      : turn.systemPrompt;
+  // The same on every pass: dropping the project context after pass 1 would change the first
+  // message and leave pass 2 nothing cached.
+  const system = state.preEnrichedContext
+    ? `${turn.systemPrompt}\n\n${state.preEnrichedContext}`
+    : turn.systemPrompt;
   const messages: ChatMessageParam[] = [{ role: "system", content: system }, ...turn.historyParams];
-  for (const message of state.messages)
-    messages.push(turnMessageParam(message, turn.tunables.replayReasoning));
+  for (const message of state.messages) messages.push(turnMessageParam(message));
   messages.push({
     role: turn.tunables.stateMessageRole,
     content: currentStateBlock(state, turn.limits, pass),
   });
   return messages;
+}
+
+/**
+ * A request's messages as a provider with these quirks takes them: reasoning sent back as
+ * `reasoning_content` on every assistant message (`echo_reasoning`, DeepSeek wants the field even
+ * when empty), and tool-call ids rewritten to 9 letters or digits (`short_tool_call_ids`) in
+ * both the assistant's calls and the tool messages. Messages are copied, never changed.
+ */
+export function adaptMessages(
+  messages: ChatMessageParam[],
+  quirks: ReadonlySet<ProviderQuirkCode>,
+): ChatMessageParam[] {
+  const echo = quirks.has("echo_reasoning") && !quirks.has("no_reasoning_echo");
+  const shorten = quirks.has("short_tool_call_ids");
+  if (!echo && !shorten) return messages;
+  const ids = shorten ? new ShortToolCallIds(toolCallIdsOf(messages)) : undefined;
+  return messages.map((message): ChatMessageParam => {
+    if (message.role === "assistant") {
+      const copy: ChatMessageParam & { reasoning_content?: string } = { ...message };
+      if (echo) copy.reasoning_content = reasoningOf.get(message) ?? "";
+      if (ids && message.tool_calls)
+        copy.tool_calls = message.tool_calls.map((call) => ({ ...call, id: ids.of(call.id) }));
+      return copy;
+    }
+    if (ids && message.role === "tool")
+      return { ...message, tool_call_id: ids.of(message.tool_call_id) };
+    return message;
+  });
+}
+
+function* toolCallIdsOf(messages: ChatMessageParam[]): Iterable<string> {
+  for (const message of messages) {
+    if (message.role === "assistant") for (const call of message.tool_calls ?? []) yield call.id;
+    else if (message.role === "tool") yield message.tool_call_id;
+  }
 }

@@ -1,13 +1,8 @@
 // The error a turn fails with when the model provider cannot be used (bad key, unknown model, down).
-import { SystemError } from "@gadget/protocol";
+import { type ProviderErrorCode, SystemError } from "@gadget/protocol";
 
 /** Stable codes of provider failures, as they appear in the turn's `error` event. */
-export type ProviderErrorCode =
-  | "provider_auth"
-  | "provider_model_not_found"
-  | "provider_rejected"
-  | "provider_unavailable"
-  | "context_length_exceeded";
+export type { ProviderErrorCode };
 
 /** A provider failure the engine will not (or no longer) retry; `status` is the HTTP status if any. */
 export class ProviderError extends SystemError {

@@ -188,7 +188,7 @@ describe("runTurn", () => {
     ).toEqual(["wrote a.txt", "contents of a.txt", "wrote b.txt"]);
   });
 
-  it("streams reasoning as thinking events and stores it in seed 001's <thinking> form, not sending it back", async () => {
+  it("streams reasoning as thinking events and stores it in the history's <thinking> form, not sending it back", async () => {
     model.enqueue(
       {
         reasoning: "I should read the README first.",
@@ -370,7 +370,7 @@ describe("runTurn", () => {
     expect(model.chatRequests[1]?.messages[0]?.content).toMatch(/You are the documentation writer/);
   });
 
-  it("pre-enriches pass 1 only, in parallel, skipping sources that fail or time out", async () => {
+  it("pre-enriches once, in parallel, skipping sources that fail or time out", async () => {
     const loaded: string[] = [];
     model.enqueue({ toolCalls: [{ name: "read_file", arguments: { path: "a" } }] }, { text: "ok" });
     const run = await collect(
@@ -403,8 +403,52 @@ describe("runTurn", () => {
     ]);
     expect(run.types().indexOf("pre_enrichment")).toBe(0);
     expect(model.chatRequests[0]?.messages[0]?.content).toContain("# Demo project");
-    expect(model.chatRequests[1]?.messages[0]?.content).not.toContain("# Demo project");
+    // Kept for the whole turn: the first message never changes, so a prompt cache keeps it.
+    expect(model.chatRequests[1]?.messages[0]?.content).toBe(
+      model.chatRequests[0]?.messages[0]?.content,
+    );
     expect(run.outcome.reason).toBe("completed");
+  });
+
+  it("starts every request with the previous one minus its state block, so a prompt cache keeps it", async () => {
+    const passes = 6;
+    for (let pass = 1; pass < passes; pass++) {
+      model.enqueue({ toolCalls: [{ name: "read_file", arguments: { path: `file-${pass}` } }] });
+    }
+    model.enqueue({ text: "done" });
+    const run = await collect(
+      baseInput(model, {
+        contextSources: [{ name: "README", load: async () => "# Demo project" }],
+      }),
+    );
+    expect(run.outcome.reason).toBe("completed");
+    const requests = model.chatRequests.map((request) => request.messages);
+    expect(requests).toHaveLength(passes);
+    for (let index = 1; index < requests.length; index++) {
+      const previous = requests[index - 1]!.slice(0, -1);
+      expect(requests[index]!.slice(0, previous.length)).toEqual(previous);
+    }
+  });
+
+  it("leaves nothing on the turn's signal per request: a 12-pass turn raises no listener warning", async () => {
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => warnings.push(`${warning.name}: ${warning.message}`);
+    process.on("warning", onWarning);
+    try {
+      for (let pass = 1; pass < 12; pass++) {
+        model.enqueue({ toolCalls: [{ name: "read_file", arguments: { path: `file-${pass}` } }] });
+      }
+      model.enqueue({ text: "done" });
+      const run = await collect(baseInput(model), { signal: new AbortController().signal });
+      expect(run.outcome.reason).toBe("completed");
+      // Warnings are emitted on the next tick.
+      await new Promise((resolve) => setImmediate(resolve));
+    } finally {
+      process.off("warning", onWarning);
+    }
+    expect(warnings.filter((warning) => warning.startsWith("MaxListenersExceededWarning"))).toEqual(
+      [],
+    );
   });
 
   it("passes workspace and call id to tools, and exposes the write tool's approval description", async () => {

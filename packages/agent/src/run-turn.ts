@@ -1,4 +1,4 @@
-// The Agentic Workflow Loop (seeds 000/001/002/004): an async generator of turn events that runs
+// The Agentic Workflow Loop (docs/architecture.md, "The engine"): an async generator of turn events that runs
 // state → pre-enrichment → passes (model, tools) → escalation → synthesis → done.
 import {
   type AgentEvent,
@@ -171,8 +171,8 @@ function createTurnContext(
         timeoutMs: tunables.requestTimeoutMs,
         ...(options.fetch ? { fetch: options.fetch } : {}),
       }),
+    quirks: new Set(input.provider.quirks ?? []),
     knownDecisions: new Map(Object.entries(input.approvalDecisions ?? {})),
-    prepared: new WeakMap(),
   };
 }
 
@@ -251,7 +251,6 @@ async function* runPass(turn: TurnContext): AsyncGenerator<AgentEvent, StepOutco
   });
   const reply = yield* callForPass(turn, pass);
   yield accountUsage(turn, reply.usage);
-  delete state.preEnrichedContext; // seed 000: pre-enriched context is for pass 1 only
 
   if (reply.toolCalls.length === 0) {
     if (reply.text.trim()) {
@@ -259,6 +258,7 @@ async function* runPass(turn: TurnContext): AsyncGenerator<AgentEvent, StepOutco
       state.messages.push({
         role: "assistant",
         content: withThinking(reply.thinking, reply.text),
+        ...(reply.providerFields ? { providerFields: reply.providerFields } : {}),
         createdAt: turn.now(),
       });
       recordProgress(turn, "progress");
@@ -280,6 +280,8 @@ async function* runPass(turn: TurnContext): AsyncGenerator<AgentEvent, StepOutco
     role: "assistant",
     content: withThinking(reply.thinking, reply.text),
     toolCalls: calls,
+    // Sent back as received on the next request (and kept for a resumed turn).
+    ...(reply.providerFields ? { providerFields: reply.providerFields } : {}),
     createdAt: turn.now(),
   };
   state.messages.push(message);

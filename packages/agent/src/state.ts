@@ -40,7 +40,7 @@ export const pendingCallSchema = z.object({
 });
 export type PendingCall = z.infer<typeof pendingCallSchema>;
 
-/** Per pass: did it move the turn forward (seed 000's confidence history, measured not asked). */
+/** Per pass: did it move the turn forward (the confidence history, measured not asked). */
 export const progressMarkSchema = z.enum(["progress", "low"]);
 export type ProgressMark = z.infer<typeof progressMarkSchema>;
 
@@ -73,7 +73,7 @@ export const turnStateSchema = z.object({
   pendingCalls: z.array(pendingCallSchema),
   /** Approval requests announced and not yet decided. */
   pendingApprovals: z.array(approvalRequestSchema),
-  /** Pre-enrichment markdown, kept until pass 1 has used it. */
+  /** Pre-enrichment markdown: part of the system message on every pass (a stable prompt prefix). */
   preEnrichedContext: z.string().optional(),
   preEnriched: z.boolean(),
   /** The note that replaced older messages when the context was compacted. */

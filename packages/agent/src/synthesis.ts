@@ -1,14 +1,14 @@
-// Phase 4, response synthesis (seed 000): when the loop stops for any reason but an answer,
+// Phase 4, response synthesis (docs/architecture.md, "The engine"): when the loop stops for any reason but an answer,
 // one last call without tools turns what was gathered into a reply; the user always gets one.
 import { type AgentEvent, type ExitReason, splitThinking } from "@gadget/protocol";
 import { isAbortError } from "./abort.ts";
 import { renderTranscript } from "./compaction.ts";
 import { formatDocument } from "./living-document.ts";
 import { callModel } from "./model-call.ts";
-import { clip } from "./prompt.ts";
+import { clip } from "./text.ts";
 import { accountUsage, modelCallSettings, samplingOf, type TurnContext } from "./turn-context.ts";
 
-/** Seed 000's answer when nothing at all was gathered. */
+/** The answer when nothing at all was gathered. */
 export const gracefulMessage =
   "I wasn't able to gather enough data to complete this task. Please try again.";
 

@@ -1,4 +1,4 @@
-// Tool execution (seed 004): every call gets exactly one result, read calls run in parallel,
+// Tool execution (docs/architecture.md, "Tools, approvals and pauses"): every call gets exactly one result, read calls run in parallel,
 // write calls in order, results are appended in the model's call order, approvals are awaited.
 import {
   type AgentEvent,
@@ -11,10 +11,10 @@ import {
 import { isAbortError, linkedController, raceAbort } from "./abort.ts";
 import { type ApprovalDecision, declinedOutput, needsApproval } from "./approvals.ts";
 import { EventQueue } from "./event-queue.ts";
-import { clip } from "./prompt.ts";
 import { toolCallSignature } from "./signature.ts";
 import type { PendingCall } from "./state.ts";
 import { recordExecution, stuckVerdict } from "./stuck-detection.ts";
+import { clip } from "./text.ts";
 import { type AnyTool, ToolError, type ToolResult } from "./tool.ts";
 import { checkpoint, type TurnContext } from "./turn-context.ts";
 
@@ -38,9 +38,17 @@ interface CallOutcome {
   summary: string;
 }
 
-/** Parses and validates a call's arguments (cached per pending call). */
+/** Prepared forms of each turn's pending calls, so a response is parsed and validated once. */
+const preparedCalls = new WeakMap<TurnContext, WeakMap<PendingCall, PreparedCall>>();
+
+/** Parses and validates a call's arguments (cached per turn and pending call). */
 export function prepareCall(turn: TurnContext, pending: PendingCall): PreparedCall {
-  const cached = turn.prepared.get(pending);
+  let cache = preparedCalls.get(turn);
+  if (!cache) {
+    cache = new WeakMap();
+    preparedCalls.set(turn, cache);
+  }
+  const cached = cache.get(pending);
   if (cached) return cached;
   const { call } = pending;
   const tool = turn.toolsByName.get(call.name);
@@ -77,7 +85,7 @@ export function prepareCall(turn: TurnContext, pending: PendingCall): PreparedCa
     error,
     signature: toolCallSignature(call.name, call.arguments, params),
   };
-  turn.prepared.set(pending, prepared);
+  cache.set(pending, prepared);
   return prepared;
 }
 

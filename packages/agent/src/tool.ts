@@ -1,6 +1,8 @@
 // The tool interface: what the engine knows of a tool. Hosts (the drone, via @gadget/tools) implement it.
 import { z } from "zod";
 
+export { ToolError } from "./tool-error.ts";
+
 /** `read` tools run in parallel and exist in every mode; `write` tools run in order and may need approval. */
 export type ToolPermission = "read" | "write";
 
@@ -10,7 +12,7 @@ export interface ToolOutputChunk {
   text: string;
 }
 
-/** The living document of seed 000: named sections the model keeps across passes. */
+/** The living document: named sections the model keeps across passes. */
 export interface LivingDocument {
   /** Applies updates (appended with a pass label, `confidence` replaced) and returns all sections. */
   update(sections: Record<string, string>): Record<string, string>;
@@ -73,19 +75,6 @@ export function defineTool<Schema extends z.ZodType>(
   return tool as unknown as Tool<z.infer<Schema>>;
 }
 
-/**
- * An error a tool throws to tell the model what went wrong and what to do instead
- * (e.g. "path escapes the workspace"). The engine turns it into a failed tool result.
- */
-export class ToolError extends Error {
-  readonly code: string;
-  constructor(code: string, message: string) {
-    super(message);
-    this.name = "ToolError";
-    this.code = code;
-  }
-}
-
 /** The JSON schema the model sees for a tool's input. */
 export function toolJsonSchema(tool: AnyTool): Record<string, unknown> {
   const schema = z.toJSONSchema(tool.inputSchema, {
@@ -97,7 +86,7 @@ export function toolJsonSchema(tool: AnyTool): Record<string, unknown> {
 }
 
 /**
- * A source of context loaded before the first pass (seed 000's pre-enrichment): repo tree,
+ * A source of context loaded before the first pass (pre-enrichment): repo tree,
  * README head, git status, AGENTS.md. Hosts implement these; the engine runs them in parallel.
  */
 export interface ContextSource {

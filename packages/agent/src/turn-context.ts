@@ -4,6 +4,7 @@ import {
   type ApprovalPolicy,
   agentEvent,
   type IChatMessage,
+  type ProviderQuirkCode,
   type TokenUsage,
   type TurnLimits,
   type TurnMode,
@@ -11,9 +12,8 @@ import {
 import type { ApprovalDecision } from "./approvals.ts";
 import type { ChatMessageParam, ChatModel, ChatTool } from "./chat-model.ts";
 import type { StateDocument } from "./living-document.ts";
-import type { PendingCall, TurnState } from "./state.ts";
+import type { TurnState } from "./state.ts";
 import type { AnyTool, ContextSource } from "./tool.ts";
-import type { PreparedCall } from "./tool-execution.ts";
 import type { EngineLogger, EngineTunables, ProviderConfig, TurnOptions } from "./turn-input.ts";
 import { addUsage, costOf } from "./usage.ts";
 
@@ -45,10 +45,10 @@ export interface TurnContext {
   systemPrompt: string;
   historyParams: ChatMessageParam[];
   model: ChatModel;
+  /** The provider's quirks: from the input, plus what this turn learned (shared by every call). */
+  quirks: Set<ProviderQuirkCode>;
   /** Decisions known before the engine asks (from the input). */
   knownDecisions: Map<string, ApprovalDecision>;
-  /** Prepared forms of pending calls, so a response is parsed and validated once. */
-  prepared: WeakMap<PendingCall, PreparedCall>;
 }
 
 /** Sends a copy of the state to the host's checkpoint hook; a failing hook is logged, not fatal. */
@@ -79,19 +79,22 @@ export function modelCallSettings(turn: TurnContext, emitText: boolean, callIdPr
     logger: turn.logger,
     emitText,
     callIdPrefix,
+    quirks: turn.quirks,
   };
 }
 
-/** Sampling parameters of the provider, as a ChatRequest wants them. */
+/** Sampling parameters (and the answer's length limit) of the provider, as a ChatRequest wants them. */
 export function samplingOf(turn: TurnContext): {
   temperature?: number;
   topP?: number;
   topK?: number;
+  maxTokens?: number;
 } {
   const params = turn.provider.params ?? {};
-  const sampling: { temperature?: number; topP?: number; topK?: number } = {};
+  const sampling: { temperature?: number; topP?: number; topK?: number; maxTokens?: number } = {};
   if (params.temperature !== undefined) sampling.temperature = params.temperature;
   if (params.topP !== undefined) sampling.topP = params.topP;
   if (params.topK !== undefined) sampling.topK = params.topK;
+  if (params.maxTokens !== undefined) sampling.maxTokens = params.maxTokens;
   return sampling;
 }

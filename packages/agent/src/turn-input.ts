@@ -6,6 +6,7 @@ import type {
   ITurnMessage,
   ModelParams,
   Pricing,
+  ProviderQuirkCode,
   TokenUsage,
   TurnLimits,
   TurnMode,
@@ -16,7 +17,7 @@ import { defaultRetryPolicy, type RetryPolicy } from "./retry.ts";
 import type { TurnState } from "./state.ts";
 import type { AnyTool, ContextSource } from "./tool.ts";
 
-/** The model provider of a work order (SPEC.md `POST /api/providers`). */
+/** The model provider of a work order (as `POST /api/providers` takes it). */
 export interface ProviderConfig {
   /** An OpenAI-compatible base URL, e.g. `https://api.openai.com/v1`. */
   baseUrl: string;
@@ -24,26 +25,31 @@ export interface ProviderConfig {
   apiKey: string;
   modelId: string;
   params?: ModelParams;
-  /** The stronger model switched to once when the turn stops making progress (seed 000). */
+  /** The stronger model switched to once when the turn stops making progress. */
   escalationModelId?: string;
   /** Context window in tokens; enables proactive compaction. Without it only reactive compaction runs. */
   contextWindow?: number;
   /** Per-million-token prices used for `cost_update` and the cost budget. */
   pricing?: Pricing;
+  /**
+   * What the provider is known to refuse or demand (the work order's `provider.quirks`): requests
+   * are adapted from the first call. Quirks learned during the turn are added (`provider_adapted`).
+   */
+  quirks?: ProviderQuirkCode[];
 }
 
 /** Everything a turn is about, as plain data (a drone builds it from an IWorkOrder). */
 export interface TurnInput {
   /** The user's prompt. */
   goal: string;
-  /** The session's earlier messages (seed 001 IChatMessage), oldest first. */
+  /** The session's earlier messages (IChatMessage), oldest first. */
   history?: IChatMessage[];
   provider: ProviderConfig;
   /** Default `agent`. `ask` offers read tools only. */
   mode?: TurnMode;
   /** Default `auto`. `on-write` asks before every write-permission call. */
   approval?: ApprovalPolicy;
-  /** Absent fields mean no limit (seed 001). */
+  /** Absent fields mean no limit. */
   limits?: TurnLimits;
   tools?: AnyTool[];
   /** Loaded in parallel before the first pass (pre-enrichment). */
@@ -71,7 +77,7 @@ export interface EngineLogger {
 export interface EngineTunables {
   /** Longest a tool call may run unless the tool sets `timeoutMs`. Default 120 000 ms. */
   toolTimeoutMs: number;
-  /** Longest pre-enrichment waits for its context sources. Default 8 000 ms (seed 000). */
+  /** Longest pre-enrichment waits for its context sources. Default 8 000 ms. */
   preEnrichmentTimeoutMs: number;
   /** Longest one model HTTP request may take. Default 600 000 ms. */
   requestTimeoutMs: number;
@@ -104,11 +110,6 @@ export interface EngineTunables {
    * `system` message after the first one.
    */
   stateMessageRole: "user" | "system";
-  /**
-   * Send stored reasoning back as `reasoning_content` on assistant messages (for providers
-   * such as DeepSeek that need it). Default `false`: reasoning is never sent back.
-   */
-  replayReasoning: boolean;
 }
 
 export const defaultTunables: EngineTunables = {
@@ -128,7 +129,6 @@ export const defaultTunables: EngineTunables = {
   toolResultHistory: 200,
   maxDocumentSectionChars: 8_000,
   stateMessageRole: "user",
-  replayReasoning: false,
 };
 
 /** Hooks and settings of one run; nothing here is persisted. */

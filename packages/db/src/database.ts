@@ -5,6 +5,7 @@ import { apiTokenModel } from "./models/api-token.ts";
 import { chatSessionModel } from "./models/chat-session.ts";
 import { chatTurnModel } from "./models/chat-turn.ts";
 import { droneModel } from "./models/drone.ts";
+import { inviteModel } from "./models/invite.ts";
 import { projectModel } from "./models/project.ts";
 import { providerModel } from "./models/provider.ts";
 import { registrationTokenModel } from "./models/registration-token.ts";
@@ -16,6 +17,7 @@ export function createModels(connection: Connection) {
   return {
     User: userModel(connection),
     ApiToken: apiTokenModel(connection),
+    Invite: inviteModel(connection),
     RegistrationToken: registrationTokenModel(connection),
     Drone: droneModel(connection),
     Provider: providerModel(connection),
@@ -42,6 +44,11 @@ export interface OpenDatabaseOptions {
   serverSelectionTimeoutMs?: number;
   /** Connections in the pool; default 20. */
   maxPoolSize?: number;
+  /**
+   * Queue operations in mongoose while disconnected (up to 10 s, then a "buffering timed out"
+   * error); default true. False hands them to the driver, which waits serverSelectionTimeoutMs.
+   */
+  bufferCommands?: boolean;
 }
 
 /**
@@ -57,6 +64,7 @@ export async function openDatabase(
     autoCreate: false,
     serverSelectionTimeoutMS: options.serverSelectionTimeoutMs ?? 10_000,
     maxPoolSize: options.maxPoolSize ?? 20,
+    bufferCommands: options.bufferCommands ?? true,
   });
   await connection.asPromise();
   const models = createModels(connection);

@@ -12,3 +12,48 @@ export function isDuplicateKeyError(error: unknown): boolean {
     writeErrors.every((item) => item.code === 11000)
   );
 }
+
+/** Driver errors that mean "the database is not reachable right now", not "this write is wrong". */
+const unreachableNames = new Set([
+  "MongoNetworkError",
+  "MongoNetworkTimeoutError",
+  "MongoServerSelectionError",
+  "MongooseServerSelectionError",
+  "MongoNotConnectedError",
+  "MongoPoolClearedError",
+  "MongoTopologyClosedError",
+  "PoolClosedError",
+]);
+
+/** MongoDB codes of a server stepping down or shutting down: the same write succeeds later. */
+const retryableCodes = new Set([6, 7, 89, 91, 189, 262, 9001, 10107, 11600, 11602, 13435, 13436]);
+
+/**
+ * Whether `error` says the database is unavailable (connection refused or reset, no server
+ * selectable, a primary stepping down) rather than that the operation itself is wrong. An
+ * idempotent write that failed so may simply be tried again.
+ */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  if (typeof error !== "object" || error === null) return false;
+  const candidate = error as {
+    name?: string;
+    code?: unknown;
+    errorLabels?: unknown;
+    hasErrorLabel?: (label: string) => boolean;
+    cause?: unknown;
+  };
+  if (candidate.name && unreachableNames.has(candidate.name)) return true;
+  // mongoose's own queue while disconnected: "Operation `x.find()` buffering timed out after 10000ms".
+  if (
+    candidate.name === "MongooseError" &&
+    /buffering timed out/.test(String((error as Error).message))
+  ) {
+    return true;
+  }
+  if (typeof candidate.code === "number" && retryableCodes.has(candidate.code)) return true;
+  const labels = Array.isArray(candidate.errorLabels) ? (candidate.errorLabels as string[]) : [];
+  if (labels.includes("RetryableWriteError") || labels.includes("ResetPool")) return true;
+  return candidate.cause !== undefined && candidate.cause !== error
+    ? isDatabaseUnavailable(candidate.cause)
+    : false;
+}

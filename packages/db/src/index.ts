@@ -7,7 +7,7 @@ export {
   type OpenDatabaseOptions,
   openDatabase,
 } from "./database.ts";
-export { isDuplicateKeyError } from "./errors.ts";
+export { isDatabaseUnavailable, isDuplicateKeyError } from "./errors.ts";
 export type { ApiTokenDocument } from "./models/api-token.ts";
 export type { ChatSessionDocument } from "./models/chat-session.ts";
 export {
@@ -16,6 +16,7 @@ export {
   type PendingApproval,
 } from "./models/chat-turn.ts";
 export type { DroneDocument } from "./models/drone.ts";
+export type { InviteDocument } from "./models/invite.ts";
 export type { ProjectDocument } from "./models/project.ts";
 export type { ProviderDocument } from "./models/provider.ts";
 export type { RegistrationTokenDocument } from "./models/registration-token.ts";

@@ -1,13 +1,21 @@
-// REST request and response bodies of SPEC.md.
+// REST request and response bodies (docs/reference.md).
 import { z } from "zod";
 import {
+  allowedHostSchema,
   approvalPolicySchema,
   dateSchema,
   modelParamsSchema,
+  networkModeSchema,
+  objectIdSchema,
   pricingSchema,
+  providerQuirkCodeSchema,
+  providerQuirkSchema,
+  sandboxInfoSchema,
   turnLimitsSchema,
   turnModeSchema,
 } from "./common.ts";
+import { commitAuthorSchema, deliveryModeSchema } from "./delivery.ts";
+import { branchPrefixSchema } from "./session-branch.ts";
 
 const email = z
   .email()
@@ -19,6 +27,8 @@ export const signupBodySchema = z.object({
   email,
   password,
   name: z.string().trim().min(1).max(100).optional(),
+  /** The invite code, where signup is by invitation (GADGET_SIGNUP=invite). */
+  invite: z.string().min(1).max(200).optional(),
 });
 export type SignupBody = z.infer<typeof signupBodySchema>;
 
@@ -35,6 +45,19 @@ export type User = z.infer<typeof userSchema>;
 
 export const authResponseSchema = z.object({ user: userSchema, token: z.string() });
 export type AuthResponse = z.infer<typeof authResponseSchema>;
+
+/** One sign-in (a login's token) as `GET /api/auth/sign-ins` lists it; never the token itself. */
+export const signInSchema = z.object({
+  /** Identifies the sign-in for `DELETE /api/auth/sign-ins/:id`; not usable as a token. */
+  id: z.string(),
+  createdAt: dateSchema,
+  lastUsedAt: dateSchema.nullable(),
+  /** When it stops working unless used before (the expiry slides with use). */
+  expiresAt: dateSchema,
+  /** The sign-in that asked. */
+  current: z.boolean(),
+});
+export type SignIn = z.infer<typeof signInSchema>;
 
 export const registrationTokenResponseSchema = z.object({
   token: z.string(),
@@ -65,15 +88,29 @@ export const droneSchema = z.object({
   hostname: z.string().nullable(),
   platform: z.string().nullable(),
   version: z.string().nullable(),
+  /** What confines its commands, as it last reported; null before its first connection. */
+  sandbox: sandboxInfoSchema.nullable(),
 });
 export type Drone = z.infer<typeof droneSchema>;
 
 export const registerDroneResponseSchema = z.object({ drone: droneSchema, credential: z.string() });
 export type RegisterDroneResponse = z.infer<typeof registerDroneResponseSchema>;
 
+/**
+ * A provider's base URL: http(s), no user name or password (the key goes in apiKey), and no
+ * query or fragment (they would make the `/models` and `/chat/completions` appended to it moot).
+ */
+export const baseUrlSchema = z
+  .url({ protocol: /^https?$/ })
+  .max(2048)
+  .refine((value) => {
+    const url = new URL(value);
+    return !url.username && !url.password && !value.includes("?") && !value.includes("#");
+  }, "a base URL has no user name, password, query (?) or fragment (#)");
+
 export const createProviderBodySchema = z.object({
   name: z.string().trim().min(1).max(100),
-  baseUrl: z.url({ protocol: /^https?$/ }),
+  baseUrl: baseUrlSchema,
   apiKey: z.string().max(4096),
   modelId: z.string().trim().min(1).max(200),
   params: modelParamsSchema.optional(),
@@ -91,11 +128,47 @@ export const providerCheckBodySchema = z.object({
 });
 export type ProviderCheckBody = z.infer<typeof providerCheckBodySchema>;
 
+/**
+ * What the server asks a drone to check (socket `provider_check`): a saved provider's check adds
+ * `probe`, the params and quirks its turns send, for one small streamed call offering one tool.
+ */
+export const providerCheckRequestSchema = providerCheckBodySchema.extend({
+  probe: z
+    .object({
+      params: modelParamsSchema.optional(),
+      quirks: z.array(providerQuirkCodeSchema).default([]),
+    })
+    .optional(),
+});
+export type ProviderCheckRequest = z.infer<typeof providerCheckRequestSchema>;
+
 /** The answer of both provider checks: `ok` when `/models` answered (and lists `modelId`, if given). */
 export const providerCheckResultSchema = z.object({
   ok: z.boolean(),
   models: z.array(z.string()).optional(),
   message: z.string().optional(),
+  /** Where the check ran: one of the user's drones (where turns call it), or the server. */
+  via: z.enum(["drone", "server"]).optional(),
+  /**
+   * A saved provider's check (`POST /api/providers/:id/check`) also makes one small streamed call
+   * offering one tool, and says what the provider did with it.
+   */
+  probe: z
+    .object({
+      /** The answer came as a stream of chunks. */
+      streaming: z.boolean(),
+      /** The model called the offered tool, with arguments that parse. */
+      toolCalling: z.boolean(),
+      /** Reasoning came back (`reasoning_content`, `reasoning`, typed parts or think tags). */
+      reasoning: z.boolean(),
+      /** The provider reported token usage (else the drone estimates it). */
+      usage: z.boolean(),
+      /** What went wrong, when the probe call failed. */
+      message: z.string().optional(),
+    })
+    .optional(),
+  /** Quirks learned during the probe (also remembered on the provider). */
+  quirks: z.array(providerQuirkCodeSchema).optional(),
 });
 export type ProviderCheckResult = z.infer<typeof providerCheckResultSchema>;
 
@@ -103,16 +176,41 @@ export type ProviderCheckResult = z.infer<typeof providerCheckResultSchema>;
 export const providerSchema = createProviderBodySchema.omit({ apiKey: true }).extend({
   _id: z.string(),
   hasApiKey: z.boolean(),
+  /** What the provider is known to refuse or demand; `DELETE /api/providers/:id/quirks` forgets them. */
+  quirks: z.array(providerQuirkSchema).default([]),
   createdAt: dateSchema,
 });
 export type Provider = z.infer<typeof providerSchema>;
 
-export const createProjectBodySchema = z.object({
-  name: z.string().trim().min(1).max(100),
-  gitUrl: z.string().trim().min(1).max(2048),
-  defaultBranch: z.string().trim().min(1).max(255).optional(),
-  verifyCommands: z.array(z.string().trim().min(1).max(1000)).max(20).optional(),
-});
+/** `PATCH /api/projects/:id`: any of these; `null` clears the default branch. */
+export const updateProjectBodySchema = z
+  .object({
+    name: z.string().trim().min(1).max(100),
+    defaultBranch: z.string().trim().min(1).max(255).nullable(),
+    verifyCommands: z.array(z.string().trim().min(1).max(1000)).max(20),
+    /** What the sandbox lets commands reach: `none` (default), `allowlist` (allowedHosts only), `open`. */
+    network: networkModeSchema,
+    /** Hosts reachable under `allowlist` (an empty list allows none). */
+    allowedHosts: z.array(allowedHostSchema).max(100),
+    /** Start of each session's branch name (default `gadget/`); the next session worktree uses it. */
+    branchPrefix: branchPrefixSchema,
+    /** `workspace` (default), `branch` (push after every turn) or `pull-request` (pushed like `branch` for now). */
+    delivery: deliveryModeSchema,
+    /** The author of the turns' commits; `null` clears it (the drone machine's git identity). */
+    commitAuthor: commitAuthorSchema.nullable(),
+  })
+  .partial()
+  .strict();
+export type UpdateProjectBody = z.infer<typeof updateProjectBodySchema>;
+
+export const createProjectBodySchema = updateProjectBodySchema
+  .omit({ name: true, defaultBranch: true })
+  .extend({
+    name: z.string().trim().min(1).max(100),
+    gitUrl: z.string().trim().min(1).max(2048),
+    defaultBranch: z.string().trim().min(1).max(255).optional(),
+  })
+  .strip();
 export type CreateProjectBody = z.infer<typeof createProjectBodySchema>;
 
 export const projectSchema = z.object({
@@ -122,6 +220,11 @@ export const projectSchema = z.object({
   gitUrl: z.string(),
   defaultBranch: z.string().nullable(),
   verifyCommands: z.array(z.string()),
+  network: networkModeSchema,
+  allowedHosts: z.array(z.string()),
+  branchPrefix: z.string(),
+  delivery: deliveryModeSchema,
+  commitAuthor: commitAuthorSchema.nullable(),
   createdAt: dateSchema,
 });
 export type Project = z.infer<typeof projectSchema>;
@@ -156,6 +259,16 @@ export const approvalDecisionBodySchema = z.object({
   input: z.unknown().optional(),
 });
 export type ApprovalDecisionBody = z.infer<typeof approvalDecisionBodySchema>;
+
+/**
+ * `?cursor=&limit=` of every list route: the items after `cursor` (the `nextCursor` of the page
+ * before), oldest first. A page answers `nextCursor: null` when nothing follows it.
+ */
+export const pageQuerySchema = z.object({
+  cursor: objectIdSchema.optional(),
+  limit: z.coerce.number().int().min(1).max(500).default(200),
+});
+export type PageQuery = z.infer<typeof pageQuerySchema>;
 
 export const eventsQuerySchema = z.object({
   after: z.coerce.number().int().nonnegative().default(0),

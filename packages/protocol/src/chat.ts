@@ -1,4 +1,4 @@
-// Chat messages: the session history of seed 001, and the richer messages of one turn's loop.
+// Chat messages: the session history (docs/architecture.md, "Words"), and the richer messages of one turn's loop.
 import { z } from "zod";
 import { dateSchema } from "./common.ts";
 
@@ -6,7 +6,7 @@ export const chatRoleSchema = z.enum(["system", "user", "assistant", "tool"]);
 export type ChatRole = z.infer<typeof chatRoleSchema>;
 
 /**
- * A message of the session history, exactly as seed 001 defines it. An assistant's
+ * A message of the session history, as the work order carries it. An assistant's
  * reasoning is kept in `content` as a `<thinking>…</thinking>` prefix.
  */
 export const chatMessageSchema = z.object({
@@ -21,6 +21,11 @@ export const toolCallSchema = z.object({
   name: z.string().min(1),
   /** The raw JSON text the model produced; it may be malformed and is parsed by the engine. */
   arguments: z.string(),
+  /**
+   * Opaque fields the provider put on the call (Gemini's `extra_content` thought signature),
+   * sent back as received on the next request: some providers refuse the request without them.
+   */
+  providerFields: z.record(z.string(), z.unknown()).optional(),
 });
 export type ToolCall = z.infer<typeof toolCallSchema>;
 
@@ -33,17 +38,22 @@ export const turnMessageSchema = chatMessageSchema.extend({
   toolCallId: z.string().optional(),
   /** The tool's name on a tool message. */
   name: z.string().optional(),
+  /**
+   * Opaque fields the provider put on an assistant message (OpenRouter's `reasoning_details`),
+   * sent back as received on the next request so the model can pick up its own reasoning.
+   */
+  providerFields: z.record(z.string(), z.unknown()).optional(),
 });
 export type ITurnMessage = z.infer<typeof turnMessageSchema>;
 
 const thinkingPrefix = /^<thinking>([\s\S]*?)<\/thinking>\n?/;
 
-/** Joins reasoning and answer into seed 001's stored form. */
+/** Joins reasoning and answer into the history's stored form. */
 export function withThinking(thinking: string, content: string): string {
   return thinking ? `<thinking>${thinking}</thinking>\n${content}` : content;
 }
 
-/** Splits seed 001's stored form back into reasoning and answer. */
+/** Splits the history's stored form back into reasoning and answer. */
 export function splitThinking(content: string): { thinking: string; content: string } {
   const match = thinkingPrefix.exec(content);
   if (!match) return { thinking: "", content };

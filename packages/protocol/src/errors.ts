@@ -9,7 +9,9 @@ export const errorCodes = {
   forbidden: 403,
   not_found: 404,
   conflict: 409,
+  signup_failed: 400,
   rate_limited: 429,
+  quota_exceeded: 429,
   protocol_mismatch: 400,
   no_drone_online: 503,
   unavailable: 503,
@@ -17,15 +19,93 @@ export const errorCodes = {
 } as const;
 export type ErrorCode = keyof typeof errorCodes;
 
+/** What a tool tells the model went wrong (a failed tool result, never an HTTP answer). */
+export const toolErrorCodes = [
+  "ambiguous_edit",
+  "bad_include",
+  "bad_pattern",
+  "binary_file",
+  "command_refused",
+  "edit_not_found",
+  "git_dir_write",
+  "invalid_edit",
+  "invalid_offset",
+  "invalid_path",
+  "is_directory",
+  "not_a_directory",
+  "not_a_file",
+  "not_found",
+  "path_outside_workspace",
+  "refused",
+  "symlink_loop",
+  "too_large",
+] as const;
+export type ToolErrorCode = (typeof toolErrorCodes)[number];
+
+/** Why a turn's provider cannot be used, as a turn's `error` event says. */
+export const providerErrorCodes = [
+  "provider_auth",
+  "provider_model_not_found",
+  "provider_rejected",
+  "provider_unavailable",
+  "context_length_exceeded",
+] as const;
+export type ProviderErrorCode = (typeof providerErrorCodes)[number];
+
+/** Why a drone refuses a work order or cannot talk to its server (acks, CLI messages). */
+export const droneErrorCodes = [
+  "at_capacity",
+  "workspace_not_git",
+  "clone_failed",
+  "worktree_failed",
+  "config_exists",
+  "invalid_config",
+  "invalid_server_url",
+  "invalid_token",
+  "not_registered",
+  "unregister_failed",
+  "bad_response",
+  "server_unreachable",
+] as const;
+
+/** Why a process cannot start or go on: its environment, the sandbox, a service, the launcher. */
+export const processErrorCodes = [
+  "invalid_environment",
+  "missing_variable",
+  "launch_failed",
+  "redis_unavailable",
+  "sandbox_unavailable",
+  "sandbox_failed",
+] as const;
+
+/**
+ * Every code a GadgetError can carry, in one table so a code is never spelled two ways. Codes
+ * outside `errorCodes` answer HTTP 500 at a REST edge.
+ */
+export type GadgetErrorCode =
+  | ErrorCode
+  | ToolErrorCode
+  | ProviderErrorCode
+  | (typeof droneErrorCodes)[number]
+  | (typeof processErrorCodes)[number];
+
+/**
+ * A code another process sent (an ack, an API error body) that this one raises again. It is
+ * passed through as it came: the peer may be a newer build with codes this one does not list.
+ */
+export function relayedCode(code: string): GadgetErrorCode {
+  return code as GadgetErrorCode;
+}
+
 export type ErrorDetails = unknown;
 
 /** Base of every error Gadget Code raises on purpose. */
 export class GadgetError extends Error {
-  readonly code: string;
+  readonly code: GadgetErrorCode;
   readonly details: ErrorDetails;
 
   constructor(
-    code: string,
+    code: GadgetErrorCode,
     message: string,
     options?: { details?: ErrorDetails; cause?: unknown },
   ) {

@@ -1,6 +1,6 @@
-// The turn event union of SPEC.md: what the engine yields, the drone streams and browsers watch.
+// The turn event union (docs/reference.md, "Turn events"): what the engine yields, the drone streams and browsers watch.
 import { z } from "zod";
-import { dateSchema } from "./common.ts";
+import { dateSchema, providerQuirkCodeSchema } from "./common.ts";
 
 /** Why a turn's loop ended. `completed` is the model answering without tool calls. */
 export const exitReasonSchema = z.enum([
@@ -48,6 +48,8 @@ export const turnEventDataSchemas = {
   pre_enrichment: z.object({ message: z.string(), toolsRun: z.array(z.string()).optional() }),
   status: z.object({
     message: z.string(),
+    /** `warning`: something the user should know about the turn (e.g. no sandbox). Default info. */
+    level: z.enum(["info", "warning"]).optional(),
     pass: z.number().int().nonnegative().optional(),
     model: z.string().optional(),
     phase: z.string().optional(),
@@ -77,7 +79,7 @@ export const turnEventDataSchemas = {
     diff: z.string(),
     truncated: z.boolean(),
   }),
-  /** The outcome of the project's verification commands (seed 003's verification phase). */
+  /** The outcome of the project's verification commands (the drone's verification step). */
   verification: z.object({
     ok: z.boolean(),
     commands: z.array(
@@ -85,12 +87,26 @@ export const turnEventDataSchemas = {
     ),
     repairPasses: z.number().int().nonnegative().optional(),
   }),
+  /** The session's branch after the turn's commit, pushed to `origin` or why not (delivery `branch`). */
+  delivery: z.object({
+    branch: z.string(),
+    commit: z.string().nullable(),
+    pushed: z.boolean(),
+    /** Why the push failed, in words (never a credential). */
+    error: z.string().optional(),
+    pullRequestUrl: z.string().optional(),
+  }),
   done: z.object({
     reason: exitReasonSchema,
     passes: z.number().int().nonnegative(),
     totalCost: z.number().nonnegative(),
   }),
   error: z.object({ code: z.string(), message: z.string() }),
+  /**
+   * The provider refused a request for a documented reason and the drone adapted it (the call is
+   * sent again); the server remembers `quirk` on the turn's provider.
+   */
+  provider_adapted: z.object({ quirk: providerQuirkCodeSchema, message: z.string() }),
   debug: z.object({ message: z.string(), details: z.unknown().optional() }),
 } as const;
 

@@ -47,7 +47,7 @@ function pathsOf(
 }
 
 describe("IWorkOrder", () => {
-  it("accepts seed 001's work order plus turnId, and fills defaults", () => {
+  it("accepts a work order and fills its defaults", () => {
     const order = workOrderSchema.parse(validWorkOrder());
     expect(order.limits).toEqual({});
     expect(order.nextSeq).toBe(1);
@@ -154,7 +154,7 @@ describe("REST and socket payloads", () => {
   });
 });
 
-describe("thinking format of seed 001", () => {
+describe("thinking format of the session history", () => {
   it("round-trips reasoning and answer", () => {
     const stored = withThinking("I need to look at the tests.", "I found the bug!");
     expect(stored).toBe("<thinking>I need to look at the tests.</thinking>\nI found the bug!");

@@ -1,17 +1,33 @@
 // Typed Socket.IO event maps for the /drones and /ide namespaces, with a schema behind each payload.
 import { z } from "zod";
-import type { Drone } from "./api.ts";
+import type { Drone, ProviderCheckRequest, ProviderCheckResult } from "./api.ts";
 import { fileContentSchema, fileEntrySchema } from "./api.ts";
 import { turnMessageSchema } from "./chat.ts";
-import { dateSchema, objectIdSchema } from "./common.ts";
+import { dateSchema, objectIdSchema, sandboxInfoSchema } from "./common.ts";
+import type { DeliverRequest, DeliverResult } from "./delivery.ts";
 import type { ApiErrorBody } from "./errors.ts";
 import type { AgentEvent, TurnEvent } from "./events.ts";
-import { agentEventSchema, envelopedEventSchema } from "./events.ts";
-import type { ChatTurn } from "./turn.ts";
+import { envelopedEventSchema } from "./events.ts";
+import { storableIssue } from "./storable.ts";
+import type { ChatTurn, TurnWaiting } from "./turn.ts";
 import type { IWorkOrder } from "./work-order.ts";
 
 export const DRONES_NAMESPACE = "/drones";
 export const IDE_NAMESPACE = "/ide";
+/**
+ * Drones connect on their own Socket.IO path: it takes large messages (checkpoints, file
+ * contents) but only from a drone whose credential the HTTP upgrade already carried. Browsers use
+ * Socket.IO's default path, with a small message limit.
+ */
+export const DRONE_SOCKET_PATH = "/drone-socket/";
+
+/**
+ * The `Authorization` a drone sends on REST calls and on the HTTP request opening its socket.
+ * @example io(url, { path: DRONE_SOCKET_PATH, extraHeaders: { authorization: droneAuthorization(id, credential) } });
+ */
+export function droneAuthorization(droneId: string, credential: string): string {
+  return `Drone ${droneId}:${credential}`;
+}
 
 /** Every acknowledgement is either a success with a payload or an API error body. */
 export type Ack<T extends object = object> = ({ ok: true } & T) | ({ ok: false } & ApiErrorBody);
@@ -20,12 +36,14 @@ export type Ack<T extends object = object> = ({ ok: true } & T) | ({ ok: false }
 
 export const droneHandshakeSchema = z.object({
   droneId: objectIdSchema,
-  credential: z.string().min(1),
+  credential: z.string().min(1).max(200),
   protocolVersion: z.number().int(),
   version: z.string().max(50).optional(),
   hostname: z.string().max(255).optional(),
   platform: z.string().max(100).optional(),
   capacity: z.number().int().min(1).max(64).optional(),
+  /** What confines the drone's commands; `kind: "none"` for a drone started with --no-sandbox. */
+  sandbox: sandboxInfoSchema,
   /** Turns the drone is still running, so a reconnect keeps them (GitHub runner job lock renewal). */
   activeTurns: z.array(objectIdSchema).max(64).default([]),
   /** Project slugs whose workspace the drone holds, to prefer it for those projects. */
@@ -45,23 +63,56 @@ export const wireEventSchema = envelopedEventSchema(
   z.input<typeof wireEnvelopeSchema>
 >;
 
-export const turnEventBatchSchema = z.object({
-  turnId: objectIdSchema,
-  events: z.array(wireEventSchema).min(1).max(1000),
-});
+/** Adds an issue for the first part of `value` (at `path`) the database could not store. */
+function refineStorable(
+  value: unknown,
+  path: Array<string | number>,
+  context: z.RefinementCtx,
+  options: { maxStringLength?: number } = {},
+) {
+  const issue = storableIssue(value, options);
+  if (issue) {
+    context.addIssue({
+      code: "custom",
+      path: [...path, ...issue.path],
+      message: `cannot be stored: ${issue.message}`,
+    });
+  }
+}
+
+export const turnEventBatchSchema = z
+  .object({
+    turnId: objectIdSchema,
+    events: z.array(wireEventSchema).min(1).max(1000),
+  })
+  .superRefine((batch, context) => {
+    // Free-form data (a tool's params, debug details) must be storable: one bad batch is refused
+    // on its own instead of failing the database write it would share with others.
+    batch.events.forEach((event, index) => {
+      refineStorable((event as { data?: unknown }).data, ["events", index, "data"], context);
+    });
+  });
 export type TurnEventBatch = z.infer<typeof turnEventBatchSchema>;
 /** A batch as a drone writes it (`at` as an ISO string), before the server parses it. */
 export type TurnEventBatchInput = z.input<typeof turnEventBatchSchema>;
 
 /**
  * The turn's own messages (and the engine's saved state) so far, sent after each pass and when
- * pausing for approval, so the server can resume the turn on any drone (seed 001: nothing is lost).
+ * pausing for approval, so the server can resume the turn on any drone (nothing a turn did is lost).
  */
-export const turnCheckpointSchema = z.object({
-  turnId: objectIdSchema,
-  messages: z.array(turnMessageSchema).max(100_000),
-  state: z.unknown().optional(),
-});
+export const turnCheckpointSchema = z
+  .object({
+    turnId: objectIdSchema,
+    messages: z.array(turnMessageSchema).max(100_000),
+    state: z.unknown().optional(),
+  })
+  .superRefine((checkpoint, context) => {
+    // Messages have fixed fields of text; the engine's state is free-form (its size is the
+    // socket's message limit, not a string cap).
+    refineStorable(checkpoint.state, ["state"], context, {
+      maxStringLength: Number.POSITIVE_INFINITY,
+    });
+  });
 export type TurnCheckpoint = z.infer<typeof turnCheckpointSchema>;
 
 export const heartbeatSchema = z.object({
@@ -112,6 +163,34 @@ export const fileResponseSchema = z.union([
 ]);
 export type FileResponse = z.infer<typeof fileResponseSchema>;
 
+/** Undo one turn's commit in its session's worktree: the session and project name the worktree. */
+export const turnRevertRequestSchema = z.object({
+  turnId: objectIdSchema,
+  sessionId: objectIdSchema,
+  projectSlug: z.string().min(1),
+  /** The project delivers (`branch`, `pull-request`): push the branch after the revert commit. */
+  deliver: z.boolean().default(false),
+});
+export type TurnRevertRequest = z.infer<typeof turnRevertRequestSchema>;
+
+/**
+ * `reverted`: a revert commit undid the turn's `files`; `restored`: the turn's commit had failed,
+ * and its uncommitted `files` were put back as the turn found them; `unchanged`: it changed nothing.
+ */
+export const turnRevertResultSchema = z.discriminatedUnion("outcome", [
+  z.object({
+    outcome: z.literal("reverted"),
+    commit: z.string(),
+    files: z.array(z.string()),
+    /** With `deliver`: whether the branch was pushed, or why not, in words. */
+    pushed: z.boolean().optional(),
+    pushError: z.string().optional(),
+  }),
+  z.object({ outcome: z.literal("restored"), files: z.array(z.string()) }),
+  z.object({ outcome: z.literal("unchanged") }),
+]);
+export type TurnRevertResult = z.infer<typeof turnRevertResultSchema>;
+
 /** Events the server sends a drone. */
 export interface DroneServerToClientEvents {
   work_order: (order: IWorkOrder, ack: (result: Ack) => void) => void;
@@ -120,6 +199,21 @@ export interface DroneServerToClientEvents {
   file_request: (
     request: FileRequest,
     ack: (result: Ack<{ result: FileResponse }>) => void,
+  ) => void;
+  /** "Check" a provider from the drone's machine, where its turns call it. */
+  provider_check: (
+    request: ProviderCheckRequest,
+    ack: (result: Ack<{ result: ProviderCheckResult }>) => void,
+  ) => void;
+  /** Revert a turn's commit in the session's worktree, if this drone holds it. */
+  turn_revert: (
+    request: TurnRevertRequest,
+    ack: (result: Ack<{ result: TurnRevertResult }>) => void,
+  ) => void;
+  /** Commit a session worktree's uncommitted changes and push its branch (`POST /api/sessions/:id/deliver`). */
+  session_deliver: (
+    request: DeliverRequest,
+    ack: (result: Ack<{ result: DeliverResult }>) => void,
   ) => void;
   /** Sent right before the server disconnects a revoked drone. */
   revoked: (notice: { reason: string }) => void;
@@ -137,7 +231,7 @@ export interface DroneClientToServerEvents {
 
 // ---------- /ide ----------
 
-export const ideHandshakeSchema = z.object({ token: z.string().min(1) });
+export const ideHandshakeSchema = z.object({ token: z.string().min(1).max(200) });
 
 export const subscribeSchema = z
   .object({
@@ -174,6 +268,8 @@ export interface IdeServerToClientEvents {
   /** Turns of the user that changed, a few at a time (throttled; soon after a status change). */
   turn_updates: (message: { turns: ChatTurn[] }) => void;
   drone_update: (message: { drone: Drone }) => void;
+  /** A turn's events wait on an outage of the database or Redis (`waiting`), or no longer (null). */
+  turn_waiting: (message: { turnId: string; waiting: TurnWaiting | null }) => void;
 }
 
 /** Events a browser sends on /ide. */

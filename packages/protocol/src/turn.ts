@@ -1,6 +1,7 @@
-// The ChatTurn of seed 001 as the server stores and returns it.
+// The ChatTurn (docs/reference.md) as the server stores and returns it.
 import { z } from "zod";
 import { dateSchema, turnLimitsSchema, turnModeSchema } from "./common.ts";
+import { turnDeliverySchema } from "./delivery.ts";
 import { exitReasonSchema, fileChangeSchema } from "./events.ts";
 
 /** `queued` → `dispatched` → `processing` ⇄ `awaiting_approval` → a final status. */
@@ -40,7 +41,7 @@ export const turnStatsSchema = z.object({
 });
 export type TurnStats = z.infer<typeof turnStatsSchema>;
 
-/** A fresh turn's stats, as seed 001 initialises them. */
+/** A fresh turn's stats. */
 export function emptyTurnStats(): TurnStats {
   return {
     toolCallCount: 0,
@@ -53,6 +54,13 @@ export function emptyTurnStats(): TurnStats {
     cost: 0,
   };
 }
+
+/** What a turn's events wait on during an outage. */
+export const turnWaitingSchema = z.object({
+  on: z.enum(["database", "redis"]),
+  since: dateSchema,
+});
+export type TurnWaiting = z.infer<typeof turnWaitingSchema>;
 
 export const chatTurnSchema = z.object({
   _id: z.string(),
@@ -70,12 +78,35 @@ export const chatTurnSchema = z.object({
   limits: turnLimitsSchema.optional(),
   stats: turnStatsSchema,
   changes: z.array(fileChangeSchema),
+  /** The session's branch as this turn delivered it (project delivery `branch`); null otherwise. */
+  delivery: turnDeliverySchema.nullable().optional(),
   lastSeq: z.number().int().nonnegative().optional(),
   createdAt: dateSchema,
   startedAt: dateSchema.nullable(),
   finishedAt: dateSchema.nullable(),
+  /** When the turn's changes were undone by a revert commit (POST /api/turns/:id/revert). */
+  revertedAt: dateSchema.nullable().optional(),
+  /** The revert commit on the session's branch. */
+  revertCommit: z.string().nullable().optional(),
+  /**
+   * Set while the turn's events cannot be stored because the database or Redis is unavailable:
+   * the drone keeps them and sends them again; nothing is lost.
+   */
+  waiting: turnWaitingSchema.nullable().optional(),
 });
 export type ChatTurn = z.infer<typeof chatTurnSchema>;
+
+/**
+ * The answer to POST /api/turns/:id/revert: the revert commit (null when the turn's changes were
+ * never committed and were put back from its snapshot) and the files it put back, or
+ * `revert: null` with a `message` when the turn changed nothing.
+ */
+export interface TurnRevertAnswer {
+  /** `pushed`/`pushError` only when the project delivers: the revert commit pushed, or why not. */
+  revert: { commit: string | null; files: string[]; pushed?: boolean; pushError?: string } | null;
+  message?: string;
+  turn: ChatTurn;
+}
 
 /** "1m 05s"-style label for a duration, used for `stats.durationLabel`. */
 export function formatDuration(durationMs: number): string {

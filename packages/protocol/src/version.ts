@@ -1,7 +1,11 @@
 // The wire protocol's version. A drone and a server talk only when they agree on the major.
 
 /** Bumped when a socket event or work order changes in a way an older peer cannot read. */
-export const PROTOCOL_VERSION = 1;
+// 2: work orders carry the project's network policy and drones report their sandbox; a drone of
+// protocol 1 would silently ignore the policy, so it is refused.
+// 3: drones connect on their own Socket.IO path with their credential on the HTTP request, and
+// answer `provider_check`; a drone of protocol 2 reaching the browsers' path is told to upgrade.
+export const PROTOCOL_VERSION = 3;
 
 /** Whether a peer speaking `version` can talk to this build. */
 export function isCompatibleProtocol(version: number): boolean {

@@ -4,15 +4,19 @@ import { chatMessageSchema, turnMessageSchema } from "./chat.ts";
 import {
   approvalPolicySchema,
   modelParamsSchema,
+  networkPolicySchema,
   objectIdSchema,
   pricingSchema,
+  providerQuirkCodeSchema,
   turnLimitsSchema,
   turnModeSchema,
 } from "./common.ts";
+import { commitAuthorSchema, deliveryModeSchema } from "./delivery.ts";
+import { branchPrefixSchema, DEFAULT_BRANCH_PREFIX } from "./session-branch.ts";
 
 /**
- * Seed 001's IWorkOrder plus `turnId` and `limits`. The optional fields after them are
- * what the drone needs beyond the seed: the approval policy, the escalation model,
+ * The work order (docs/reference.md): the turn, project, session, provider, history, prompt and
+ * limits; the optional fields add what the drone needs for some turns: the approval policy, the escalation model,
  * pricing, verification commands, and where to continue a resumed turn.
  */
 export const workOrderSchema = z.object({
@@ -24,6 +28,14 @@ export const workOrderSchema = z.object({
     gitUrl: z.string().min(1),
     defaultBranch: z.string().min(1).optional(),
     verifyCommands: z.array(z.string().min(1)).optional(),
+    /** What the sandbox lets the project's commands reach; none unless the project says. */
+    network: networkPolicySchema.default({ mode: "none", allowedHosts: [] }),
+    /** Start of the session branch's name (see sessionBranch). */
+    branchPrefix: branchPrefixSchema.default(DEFAULT_BRANCH_PREFIX),
+    /** Whether the drone pushes the session's branch after the turn's commit. */
+    delivery: deliveryModeSchema.default("workspace"),
+    /** The turn commit's author; absent: the drone machine's git identity. */
+    commitAuthor: commitAuthorSchema.optional(),
   }),
   session: z.object({
     _id: objectIdSchema.optional(),
@@ -39,6 +51,8 @@ export const workOrderSchema = z.object({
     escalationModelId: z.string().min(1).optional(),
     contextWindow: z.number().int().positive().optional(),
     pricing: pricingSchema.optional(),
+    /** What the provider is known to refuse or demand: the drone adapts its requests at once. */
+    quirks: z.array(providerQuirkCodeSchema).default([]),
   }),
   context: z.array(chatMessageSchema),
   prompt: z.string().min(1),

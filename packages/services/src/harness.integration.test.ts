@@ -1,6 +1,6 @@
 // The harness leaves no process behind: not on stop(), and not when its owner is SIGKILLed.
 import { spawn } from "node:child_process";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -82,5 +82,90 @@ describe("service harness processes", () => {
       15_000,
     );
     expect(pids.some(alive)).toBe(false);
+  });
+
+  it("stops them when the owner dies even though nobody reaps it (a zombie owner)", async () => {
+    // An init that reaps orphans late (as on our CI machines) leaves a killed owner a zombie, which
+    // still answers kill(pid, 0). Here its parent, a stopped shell, never reaps it.
+    const script = path.join(
+      path.dirname(fileURLToPath(import.meta.url)),
+      "__fixtures__",
+      "start-and-wait.ts",
+    );
+    const shell = `"$0" --import tsx "$1" "$2" & echo "OWNER $!"; kill -STOP $$; wait`;
+    const parent = spawn("sh", ["-c", shell, process.execPath, script, await tempDir()], {
+      cwd: findRepoRoot(),
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    try {
+      const { owner, pids } = await new Promise<{ owner: number; pids: number[] }>(
+        (resolve, reject) => {
+          let output = "";
+          parent.stdout.on("data", (chunk) => {
+            output += String(chunk);
+            const owner = /OWNER (\d+)/.exec(output)?.[1];
+            const line = output.split("\n").find((candidate) => candidate.startsWith("PIDS "));
+            if (owner && line)
+              resolve({ owner: Number(owner), pids: line.slice(5).split(",").map(Number) });
+          });
+          parent.on("exit", (code) => reject(new Error(`shell exited early with ${code}`)));
+        },
+      );
+      expect(pids.every(alive)).toBe(true);
+      process.kill(owner, "SIGKILL");
+      await waitUntil(
+        "the owner to be a zombie",
+        async () => {
+          const state = (await readFile(`/proc/${owner}/stat`, "utf8")).split(" ")[2];
+          if (state !== "Z") throw new Error(`owner state ${state}`);
+        },
+        5_000,
+      );
+      await waitUntil(
+        "the zombie owner's servers to stop",
+        async () => {
+          if (pids.some(alive)) throw new Error(`still alive: ${pids.filter(alive).join(", ")}`);
+        },
+        15_000,
+      );
+    } finally {
+      parent.kill("SIGKILL");
+    }
+  });
+
+  it("ends what a wrapper started when the wrapper went first (tsx's server under pnpm start)", async () => {
+    // The watched process is a wrapper (like tsx) that exits on SIGTERM; the program it started
+    // ignores SIGTERM (a server still starting up). Only the process group reaches it.
+    const wrapper = `(trap '' TERM; exec sleep 60) & echo "INNER $!"; trap 'exit 0' TERM; wait`;
+    const owner = `
+      import { spawn } from "node:child_process";
+      import { startReaper } from "./packages/services/src/reaper.ts";
+      const child = spawn("sh", ["-c", ${JSON.stringify(wrapper)}], { detached: true, stdio: ["ignore", "pipe", "ignore"] });
+      child.stdout.pipe(process.stdout);
+      startReaper([child.pid]);
+      setInterval(() => {}, 1000);
+    `;
+    const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", owner], {
+      cwd: findRepoRoot(),
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    const inner = await new Promise<number>((resolve, reject) => {
+      let output = "";
+      child.stdout.on("data", (chunk) => {
+        output += String(chunk);
+        const match = /INNER (\d+)/.exec(output);
+        if (match) resolve(Number(match[1]));
+      });
+      child.on("exit", (code) => reject(new Error(`owner exited early with ${code}`)));
+    });
+    expect(alive(inner)).toBe(true);
+    child.kill("SIGKILL");
+    await waitUntil(
+      "the wrapper's program to stop",
+      async () => {
+        if (alive(inner)) throw new Error(`still alive: ${inner}`);
+      },
+      15_000,
+    );
   });
 });

@@ -1,7 +1,18 @@
 // @gadget/services: the service harness used by tests, `pnpm services:up` and `pnpm start`.
+export {
+  environmentProblems,
+  portSchema,
+  sharedDefaults,
+  sharedEnvironmentSchema,
+} from "./environment.ts";
 export { ensureFerretdb, ferretdbBinaryPath } from "./ferretdb.ts";
 export { startReaper } from "./reaper.ts";
 export { findRepoRoot } from "./repo-root.ts";
+export {
+  type RestartableService,
+  startRestartableMongo,
+  startRestartableRedis,
+} from "./restartable.ts";
 export {
   databaseUrl,
   type MongoKind,

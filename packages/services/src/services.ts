@@ -1,7 +1,9 @@
 // Starts and stops private Redis and MongoDB-compatible servers, or uses the ones given.
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdirSync, openSync } from "node:fs";
+import { homedir } from "node:os";
 import path from "node:path";
+import { MongoMemoryServer } from "mongodb-memory-server-core";
 import { ensureFerretdb } from "./ferretdb.ts";
 import { startReaper } from "./reaper.ts";
 import { which } from "./which.ts";
@@ -75,7 +77,7 @@ export async function startServices(options: ServicesOptions): Promise<RunningSe
             url: options.mongoUrl,
             kind: "external",
           })
-        : startMongo(options, timeoutMs, log),
+        : startMongo(options, log),
     ]);
     for (const started of [redis, mongo]) {
       if (started.child) startedChildren.push(started.child);
@@ -88,7 +90,6 @@ export async function startServices(options: ServicesOptions): Promise<RunningSe
     const pids = startedChildren
       .map((child) => child.pid)
       .filter((pid): pid is number => pid !== undefined);
-    if (!options.detached && pids.length > 0) startReaper(process.pid, pids);
     for (const child of startedChildren) if (options.detached) child.unref();
     return {
       mongoUrl: mongo.url,
@@ -106,11 +107,20 @@ export async function startServices(options: ServicesOptions): Promise<RunningSe
   }
 }
 
-function spawnServer(command: string, args: string[], logFile: string): ChildProcess {
+/** Starts a server in its own process group; unless `detached`, it ends when this process ends. */
+function spawnServer(
+  command: string,
+  args: string[],
+  logFile: string,
+  detached: boolean | undefined,
+): ChildProcess {
   const output = openSync(logFile, "a");
   // Always its own process group: a terminal's Ctrl-C goes to the process that started it, which
   // stops the servers after what depends on them (`pnpm start` stops the server first).
   const child = spawn(command, args, { stdio: ["ignore", output, output], detached: true });
+  // Watched from the start, not once every server answers: a process killed while its servers
+  // start (SIGKILL during `pnpm start`) leaves none behind.
+  if (!detached && child.pid) startReaper([child.pid]);
   child.on("error", () => {
     // Reported by the readiness wait; an 'error' listener keeps it from crashing the process.
   });
@@ -147,6 +157,7 @@ async function startRedis(options: ServicesOptions, timeoutMs: number): Promise<
       "no",
     ],
     path.join(options.dataDir, "redis.log"),
+    options.detached,
   );
   void timeoutMs;
   return { url: `redis://127.0.0.1:${port}`, child };
@@ -154,7 +165,6 @@ async function startRedis(options: ServicesOptions, timeoutMs: number): Promise<
 
 async function startMongo(
   options: ServicesOptions,
-  timeoutMs: number,
   log: (line: string) => void,
 ): Promise<Started & { kind: MongoKind }> {
   const port = await freePort();
@@ -166,6 +176,7 @@ async function startMongo(
       mongod,
       ["--port", String(port), "--bind_ip", "127.0.0.1", "--dbpath", directory, "--quiet"],
       path.join(options.dataDir, "mongod.log"),
+      options.detached,
     );
     return { url: `mongodb://127.0.0.1:${port}`, child, kind: "mongod" };
   }
@@ -177,26 +188,48 @@ async function startMongo(
       ferretdb,
       ["-listen", `127.0.0.1:${port}`, "-data", directory],
       path.join(options.dataDir, "ferretdb.log"),
+      options.detached,
     );
     return { url: `mongodb://127.0.0.1:${port}`, child, kind: "ferretdb" };
   }
 
-  // Last resort: mongodb-memory-server, where it can download a binary. Not a dependency.
-  const specifier = "mongodb-memory-server";
-  const memoryServer = (await import(specifier).catch(() => null)) as {
-    MongoMemoryServer: {
-      create(options: object): Promise<{ getUri(): string; stop(): Promise<boolean> }>;
-    };
-  } | null;
-  if (!memoryServer) {
+  log(
+    "No mongod on PATH and no Go to build FerretDB: starting MongoDB through mongodb-memory-server (the first start downloads a MongoDB binary, about 100 MB)",
+  );
+  return startMemoryMongo(port, {});
+}
+
+export interface MemoryMongoOptions {
+  /** Where the downloaded MongoDB binary is kept; default ~/.cache/gadget-code/mongodb. */
+  downloadDir?: string;
+}
+
+/**
+ * MongoDB through mongodb-memory-server, for a machine with neither mongod nor Go: the binary is
+ * downloaded once (from MongoDB's servers, or the mirror `MONGOMS_DOWNLOAD_MIRROR` names) and
+ * kept. A download that fails says what else would work.
+ */
+export async function startMemoryMongo(
+  port: number,
+  options: MemoryMongoOptions,
+): Promise<Started & { kind: MongoKind }> {
+  const downloadDir =
+    options.downloadDir ?? path.join(homedir(), ".cache", "gadget-code", "mongodb");
+  let instance: MongoMemoryServer;
+  try {
+    instance = await MongoMemoryServer.create({
+      instance: { port, ip: "127.0.0.1" },
+      binary: { downloadDir },
+    });
+  } catch (error) {
+    const reason = (error instanceof Error ? error.message : String(error))
+      .replace(/\s+/g, " ")
+      .trim();
     throw new Error(
-      "No MongoDB-compatible server: set MONGO_URL, put mongod on PATH, install Go (to build FerretDB from tools/ferretdb), or add mongodb-memory-server",
+      `Could not start MongoDB through mongodb-memory-server (${reason}). Without internet access to download its binary, set MONGO_URL to a MongoDB 6+, put mongod on PATH, or install Go so FerretDB can be built from tools/ferretdb.`,
+      { cause: error },
     );
   }
-  void timeoutMs;
-  const instance = await memoryServer.MongoMemoryServer.create({
-    instance: { port, ip: "127.0.0.1" },
-  });
   return {
     url: instance.getUri().replace(/\/$/, ""),
     kind: "mongodb-memory-server",

@@ -213,4 +213,32 @@ describe("startScriptedModel", () => {
     expect(model.chatRequests).toHaveLength(2);
     await expect(model.waitForRequests(3, 20)).rejects.toThrow(/2 of 3/);
   });
+  it("replays a recorded SSE body byte for byte, whole events or split anywhere", async () => {
+    const recorded =
+      ': keep-alive\n\ndata: {"choices":[{"index":0,"delta":{"content":"caf\u00e9 "}}]}\r\n\r\n' +
+      'data: {"choices":[{"index":0,"delta":{"content":"ok"},"finish_reason":"stop"}]}\n\n';
+    model = await startScriptedModel({
+      replies: [{ recorded }, { recorded, recordedChunkBytes: 3 }],
+    });
+    for (let attempt = 0; attempt < 2; attempt += 1) {
+      const response = await fetch(`${model.baseUrl}/chat/completions`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ model: "m1", stream: true, messages: [] }),
+      });
+      expect(response.status).toBe(200);
+      expect(response.headers.get("content-type")).toBe("text/event-stream");
+      expect(await response.text()).toBe(recorded);
+    }
+
+    model.enqueue({ recorded, recordedChunkBytes: 1 });
+    const stream = await client(model).chat.completions.create({
+      model: "m1",
+      messages: [{ role: "user", content: "hi" }],
+      stream: true,
+    });
+    let text = "";
+    for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? "";
+    expect(text).toBe("caf\u00e9 ok");
+  });
 });

@@ -6,6 +6,7 @@ import { mkdir, readFile, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import type { AnyTool, ToolContext } from "@gadget/agent";
+import { median } from "@gadget/testkit/measure";
 import { changesSince, createTools, snapshotWorkspace } from "../src/index.ts";
 
 const fileCount = 20_000;
@@ -103,9 +104,6 @@ async function generate(): Promise<void> {
   await writeFile(marker, "");
   console.error(`generated in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 }
-
-const median = (samples: number[]) =>
-  [...samples].sort((a, b) => a - b)[Math.floor(samples.length / 2)] as number;
 
 /**
  * Times the tool and its baseline alternately (after one warm-up of each), so load from other

@@ -1,4 +1,4 @@
-// Parses a command line into argv steps joined by && (seed 003: spawn-only, no shell), refusing
+// Parses a command line into argv steps joined by && (spawn-only, never a shell), refusing
 // every shell feature that would need a shell, with a message that says what to do instead.
 //
 // Hand-written rather than shell-quote: shell-quote expands $VAR to "" (or splits the word when

@@ -1,10 +1,12 @@
 // Runs a parsed command chain: each step spawned (never a shell) in its own process group, so a
 // timeout or an abort ends the step and everything it started.
 import { type ChildProcess, spawn } from "node:child_process";
-import { stat } from "node:fs/promises";
+import { constants } from "node:fs";
+import { access, stat } from "node:fs/promises";
 import path from "node:path";
 import { StringDecoder } from "node:string_decoder";
 import type { ToolOutputChunk } from "@gadget/agent";
+import type { CommandConfinement, Refusal } from "@gadget/sandbox";
 import { redactSecrets, scrubEnvironment } from "./command-env.ts";
 import { expandGlob } from "./command-glob.ts";
 import { type CommandStep, parseCommand, refuse } from "./command-parse.ts";
@@ -25,6 +27,7 @@ export interface RunCommandOptions
     | "maxCommandOutputLines"
     | "maxStreamedOutputBytes"
     | "logger"
+    | "sandbox"
   > {
   /** Absolute path of the workspace root. */
   workspace: string;
@@ -64,6 +67,8 @@ export interface CommandRunResult {
   /** Whether output was left out of `output`. */
   truncated: boolean;
   durationMs: number;
+  /** Connections the sandbox's filtering proxy refused (network "allowlist"). */
+  refused: Refusal[];
 }
 
 /** Paths outside the workspace that commands may still name. */
@@ -162,15 +167,82 @@ interface StepContext {
   killGraceMs: number;
   /** Resolves when the chain must stop (timeout or abort). */
   stopped: Promise<void>;
+  /** Confines the step; without it the step runs as the drone's user. */
+  sandbox?: CommandConfinement | undefined;
+  /** Connections the sandbox's proxy refused, across the chain. */
+  refused: Refusal[];
 }
 
-function spawnStep(argv: string[], cwd: string, context: StepContext): Promise<SpawnOutcome> {
+/** Finds a program the way execvp would, so a missing one is reported before any sandbox starts. */
+async function locateProgram(
+  name: string,
+  cwd: string,
+  searchPath: string,
+): Promise<{ found: true } | { found: false; error: string; exitCode: number }> {
+  const candidates = name.includes("/")
+    ? [path.resolve(cwd, name)]
+    : searchPath
+        .split(path.delimiter)
+        .filter((directory) => path.isAbsolute(directory))
+        .map((directory) => path.join(directory, name));
+  let present = false;
+  for (const candidate of candidates) {
+    const stats = await stat(candidate).catch(() => null);
+    if (!stats?.isFile()) continue;
+    present = true;
+    if (
+      await access(candidate, constants.X_OK).then(
+        () => true,
+        () => false,
+      )
+    )
+      return { found: true };
+  }
+  if (present) {
+    return {
+      found: false,
+      exitCode: 126,
+      error: `permission denied: ${name} is not executable. Run it through its interpreter (e.g. \`bash ${name}\`, \`node ${name}\`) or make it executable first.`,
+    };
+  }
+  return {
+    found: false,
+    exitCode: 127,
+    error: `command not found: ${name}. ${name.includes("/") ? "No such file." : "It is not on PATH;"} Commands run without a shell, so only programs (not aliases or builtins) can run.`,
+  };
+}
+
+async function spawnStep(argv: string[], cwd: string, context: StepContext): Promise<SpawnOutcome> {
+  if (!context.sandbox) return spawnProcess(argv, cwd, context.env, context);
+  const located = await locateProgram(argv[0] as string, cwd, context.env.PATH ?? "");
+  if (!located.found)
+    return { exitCode: located.exitCode, signal: null, startError: located.error };
+  // Never unconfined: if the sandbox cannot wrap the step, the step does not run.
+  const prepared = await context.sandbox.prepare({ argv, cwd, env: context.env });
+  try {
+    const outcome = await spawnProcess(prepared.argv, cwd, prepared.env, context);
+    if (outcome.startError) {
+      outcome.startError = `the sandbox could not start (${prepared.argv[0]}): ${outcome.startError.split(".")[0]}; the command did not run.`;
+    }
+    return outcome;
+  } finally {
+    const report = await prepared.finish();
+    context.refused.push(...report.refused);
+  }
+}
+
+function spawnProcess(
+  argv: string[],
+  cwd: string,
+  env: Record<string, string>,
+  context: StepContext,
+): Promise<SpawnOutcome> {
   return new Promise((resolve) => {
     let child: ChildProcess;
     try {
       child = spawn(argv[0] as string, argv.slice(1), {
         cwd,
-        env: context.env,
+        env,
         stdio: ["ignore", "pipe", "pipe"],
         detached: true,
         shell: false,
@@ -233,8 +305,16 @@ function spawnStep(argv: string[], cwd: string, context: StepContext): Promise<S
   });
 }
 
+/** One line naming the hosts the sandbox kept the command from, so the model stops retrying them. */
+function describeRefusals(refused: readonly Refusal[]): string {
+  if (refused.length === 0) return "";
+  const hosts = [...new Set(refused.map((refusal) => `${refusal.host}:${refusal.port}`))];
+  const reason = refused[0]?.reason ?? "";
+  return `[sandbox: refused ${hosts.slice(0, 5).join(", ")}${hosts.length > 5 ? ` and ${hosts.length - 5} more` : ""} — ${reason}. Ask the user to add the host to the project's allowed hosts if the work needs it.]\n`;
+}
+
 function describeStatus(
-  result: Omit<CommandRunResult, "output" | "truncated">,
+  result: Omit<CommandRunResult, "output" | "truncated" | "refused">,
   timeoutMs: number,
 ): string {
   const last = result.steps[result.steps.length - 1];
@@ -258,7 +338,7 @@ function describeStatus(
 }
 
 /**
- * Runs a command line the way run_command does (seed 003): parsed into argv, never a shell;
+ * Runs a command line the way run_command does: parsed into argv, never a shell;
  * `&&` chains stop at the first failure; `cd <dir> &&` moves within the workspace; refusals
  * throw a ToolError before anything runs. Reused by the drone for verification commands.
  * @example
@@ -324,6 +404,7 @@ export async function runCommand(
 
   const steps: CommandStepResult[] = [];
   const notRun: string[] = [];
+  const refused: Refusal[] = [];
   const execSteps = parsed.steps.filter((step) => step.kind === "exec").length;
   let cwd = start.absolute;
   let failed = false;
@@ -364,6 +445,8 @@ export async function runCommand(
         emit,
         killGraceMs: resolved.killGraceMs,
         stopped,
+        sandbox: options.sandbox,
+        refused,
       });
       if (outcome.startError) emit("stderr", `${outcome.startError}\n`);
       steps.push({
@@ -379,6 +462,10 @@ export async function runCommand(
     options.signal?.removeEventListener("abort", onAbort);
   }
 
+  // The user watching live sees the refused hosts too, not only the model.
+  if (refused.length > 0 && options.onOutput && !streamingStopped) {
+    options.onOutput({ stream: "stderr", text: describeRefusals(refused) });
+  }
   const last = steps[steps.length - 1];
   const summary = {
     ok: !failed && !timedOut && !aborted,
@@ -395,7 +482,8 @@ export async function runCommand(
   const separator = body.endsWith("\n") ? "" : "\n";
   return {
     ...summary,
-    output: `${body}${separator}${describeStatus(summary, timeoutMs)}`,
+    refused,
+    output: `${body}${separator}${describeRefusals(refused)}${describeStatus(summary, timeoutMs)}`,
     truncated: capture.truncated,
   };
 }

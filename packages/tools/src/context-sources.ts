@@ -1,4 +1,4 @@
-// Pre-enrichment sources (seed 000, phase 1): what the model should know about the workspace before
+// Pre-enrichment sources (docs/architecture.md, the engine's phase 1): what the model should know about the workspace before
 // its first pass — the tree, the README, git status and the project's own instructions for agents.
 import { readdir } from "node:fs/promises";
 import path from "node:path";

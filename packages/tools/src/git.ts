@@ -1,6 +1,7 @@
 // Runs git for the tools' own needs (snapshots, status), spawned without a shell.
 import { spawn } from "node:child_process";
 import { SystemError } from "@gadget/protocol";
+import { hardenedGit } from "@gadget/sandbox";
 
 export interface GitResult {
   code: number | null;
@@ -32,21 +33,26 @@ const stableConfig = [
 ];
 
 /**
- * Runs `git <args>` and collects its output.
+ * Runs `git <args>` and collects its output. Nothing the repository configured runs: every call
+ * carries the overrides of `hardenedGit` (hooks, fsmonitor, filters, drivers, helpers off).
  * @example
  * const { stdout } = await runGit(["rev-parse", "HEAD"], { cwd: workspace });
  */
-export function runGit(args: readonly string[], options: GitOptions): Promise<GitResult> {
+export async function runGit(args: readonly string[], options: GitOptions): Promise<GitResult> {
+  const env: Record<string, string | undefined> = {
+    // biome-ignore lint/style/noProcessEnv: git runs with the host's environment, as any child would.
+    ...process.env,
+    GIT_OPTIONAL_LOCKS: "0",
+    GIT_TERMINAL_PROMPT: "0",
+    LC_ALL: "C",
+    ...options.env,
+  };
+  const hardened = await hardenedGit(options.cwd, env);
+  const config = hardened.config.flatMap((entry) => ["-c", entry]);
   return new Promise((resolve, reject) => {
-    const child = spawn("git", [...stableConfig, ...args], {
+    const child = spawn("git", [...stableConfig, ...config, ...args], {
       cwd: options.cwd,
-      env: {
-        ...process.env,
-        GIT_OPTIONAL_LOCKS: "0",
-        GIT_TERMINAL_PROMPT: "0",
-        LC_ALL: "C",
-        ...options.env,
-      },
+      env: { ...env, ...hardened.env },
       stdio: ["ignore", "pipe", "pipe"],
     });
     const chunks: Buffer[] = [];

@@ -1,4 +1,5 @@
 // The options that shape the tools (limits, deny list, secrets), with their defaults in one place.
+import type { CommandConfinement } from "@gadget/sandbox";
 
 /** A pino-compatible logger; the tools log at debug level and never log secrets or environments. */
 export interface Logger {
@@ -101,12 +102,21 @@ export interface ToolsOptions {
   maxGrepLineLength?: number;
   /** Logger for debug information. Default: none. */
   logger?: Logger;
+  /**
+   * The operating-system sandbox every command runs in (run_command and verification), bound to
+   * the turn's policy. Default: none — commands run as the host's user; only tests and hosts that
+   * chose `Unconfined` knowingly should leave it out.
+   */
+  sandbox?: CommandConfinement;
 }
 
 /** Options with every default filled in. */
-export type ResolvedToolsOptions = Required<Omit<ToolsOptions, "logger" | "ripgrepPath">> & {
+export type ResolvedToolsOptions = Required<
+  Omit<ToolsOptions, "logger" | "ripgrepPath" | "sandbox">
+> & {
   ripgrepPath: string | null | undefined;
   logger: Logger | undefined;
+  sandbox: CommandConfinement | undefined;
 };
 
 /** Fills in the defaults documented on {@link ToolsOptions}. */
@@ -115,6 +125,7 @@ export function resolveToolsOptions(options: ToolsOptions = {}): ResolvedToolsOp
     deniedCommands: options.deniedCommands ?? DEFAULT_DENIED_COMMANDS,
     secretEnvNames: options.secretEnvNames ?? [],
     secretValues: (options.secretValues ?? []).filter((value) => value.length > 0),
+    // biome-ignore lint/style/noProcessEnv: the documented default: commands inherit the host's environment.
     env: options.env ?? process.env,
     commandTimeoutMs: options.commandTimeoutMs ?? 120_000,
     maxCommandTimeoutMs: options.maxCommandTimeoutMs ?? 600_000,
@@ -132,5 +143,6 @@ export function resolveToolsOptions(options: ToolsOptions = {}): ResolvedToolsOp
     maxGrepMatches: options.maxGrepMatches ?? 300,
     maxGrepLineLength: options.maxGrepLineLength ?? 500,
     logger: options.logger,
+    sandbox: options.sandbox,
   };
 }

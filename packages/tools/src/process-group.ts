@@ -1,11 +1,22 @@
 // Ending a command's whole process group: SIGTERM, then SIGKILL after a grace period.
-import { readdir, readFile } from "node:fs/promises";
+import { readdirSync, readFileSync } from "node:fs";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** A stat line of /proc, or undefined when the process is gone. */
+function procStat(entry: string): string | undefined {
+  try {
+    return readFileSync(`/proc/${entry}/stat`, "utf8");
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * Whether a process group still has a running member. kill(-pgid, 0) also counts zombies, which
- * linger where PID 1 does not reap orphans (many containers), so on Linux /proc is consulted.
+ * linger where PID 1 does not reap orphans (many containers), and for a moment after a sandbox's
+ * pid namespace ends, so on Linux /proc is consulted. Synchronously: procfs answers from memory,
+ * and a hundred awaited reads cost ~70 ms of thread-pool round trips on each command's exit.
  */
 export async function processGroupAlive(pgid: number): Promise<boolean> {
   try {
@@ -14,11 +25,15 @@ export async function processGroupAlive(pgid: number): Promise<boolean> {
     return false;
   }
   if (process.platform !== "linux") return true;
-  const entries = await readdir("/proc").catch(() => undefined);
-  if (!entries) return true;
+  let entries: string[];
+  try {
+    entries = readdirSync("/proc");
+  } catch {
+    return true;
+  }
   for (const entry of entries) {
     if (!/^\d+$/.test(entry)) continue;
-    const stat = await readFile(`/proc/${entry}/stat`, "utf8").catch(() => undefined);
+    const stat = procStat(entry);
     if (!stat) continue;
     // "pid (comm) state ppid pgrp …"; comm may hold spaces and parentheses.
     const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");

@@ -1,4 +1,4 @@
-// run_command: the tool face of runCommand (spawn-only commands, seed 003).
+// run_command: the tool face of runCommand (spawn-only commands).
 import { defineTool } from "@gadget/agent";
 import { z } from "zod";
 import { runCommand } from "./command-run.ts";

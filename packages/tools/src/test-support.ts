@@ -49,7 +49,10 @@ export async function directoryState(directory: string): Promise<Record<string, 
         await visit(full);
       } else {
         const stats = await stat(full);
-        state[key] = `${stats.mode}:${await readFile(full, "utf8")}`;
+        // Sockets and pipes have no content to read; that they exist is what counts.
+        state[key] = stats.isFile()
+          ? `${stats.mode}:${await readFile(full, "utf8")}`
+          : `${stats.mode}:special`;
       }
     }
   };
@@ -57,7 +60,7 @@ export async function directoryState(directory: string): Promise<Record<string, 
   return state;
 }
 
-/** A living document as seed 000 describes it (appended with a pass label, confidence replaced). */
+/** A living document as the engine keeps it (appended with a pass label, confidence replaced). */
 export function testDocument(pass = 1): LivingDocument {
   const sections: Record<string, string> = {};
   return {

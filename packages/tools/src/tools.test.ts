@@ -16,7 +16,7 @@ beforeEach(async () => {
 afterEach(() => workspace.cleanup());
 
 describe("createTools", () => {
-  it("provides SPEC.md's tools with their permissions and parameters", () => {
+  it("provides the documented tools with their permissions and parameters", () => {
     const tools = createTools();
     const shape = Object.fromEntries(
       tools.map((tool) => {

@@ -1,4 +1,4 @@
-// createTools: the full tool set of SPEC.md, configured once per host.
+// createTools: the full tool set (docs/reference.md, "Tools the agent has"), configured once per host.
 import type { AnyTool } from "@gadget/agent";
 import { createEditFileTool } from "./edit-file.ts";
 import { createGlobTool } from "./glob.ts";
@@ -11,7 +11,7 @@ import { createUpdateDocumentTool } from "./update-document.ts";
 import { createWriteFileTool } from "./write-file.ts";
 
 /**
- * The tools of SPEC.md: read_file, list_dir, glob, grep, write_file, edit_file, run_command and
+ * The agent's tools: read_file, list_dir, glob, grep, write_file, edit_file, run_command and
  * update_document, all confined to the workspace the engine passes in each call's context.
  * @example
  * const tools = createTools({ secretValues: [credential], deniedCommands: [...DEFAULT_DENIED_COMMANDS, "docker"] });

@@ -1,4 +1,4 @@
-// update_document: the model's living document of seed 000 (state only; the engine emits document_update).
+// update_document: the model's living document (state only; the engine emits document_update).
 import { defineTool } from "@gadget/agent";
 import { z } from "zod";
 

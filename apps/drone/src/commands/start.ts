@@ -8,7 +8,9 @@ import { createLogger, type Logger } from "@gadget/logging";
 import { pino } from "pino";
 import { readConfig } from "../config.ts";
 import { Drone } from "../drone.ts";
+import { describeSandbox, openSandbox } from "../sandbox.ts";
 import { Terminal } from "../terminal.ts";
+import { WorktreePruner } from "../workspace/prune.ts";
 import { type RuntimeStatus, runtimeFile } from "./status.ts";
 
 export interface StartOptions {
@@ -16,9 +18,17 @@ export interface StartOptions {
   json: boolean;
   version: string;
   logLevel: string;
+  /** Run commands unconfined (the machine has no usable sandbox, and the user said so). */
+  noSandbox: boolean;
   /** Lease renewal period; default 10 000 ms. */
   heartbeatMs?: number | undefined;
+  /** How long turns wait out an unavailable server; default 5 minutes. */
+  patienceMs?: number | undefined;
+  /** Days an unused session worktree is kept; default: the config's, else 7. */
+  worktreeRetentionDays?: number | undefined;
 }
+
+const dayMs = 86_400_000;
 
 function openLogger(options: StartOptions): Logger {
   const directory = path.dirname(options.config);
@@ -41,17 +51,39 @@ function openLogger(options: StartOptions): Logger {
 /** Runs the drone; resolves with the process exit code. */
 export async function start(options: StartOptions): Promise<number> {
   const config = await readConfig(options.config);
+  // Before anything connects: no sandbox and no --no-sandbox is a refusal that says what to install.
+  const confinement = await openSandbox(config, options.config, { noSandbox: options.noSandbox });
   const logger = openLogger(options);
   const terminal = new Terminal(options.json ? { write: () => {}, isTTY: false } : process.stderr);
   let connected = false;
+  const sandboxLine = describeSandbox(confinement.sandbox.info, confinement.processLimit);
+  terminal.say(`sandbox: ${sandboxLine}`);
+  if (confinement.sandbox.info.kind === "none") {
+    terminal.say(
+      "WARNING: commands the agent runs are not confined: they can read your files and reach your network",
+    );
+  }
+  logger.info(
+    { sandbox: confinement.sandbox.info, processLimit: confinement.processLimit },
+    "sandbox",
+  );
+
+  const pruner = new WorktreePruner({
+    workspaceRoot: config.workspace,
+    retentionMs: (options.worktreeRetentionDays ?? config.worktreeRetentionDays ?? 7) * dayMs,
+    logger,
+  });
 
   const drone = new Drone({
     config,
+    sandbox: confinement.sandbox,
+    hiddenPaths: confinement.hidden,
     version: options.version,
     hostname: hostname(),
     platform: `${platform()}-${process.arch}`,
     logger,
     ...(options.heartbeatMs ? { heartbeatMs: options.heartbeatMs } : {}),
+    ...(options.patienceMs ? { sending: { patienceMs: options.patienceMs } } : {}),
     onConnection: (state) => {
       if (state.connected !== connected || !state.connected) {
         terminal.say(
@@ -78,6 +110,7 @@ export async function start(options: StartOptions): Promise<number> {
     const runtime: RuntimeStatus = {
       pid: process.pid,
       connected,
+      sandbox: sandboxLine,
       activeTurns: [...drone.turns.values()].map((turn) => ({
         turnId: turn.turnId,
         project: turn.progress.project,
@@ -115,6 +148,8 @@ export async function start(options: StartOptions): Promise<number> {
   process.on("SIGTERM", onSignal);
 
   terminal.say(`connecting to ${config.server}…`);
+  // Local housekeeping: it goes on while the server is unreachable.
+  pruner.start();
   try {
     await Promise.race([drone.start(), drone.stopped.then((error) => Promise.reject(error))]);
     await saveRuntime();
@@ -133,6 +168,7 @@ export async function start(options: StartOptions): Promise<number> {
     drone.close();
     return 1;
   } finally {
+    await pruner.stop();
     terminal.close();
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);

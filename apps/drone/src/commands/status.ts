@@ -2,6 +2,7 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { readConfig } from "../config.ts";
+import { describeSandbox, openSandbox } from "../sandbox.ts";
 import { checkServer } from "../server-api.ts";
 
 /** The file a running drone keeps up to date, for `status`. */
@@ -12,6 +13,8 @@ export function runtimeFile(configFile: string): string {
 export interface RuntimeStatus {
   pid: number;
   connected: boolean;
+  /** The sandbox line the running drone printed at start. */
+  sandbox?: string;
   activeTurns: Array<{ turnId: string; project: string; pass: number; phase: string }>;
   updatedAt: string;
 }
@@ -22,6 +25,16 @@ function isAlive(pid: number): boolean {
     return true;
   } catch {
     return false;
+  }
+}
+
+/** What `start` would confine commands with, or why it would refuse. */
+async function detectedSandbox(config: Awaited<ReturnType<typeof readConfig>>, configFile: string) {
+  try {
+    const found = await openSandbox(config, configFile, { noSandbox: false, willRun: false });
+    return describeSandbox(found.sandbox.info, found.processLimit);
+  } catch (error) {
+    return `none available — ${(error as Error).message}`;
   }
 }
 
@@ -41,9 +54,11 @@ export async function status(configFile: string): Promise<string[]> {
     .then((text) => JSON.parse(text) as RuntimeStatus)
     .catch(() => null);
   if (!runtime || !isAlive(runtime.pid)) {
+    lines.push(`sandbox:    ${await detectedSandbox(config, configFile)}`);
     lines.push("running:    no (start it with `gadget-drone start`)");
     return lines;
   }
+  if (runtime.sandbox) lines.push(`sandbox:    ${runtime.sandbox}`);
   lines.push(
     `running:    yes, pid ${runtime.pid}, ${runtime.connected ? "connected" : "not connected"}`,
   );

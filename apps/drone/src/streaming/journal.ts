@@ -135,7 +135,7 @@ export class TurnJournal {
 
 /** The folder of turn journals: one JSON-lines file per turn. */
 export class EventJournal {
-  constructor(private readonly directory: string) {}
+  constructor(readonly directory: string) {}
 
   private fileOf(turnId: string): string {
     return path.join(this.directory, `${turnId}.jsonl`);

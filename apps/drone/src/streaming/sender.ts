@@ -1,5 +1,8 @@
 // Sends a turn's journaled events to the server in order, one batch in flight at a time, and
-// drops them from the journal only when the server acknowledges they are stored.
+// drops them from the journal only when the server acknowledges they are stored. An outage of the
+// server's database or Redis (answer `unavailable`, or no answer in time) is waited out with
+// capped, jittered backoff for up to `patienceMs`; only a final answer (not the holder, unknown
+// turn, invalid batch) or the end of patience stops the turn.
 import type {
   ApiErrorBody,
   DroneClientToServerEvents,
@@ -15,15 +18,32 @@ export interface SenderOptions {
   batchSize?: number;
   /** How long to wait for the server's acknowledgement; default 15 s. */
   ackTimeoutMs?: number;
+  /** How long the server may keep failing with retryable answers before the turn gives up; default 5 minutes. */
+  patienceMs?: number;
+  /**
+   * Backoff between retries: from `retryDelayMs` (default 250) doubling to `maxRetryDelayMs`
+   * (default 2 000), each wait 50–100 % of that. One batch per turn every 1–2 s costs a struggling
+   * server little, and the turn streams again within about a second of its storage coming back.
+   */
+  retryDelayMs?: number;
+  maxRetryDelayMs?: number;
+  /** The sender is retrying (`since`) or back to normal (null): for the drone's status display. */
+  onRetrying?: (since: Date | null, reason: string) => void;
   /** The server refused the turn's events for good (e.g. the turn now belongs to another drone). */
   onRejected?: (error: ApiErrorBody["error"]) => void;
 }
 
 /** Streams one turn's journal to the server. Call `notify()` after appending, and on reconnect. */
+/** Answers that mean "try again later" rather than "stop". */
+const retryableCodes = new Set(["unavailable", "internal", "rate_limited"]);
+
 export class EventSender {
   private running = false;
   private rejected = false;
   private waiters: Array<() => void> = [];
+  /** When the current run of failures began, or null. */
+  private failingSince: number | null = null;
+  private failures = 0;
 
   constructor(
     private readonly socket: DroneSocket,
@@ -81,19 +101,56 @@ export class EventSender {
           .timeout(this.options.ackTimeoutMs ?? 15_000)
           .emitWithAck("turn_events", { turnId: this.journal.turnId, events: batch });
       } catch {
-        // No ack in time: the connection is probably gone; a reconnect calls notify() again.
+        // No ack in time: the connection is gone (a reconnect calls notify() again), or the server
+        // waits on its database; the batch goes again after a pause.
         if (!this.socket.connected) return;
+        if (!(await this.retryLater("no answer in time"))) return;
         continue;
       }
       const result = ack as { ok: true; lastSeq: number } | ({ ok: false } & ApiErrorBody);
       if (result.ok) {
+        if (this.failingSince !== null) this.options.onRetrying?.(null, "");
+        this.failingSince = null;
+        this.failures = 0;
         this.journal.acknowledge(result.lastSeq);
+      } else if (retryableCodes.has(result.error.code)) {
+        if (!(await this.retryLater(result.error.message))) return;
       } else {
-        this.rejected = true;
-        this.resolveWaiters();
-        this.options.onRejected?.(result.error);
+        this.giveUp(result.error);
         return;
       }
     }
+  }
+
+  /**
+   * Waits before the next attempt; false when patience ran out (the turn was given up) or the
+   * sender was stopped meanwhile.
+   */
+  private async retryLater(reason: string): Promise<boolean> {
+    const now = Date.now();
+    if (this.failingSince === null) {
+      this.failingSince = now;
+      this.options.onRetrying?.(new Date(now), reason);
+    }
+    const patience = this.options.patienceMs ?? 5 * 60_000;
+    if (now - this.failingSince > patience) {
+      this.giveUp({
+        code: "unavailable",
+        message: `The server could not store this turn's events for ${Math.round(patience / 1000)} s (${reason}); the turn stops here and its events stay journaled`,
+      });
+      return false;
+    }
+    const base = this.options.retryDelayMs ?? 250;
+    const cap = this.options.maxRetryDelayMs ?? 2_000;
+    const delay = Math.min(cap, base * 2 ** this.failures) * (0.5 + Math.random() / 2);
+    this.failures++;
+    await new Promise((resolve) => setTimeout(resolve, delay));
+    return !this.rejected;
+  }
+
+  private giveUp(error: ApiErrorBody["error"]): void {
+    this.rejected = true;
+    this.resolveWaiters();
+    this.options.onRejected?.(error);
   }
 }

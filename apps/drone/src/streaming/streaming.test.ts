@@ -1,9 +1,9 @@
-import { appendFile, mkdtemp, readFile } from "node:fs/promises";
+import { appendFile, readFile } from "node:fs/promises";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
 import path from "node:path";
 import { agentEvent } from "@gadget/protocol";
+import { makeTempDir } from "@gadget/testkit";
 import { Server } from "socket.io";
 import { io as connect } from "socket.io-client";
 import { afterEach, describe, expect, it } from "vitest";
@@ -13,7 +13,7 @@ import { type DroneSocket, EventSender } from "./sender.ts";
 const turnId = "65f1a2b3c4d5e6f7a8b9c0d1";
 
 async function journalDir() {
-  return mkdtemp(path.join(tmpdir(), "gadget-journal-"));
+  return makeTempDir("gadget-journal-");
 }
 
 describe("TurnJournal", () => {

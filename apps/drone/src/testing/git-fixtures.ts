@@ -1,8 +1,8 @@
 // Test fixtures: a local bare repository to act as a project's remote, and a clone to push from.
 import { execFileSync } from "node:child_process";
-import { mkdtemp, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { writeFile } from "node:fs/promises";
 import path from "node:path";
+import { makeTempDir } from "@gadget/testkit";
 
 function git(cwd: string, ...args: string[]): string {
   return execFileSync("git", args, {
@@ -28,7 +28,7 @@ export interface RemoteFixture {
 
 /** Creates a bare repository with `files` committed on `main`. */
 export async function createRemote(files: Record<string, string>): Promise<RemoteFixture> {
-  const root = await mkdtemp(path.join(tmpdir(), "gadget-remote-"));
+  const root = await makeTempDir("gadget-remote-");
   const bare = path.join(root, "project.git");
   const scratch = path.join(root, "scratch");
   git(root, "init", "--bare", "--initial-branch=main", bare);

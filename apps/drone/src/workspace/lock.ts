@@ -1,4 +1,4 @@
-// Seed 003's runtime lock: an exclusive lock file holding the owner's PID, so two turns never edit
+// A checkout's runtime lock (docs/architecture.md, "The drone's side"): an exclusive lock file holding the owner's PID, so two turns never edit
 // the same checkout at once. A lock left by a dead process is reclaimed.
 import { mkdir, open, readFile, rm } from "node:fs/promises";
 import path from "node:path";

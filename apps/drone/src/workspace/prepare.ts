@@ -1,10 +1,12 @@
-// Prepares a project's checkout for a turn: clone when missing, else fetch and fast-forward the
-// default branch only when that loses nothing (the user's uncommitted edits are kept).
+// Prepares a project's clone for a turn: clone when missing, else fetch and fast-forward its
+// default-branch checkout (the web IDE's files) only when that loses nothing (hand edits are kept).
+// Turns work in session worktrees made from this clone (worktree.ts), never in this checkout.
 import { existsSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import { SystemError, UserError } from "@gadget/protocol";
-import { type SimpleGitProgressEvent, simpleGit } from "simple-git";
+import type { simpleGit } from "simple-git";
+import { droneGit, firstLine } from "./git.ts";
 
 export interface PrepareOptions {
   /** Root under which each project gets `<slug>/`. */
@@ -20,51 +22,17 @@ export interface PrepareOptions {
 
 export interface PreparedWorkspace {
   directory: string;
+  /** The branch new session worktrees start from, when known (the remote's default branch). */
+  defaultBranch: string | null;
   /** What was done, for a `status` event: "cloned", "fast-forwarded", "up to date", or why it was left alone. */
   outcome: "cloned" | "fast-forwarded" | "up-to-date" | "kept-local";
   message: string;
   branch: string | null;
 }
 
-/** The checkout directory of a project. */
+/** The project's clone: its default-branch checkout, whose `.git` every session worktree shares. */
 export function projectDirectory(workspaceRoot: string, slug: string): string {
   return path.join(workspaceRoot, slug);
-}
-
-/** What git needs from the drone's environment (credentials helpers, proxies), and nothing else. */
-const passedToGit = [
-  "PATH",
-  "HOME",
-  "USER",
-  "LANG",
-  "LC_ALL",
-  "SSH_AUTH_SOCK",
-  "HTTP_PROXY",
-  "HTTPS_PROXY",
-  "NO_PROXY",
-  "http_proxy",
-  "https_proxy",
-  "no_proxy",
-  "GIT_SSH_COMMAND",
-];
-
-// Never prompt for credentials on a drone (GIT_TERMINAL_PROMPT=0): fail with a message instead.
-function gitEnvironment(): Record<string, string> {
-  const environment: Record<string, string> = { GIT_TERMINAL_PROMPT: "0" };
-  for (const name of passedToGit) {
-    const value = process.env[name];
-    if (value !== undefined) environment[name] = value;
-  }
-  return environment;
-}
-
-function git(directory: string, options: PrepareOptions) {
-  return simpleGit({
-    baseDir: directory,
-    ...(options.signal ? { abort: options.signal } : {}),
-    progress: ({ stage, progress }: SimpleGitProgressEvent) =>
-      options.onProgress?.({ stage, percent: progress }),
-  }).env(gitEnvironment());
 }
 
 /**
@@ -82,7 +50,9 @@ export async function prepareWorkspace(options: PrepareOptions): Promise<Prepare
     }
     await mkdir(options.workspaceRoot, { recursive: true });
     try {
-      await git(options.workspaceRoot, options).clone(options.gitUrl, directory, [
+      const client = await droneGit(options.workspaceRoot, options, false);
+      await client.clone(options.gitUrl, directory, [
+        ...client.transport,
         "--progress",
         ...(options.defaultBranch ? ["--branch", options.defaultBranch] : []),
       ]);
@@ -95,16 +65,25 @@ export async function prepareWorkspace(options: PrepareOptions): Promise<Prepare
     }
     const branch =
       (
-        await git(directory, options)
+        await (
+          await droneGit(directory, options, true)
+        )
           .revparse(["--abbrev-ref", "HEAD"])
           .catch(() => null)
       )?.trim() ?? null;
-    return { directory, outcome: "cloned", message: `Cloned ${options.gitUrl}`, branch };
+    return {
+      directory,
+      outcome: "cloned",
+      message: `Cloned ${options.gitUrl}`,
+      branch,
+      defaultBranch: options.defaultBranch ?? branch,
+    };
   }
 
-  const repository = git(directory, options);
+  const repository = await droneGit(directory, options, true);
   try {
-    await repository.fetch(["origin", "--prune"]);
+    // raw: simple-git's fetch() refuses --upload-pack outright, even the safe value set here.
+    await repository.raw(["fetch", ...repository.transport, "--prune", "origin"]);
   } catch (error) {
     // Offline or the remote is gone: work on what we have, and say so.
     return {
@@ -112,6 +91,7 @@ export async function prepareWorkspace(options: PrepareOptions): Promise<Prepare
       outcome: "kept-local",
       message: `Fetch failed, using the local checkout: ${firstLine(error)}`,
       branch: null,
+      defaultBranch: options.defaultBranch ?? (await remoteHeadBranch(repository)),
     };
   }
   const branch = (await repository.revparse(["--abbrev-ref", "HEAD"])).trim();
@@ -122,13 +102,20 @@ export async function prepareWorkspace(options: PrepareOptions): Promise<Prepare
       outcome: "kept-local",
       message: `On branch ${branch}; left as it is (only ${wanted ?? "the default branch"} is fast-forwarded)`,
       branch,
+      defaultBranch: wanted,
     };
   }
   const behind = Number(
     (await repository.raw(["rev-list", "--count", `HEAD..origin/${wanted}`])).trim(),
   );
   if (behind === 0)
-    return { directory, outcome: "up-to-date", message: `${wanted} is up to date`, branch };
+    return {
+      directory,
+      outcome: "up-to-date",
+      message: `${wanted} is up to date`,
+      branch,
+      defaultBranch: wanted,
+    };
   try {
     // --ff-only never creates a merge, and git refuses if it would overwrite uncommitted edits.
     await repository.merge(["--ff-only", `origin/${wanted}`]);
@@ -137,6 +124,7 @@ export async function prepareWorkspace(options: PrepareOptions): Promise<Prepare
       outcome: "fast-forwarded",
       message: `Fast-forwarded ${wanted} by ${behind} commit(s)`,
       branch,
+      defaultBranch: wanted,
     };
   } catch (error) {
     return {
@@ -144,6 +132,7 @@ export async function prepareWorkspace(options: PrepareOptions): Promise<Prepare
       outcome: "kept-local",
       message: `Did not fast-forward ${wanted} (it would lose local work): ${firstLine(error)}`,
       branch,
+      defaultBranch: wanted,
     };
   }
 }
@@ -157,14 +146,4 @@ async function remoteHeadBranch(repository: ReturnType<typeof simpleGit>): Promi
   } catch {
     return null;
   }
-}
-
-function firstLine(error: unknown): string {
-  const message = error instanceof Error ? error.message : String(error);
-  return (
-    message
-      .split("\n")
-      .find((line) => line.trim())
-      ?.trim() ?? message
-  );
 }

@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
-import { mkdtemp, readFile, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
+import { makeTempDir } from "@gadget/testkit";
 import { describe, expect, it } from "vitest";
 import { createRemote } from "../testing/git-fixtures.ts";
 import { acquireLock, lockOwner, tryLock } from "./lock.ts";
@@ -10,7 +10,7 @@ import { prepareWorkspace } from "./prepare.ts";
 describe("prepareWorkspace", () => {
   it("clones a missing project, reporting progress", async () => {
     const remote = await createRemote({ "README.md": "# Demo\n" });
-    const workspaceRoot = await mkdtemp(path.join(tmpdir(), "gadget-ws-"));
+    const workspaceRoot = await makeTempDir("gadget-ws-");
     const stages: string[] = [];
     const prepared = await prepareWorkspace({
       workspaceRoot,
@@ -25,7 +25,7 @@ describe("prepareWorkspace", () => {
 
   it("fast-forwards the default branch and keeps the user's uncommitted edits", async () => {
     const remote = await createRemote({ "a.txt": "one\n", "b.txt": "bee\n" });
-    const workspaceRoot = await mkdtemp(path.join(tmpdir(), "gadget-ws-"));
+    const workspaceRoot = await makeTempDir("gadget-ws-");
     await prepareWorkspace({ workspaceRoot, slug: "demo", gitUrl: remote.bare });
     const checkout = path.join(workspaceRoot, "demo");
     await writeFile(path.join(checkout, "b.txt"), "hand edit\n");
@@ -40,9 +40,35 @@ describe("prepareWorkspace", () => {
     expect(again.outcome).toBe("up-to-date");
   });
 
+  it("fetches and fast-forwards a hostile checkout without running anything it configured", async () => {
+    const remote = await createRemote({ "a.txt": "one\n" });
+    const workspaceRoot = await makeTempDir("gadget-ws-");
+    await prepareWorkspace({ workspaceRoot, slug: "demo", gitUrl: remote.bare });
+    const checkout = path.join(workspaceRoot, "demo");
+    const markers = await makeTempDir("gadget-markers-");
+    const touch = (name: string) => `touch ${path.join(markers, name)}`;
+    for (const hook of ["post-merge", "reference-transaction", "post-checkout"]) {
+      await writeFile(path.join(checkout, ".git", "hooks", hook), `#!/bin/sh\n${touch(hook)}\n`, {
+        mode: 0o755,
+      });
+    }
+    const config = [
+      `[core]\n\tfsmonitor = "${touch("fsmonitor")}; echo"\n\tsshCommand = "${touch("ssh")}"`,
+      `[remote "origin"]\n\tuploadpack = "${touch("upload-pack")}; git-upload-pack"`,
+      `[credential]\n\thelper = "!${touch("credential")}"`,
+    ].join("\n");
+    await writeFile(path.join(checkout, ".git", "config"), `\n${config}\n`, { flag: "a" });
+    await remote.commit("a.txt", "two\n");
+
+    const prepared = await prepareWorkspace({ workspaceRoot, slug: "demo", gitUrl: remote.bare });
+    expect(prepared.outcome, prepared.message).toBe("fast-forwarded");
+    expect(await readFile(path.join(checkout, "a.txt"), "utf8")).toBe("two\n");
+    expect(await readdir(markers)).toEqual([]);
+  });
+
   it("does not fast-forward over an uncommitted edit to a file the remote changed", async () => {
     const remote = await createRemote({ "a.txt": "one\n" });
-    const workspaceRoot = await mkdtemp(path.join(tmpdir(), "gadget-ws-"));
+    const workspaceRoot = await makeTempDir("gadget-ws-");
     await prepareWorkspace({ workspaceRoot, slug: "demo", gitUrl: remote.bare });
     const checkout = path.join(workspaceRoot, "demo");
     await writeFile(path.join(checkout, "a.txt"), "my local work\n");
@@ -55,7 +81,7 @@ describe("prepareWorkspace", () => {
   });
 
   it("says clearly when the git URL cannot be cloned", async () => {
-    const workspaceRoot = await mkdtemp(path.join(tmpdir(), "gadget-ws-"));
+    const workspaceRoot = await makeTempDir("gadget-ws-");
     await expect(
       prepareWorkspace({
         workspaceRoot,
@@ -72,7 +98,7 @@ describe("prepareWorkspace", () => {
 
 describe("runtime lock", () => {
   it("is exclusive while its owner lives, and free after release", async () => {
-    const file = path.join(await mkdtemp(path.join(tmpdir(), "gadget-lock-")), "demo.lock");
+    const file = path.join(await makeTempDir("gadget-lock-"), "demo.lock");
     const first = await tryLock(file, "turn-1");
     expect(first).not.toBeNull();
     expect(await tryLock(file, "turn-2")).toBeNull();
@@ -84,7 +110,7 @@ describe("runtime lock", () => {
   });
 
   it("reclaims a lock left by a dead process", async () => {
-    const file = path.join(await mkdtemp(path.join(tmpdir(), "gadget-lock-")), "demo.lock");
+    const file = path.join(await makeTempDir("gadget-lock-"), "demo.lock");
     // PID 2^22+1 is above Linux's pid_max default range, so no process has it.
     await writeFile(file, JSON.stringify({ pid: 4_194_305, turnId: "old", since: "x" }));
     const lock = await tryLock(file, "turn-new");
@@ -93,7 +119,7 @@ describe("runtime lock", () => {
   });
 
   it("waits for the holder, saying who holds it", async () => {
-    const file = path.join(await mkdtemp(path.join(tmpdir(), "gadget-lock-")), "demo.lock");
+    const file = path.join(await makeTempDir("gadget-lock-"), "demo.lock");
     const holder = await tryLock(file, "turn-1");
     const waitedFor: Array<string | undefined> = [];
     const waiting = acquireLock(file, "turn-2", {

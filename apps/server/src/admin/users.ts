@@ -34,14 +34,15 @@ export async function createUser(
 }
 
 /**
- * Sets a new password and logs the user out everywhere (every API token is deleted).
+ * Sets a new password and logs the user out everywhere (every API token is deleted; the caller
+ * closes their live connections with `disconnectSignIns`).
  * @example const { tokensRevoked } = await resetPassword(models, "ada@example.com", password);
  */
 export async function resetPassword(
   models: Models,
   email: string,
   password: string,
-): Promise<{ id: string; tokensRevoked: number }> {
+): Promise<{ id: string; tokensRevoked: number; tokenHashes: string[] }> {
   const body = parseOrThrow(
     signupBodySchema.pick({ email: true, password: true }),
     { email, password },
@@ -53,6 +54,11 @@ export async function resetPassword(
     { _id: user._id },
     { $set: { passwordHash: await hashPassword(body.password) } },
   );
+  const tokens = await models.ApiToken.find({ user: user._id }).select({ _id: 1 }).lean();
   const { deletedCount } = await models.ApiToken.deleteMany({ user: user._id });
-  return { id: String(user._id), tokensRevoked: deletedCount };
+  return {
+    id: String(user._id),
+    tokensRevoked: deletedCount,
+    tokenHashes: tokens.map((token) => String(token._id)),
+  };
 }

@@ -1,16 +1,14 @@
 // Bearer tokens → the user they belong to. The user id always comes from here, never from a body.
 import { UserError } from "@gadget/protocol";
 import type { FastifyRequest } from "fastify";
-import type { ServerContext } from "../context.ts";
-import { sha256 } from "../crypto/tokens.ts";
+import type { SignIns } from "./sign-ins.ts";
 
-/** The user id of a token, or null. */
+/** The user id of a token that has not expired, or null. */
 export async function authenticateToken(
-  context: ServerContext,
+  dependencies: { signIns: SignIns },
   token: string,
 ): Promise<string | null> {
-  const found = await context.models.ApiToken.findById(sha256(token)).select({ user: 1 }).lean();
-  return found ? String(found.user) : null;
+  return (await dependencies.signIns.authenticate(token))?.userId ?? null;
 }
 
 /** The bearer token of a request, if any. */
@@ -23,14 +21,16 @@ export function bearerToken(request: FastifyRequest): string | null {
 
 /** The authenticated user's id; 401 otherwise. */
 export async function requireUser(
-  context: ServerContext,
+  dependencies: { signIns: SignIns },
   request: FastifyRequest,
 ): Promise<string> {
+  // Already authenticated by a route's onRequest hook (before its body was read).
+  if (request.userId) return request.userId;
   const token = bearerToken(request);
   if (!token) {
     throw new UserError("unauthorized", "Missing bearer token: send Authorization: Bearer <token>");
   }
-  const userId = await authenticateToken(context, token);
+  const userId = await authenticateToken(dependencies, token);
   if (!userId) throw new UserError("unauthorized", "Invalid token: log in again");
   request.userId = userId;
   return userId;

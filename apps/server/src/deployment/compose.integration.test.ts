@@ -13,13 +13,14 @@ import {
   symlinkSync,
   writeFileSync,
 } from "node:fs";
+import { request as httpRequest } from "node:http";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { openDatabase } from "@gadget/db";
 import { agentEvent } from "@gadget/protocol";
 import { databaseUrl, freePort } from "@gadget/services";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { registerDrone, setupWorkspace, signup, waitFor } from "../testing/api-client.ts";
+import { ApiClient, registerDrone, setupWorkspace, waitFor } from "../testing/api-client.ts";
 import { ScriptedDrone } from "../testing/scripted-drone.ts";
 import { uniqueName } from "../testing/test-server.ts";
 import {
@@ -27,6 +28,7 @@ import {
   composeHealthcheckCommand,
   dockerDir,
   healthcheckCommand,
+  interpolate,
   readComposeFile,
   readDockerfile,
   readEnvFile,
@@ -94,6 +96,77 @@ function check(argv: string[], env: Record<string, string>): Promise<number> {
       resolve(error ? Number(error.code ?? 1) || 1 : 0),
     );
   });
+}
+
+/**
+ * POST `route` with a JSON body from `localAddress` (all of 127.0.0.0/8 is this machine) with
+ * extra headers; resolves with the status and the parsed answer.
+ */
+function postFrom(
+  localAddress: string,
+  route: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: Record<string, unknown> }> {
+  return new Promise((resolve, reject) => {
+    const request = httpRequest(
+      new URL(route, serverUrl),
+      {
+        method: "POST",
+        localAddress,
+        headers: { "content-type": "application/json", ...headers },
+      },
+      (response) => {
+        let text = "";
+        response.on("data", (chunk: Buffer) => {
+          text += chunk.toString();
+        });
+        response.on("end", () =>
+          resolve({ status: response.statusCode ?? 0, body: text ? JSON.parse(text) : {} }),
+        );
+      },
+    );
+    request.on("error", reject);
+    request.end(JSON.stringify(body));
+  });
+}
+
+/** A login with a wrong password from `localAddress`; resolves with the status. */
+async function loginFrom(
+  localAddress: string,
+  email: string,
+  headers: Record<string, string>,
+): Promise<number> {
+  return (
+    await postFrom(
+      localAddress,
+      "/api/auth/login",
+      { email, password: "not the password" },
+      headers,
+    )
+  ).status;
+}
+
+let accounts = 0;
+/**
+ * An account made the way the shipped configuration asks (signup is closed): the image's
+ * `gadget-code user create`, then a login through the API.
+ */
+async function account(tag: string): Promise<ApiClient & { userId: string; email: string }> {
+  accounts++;
+  const email = `${tag}-${accounts}-${Date.now()}@example.com`;
+  const password = "correct horse battery";
+  execFileSync(
+    path.join(binDir, "gadget-code"),
+    ["user", "create", "--email", email, "--password-stdin"],
+    { env: serverEnv, input: `${password}\n`, stdio: ["pipe", "ignore", "pipe"] },
+  );
+  // From an address of its own: the forged-address test counts the attempts of 127.0.0.1.
+  const login = await postFrom("127.0.0.9", "/api/auth/login", { email, password });
+  if (login.status !== 200) throw new Error(`login failed: ${JSON.stringify(login.body)}`);
+  const client = new ApiClient(serverUrl, String(login.body.token));
+  const user = login.body.user as { _id: string };
+  return Object.assign(client, { userId: String(user._id), email });
 }
 
 let server: Running;
@@ -193,15 +266,26 @@ describe("the server image's command with the compose environment", () => {
     }
   });
 
+  it("keeps signup closed as shipped: accounts come from the administrator's command", async () => {
+    const stranger = await new ApiClient(serverUrl).post("/api/auth/signup", {
+      email: `stranger-${Date.now()}@example.com`,
+      password: "correct horse battery",
+    });
+    expect(stranger.status).toBe(403);
+    expect(stranger.body.error.message).toMatch(/closed/);
+    const operatorMade = await account("operator-made");
+    expect((await operatorMade.get("/api/me")).status).toBe(200);
+  });
+
   it("tells users to register drones at PUBLIC_URL, not at the container's address", async () => {
-    const user = await signup(serverUrl, "public");
+    const user = await account("public");
     const created = await user.post("/api/drones/registration-tokens");
     expect(created.status).toBe(201);
     expect(created.body.command).toContain(`--server ${filled.PUBLIC_URL}`);
   });
 
   it("dispatches a turn to a drone and completes it", async () => {
-    const user = await signup(serverUrl, "turn");
+    const user = await account("turn");
     const workspace = await setupWorkspace(user);
     const { droneId, credential } = await registerDrone(user);
     const drone = await ScriptedDrone.connect({ url: serverUrl, droneId, credential });
@@ -224,6 +308,34 @@ describe("the server image's command with the compose environment", () => {
     );
     expect((await user.get(`/api/turns/${order.turnId}`)).body.turn.response).toBe("hello back");
   });
+
+  // Security review, finding 9: with GADGET_TRUST_PROXY=true a client put any address first in
+  // X-Forwarded-For and made 70 login attempts a minute, never limited. The compose servers trust
+  // the balancer's address only, and this test's client is not the balancer.
+  it("limits logins by the caller's real address, whatever X-Forwarded-For it forges", async () => {
+    const balancer = compose.services.lb?.networks?.default?.ipv4_address ?? "";
+    expect(serverEnv.GADGET_TRUST_PROXY).toBe(interpolate(balancer, filled));
+    const forged = (attempt: number) =>
+      [
+        `203.0.113.${attempt}`,
+        `203.0.113.${attempt}, ${serverEnv.GADGET_TRUST_PROXY}`,
+        serverEnv.GADGET_TRUST_PROXY ?? "",
+      ][attempt % 3];
+    // Another email each time: only the per-address limit (50 a minute) applies.
+    const statuses = await Promise.all(
+      Array.from({ length: 70 }, (_, attempt) =>
+        loginFrom("127.0.0.1", `forger-${name}-${attempt}@example.com`, {
+          "x-forwarded-for": forged(attempt) ?? "",
+        }),
+      ),
+    );
+    expect(statuses.filter((status) => status === 429)).toHaveLength(20);
+    expect(statuses.filter((status) => status !== 429 && status !== 401)).toEqual([]);
+    // The limit is the address's own: another address is answered, even naming the limited one.
+    expect(
+      await loginFrom("127.0.0.2", `other-${name}@example.com`, { "x-forwarded-for": "127.0.0.1" }),
+    ).toBe(401);
+  }, 60_000);
 
   it("exposes on /metrics only gadget_ metrics that docs/operations.md documents", async () => {
     const text = await (await fetch(`${serverUrl}/metrics`)).text();
@@ -259,7 +371,7 @@ describe("the drone image's entrypoint", () => {
     Promise.all(healthchecks().map((command) => check(command, env)));
 
   it("registers with the token on first start, connects, and reuses its config afterwards", async () => {
-    const user = await signup(serverUrl, "entry");
+    const user = await account("entry");
     const token = (await user.post("/api/drones/registration-tokens")).body.token as string;
     const dataDir = path.join(scratch, "drone-data");
     mkdirSync(dataDir);

@@ -8,13 +8,16 @@ import { loadEnv } from "../env.ts";
 import {
   type ComposeService,
   copyInstructions,
+  deniesPath,
   dockerDir,
   interpolate,
+  interpolateAll,
   isDockerIgnored,
   MissingVariableError,
   readComposeFile,
   readDockerfile,
   readEnvFile,
+  readHaproxyConfig,
   repoRoot,
   serviceEnvironment,
   stageEnvironment,
@@ -150,7 +153,9 @@ describe("docker/compose.yml", () => {
     for (const service of Object.values(services)) {
       serviceEnvironment(service, filled, seen);
       for (const port of service.ports ?? []) interpolate(port, filled, seen);
+      interpolateAll(service.networks, filled, seen);
     }
+    interpolateAll(compose.networks, filled, seen);
     expect([...seen].filter((name) => !(name in example))).toEqual([]);
   });
 
@@ -261,5 +266,160 @@ describe("the configuration reference", () => {
     expect(droneVariables).toContain("GADGET_DRONE_CONFIG");
     for (const variable of new Set([...serverVariables, ...droneVariables]))
       expect(reference, variable).toContain(`\`${variable}\``);
+  });
+});
+
+/** An IPv4 address as a number; throws on anything else. */
+function ipv4(address: string): number {
+  const parts = address.split(".").map(Number);
+  if (parts.length !== 4 || parts.some((part) => !Number.isInteger(part) || part < 0 || part > 255))
+    throw new Error(`not an IPv4 address: ${address}`);
+  return parts.reduce((value, part) => value * 256 + part, 0);
+}
+
+/** The first and last address of an IPv4 CIDR. */
+function cidrRange(cidr: string): { first: number; last: number } {
+  const [address = "", bits = ""] = cidr.split("/");
+  const size = 2 ** (32 - Number(bits));
+  const first = Math.floor(ipv4(address) / size) * size;
+  return { first, last: first + size - 1 };
+}
+
+function inCidr(address: string, cidr: string): boolean {
+  const { first, last } = cidrRange(cidr);
+  return ipv4(address) >= first && ipv4(address) <= last;
+}
+
+// Security review, finding 9: with GADGET_TRUST_PROXY=true and `option forwardfor` (which appends)
+// a client chose its address in the first X-Forwarded-For entry and was never login-limited, and
+// HAProxy's `path /metrics` rule let /%6detrics through to the servers' unauthenticated /metrics.
+describe("client addresses and /metrics behind the balancer", () => {
+  const haproxy = readHaproxyConfig();
+  const publishedPort = (services.lb?.ports ?? []).map((port) => port.split(":").at(-1));
+  const publicFrontends = haproxy.filter(
+    ({ kind, lines }) =>
+      kind === "frontend" &&
+      lines.some((line) => publishedPort.includes(/^bind \S*:(\d+)/.exec(line)?.[1])),
+  );
+  const publicFrontend = publicFrontends[0] ?? { kind: "frontend", name: "", lines: [] };
+  const balancerAddress = (variables: Record<string, string>) =>
+    interpolateAll(services.lb?.networks, variables)?.default?.ipv4_address;
+
+  it("has one public frontend, on the balancer's published port", () => {
+    expect(publishedPort).toEqual(["8080"]);
+    expect(publicFrontends.map(({ name }) => name)).toHaveLength(1);
+  });
+
+  it("servers believe X-Forwarded-For from the balancer's fixed address only, never from `true`", () => {
+    const image = stageEnvironment(serverDockerfile);
+    for (const variables of [filled, { ...filled, GADGET_NETWORK_PREFIX: "10.99.7" }]) {
+      const address = balancerAddress(variables);
+      expect(() => ipv4(address ?? ""), "the balancer has a fixed IPv4 address").not.toThrow();
+      for (const [name, server] of servers) {
+        const environment = serviceEnvironment(server, variables);
+        expect(environment.GADGET_TRUST_PROXY, name).not.toBe("true");
+        expect(loadEnv({ ...image, ...environment }).trustProxy, name).toEqual([address]);
+      }
+    }
+    expect(balancerAddress({ ...filled, GADGET_NETWORK_PREFIX: "10.99.7" })).toBe("10.99.7.2");
+  });
+
+  it("gives the balancer an address of the network that Docker never hands to another container", () => {
+    const address = balancerAddress(filled) ?? "";
+    const config = interpolateAll(compose.networks?.default, filled)?.ipam?.config ?? [];
+    expect(config).toHaveLength(1);
+    const { subnet = "", ip_range: dynamic = "" } = config[0] ?? {};
+    expect(inCidr(address, subnet), `${address} in ${subnet}`).toBe(true);
+    // Not the network's own address nor the gateway Docker takes (the subnet's first host).
+    expect(ipv4(address)).toBeGreaterThan(cidrRange(subnet).first + 1);
+    // Containers without a fixed address get one from ip_range, inside the subnet, not this one.
+    expect(cidrRange(dynamic).first).toBeGreaterThanOrEqual(cidrRange(subnet).first);
+    expect(cidrRange(dynamic).last).toBeLessThanOrEqual(cidrRange(subnet).last);
+    expect(inCidr(address, dynamic), `${address} outside ${dynamic}`).toBe(false);
+    // Every other service is on the same network, without a fixed address of its own.
+    for (const [name, service] of Object.entries(services)) {
+      if (name === "lb") continue;
+      const networks = Object.keys(service.networks ?? { default: null });
+      expect(networks, name).toEqual(["default"]);
+      expect(service.networks?.default?.ipv4_address, name).toBeUndefined();
+    }
+  });
+
+  it("replaces a forged X-Forwarded-For with the address HAProxy sees instead of appending to it", () => {
+    const everything = haproxy.flatMap(({ lines }) => lines);
+    // `option forwardfor` appends: a client's "1.2.3.4" would stay the header's first entry.
+    expect(everything.filter((line) => /^(no\s+)?option\s+forwardfor\b/.test(line))).toEqual([]);
+    expect(
+      everything.filter((line) => /^http-request\s+add-header\s+x-forwarded-for\b/i.test(line)),
+    ).toEqual([]);
+    const forwardedFor = publicFrontend.lines.filter((line) =>
+      /^http-request\s+(set|add|del|replace)-(header|value)\s+x-forwarded-for\b/i.test(line),
+    );
+    expect(forwardedFor).toEqual(["http-request set-header X-Forwarded-For %[src]"]);
+    // Nothing else a client sends about itself reaches the servers, which trust the balancer.
+    expect(publicFrontend.lines).toContain("http-request del-header X-Forwarded-Host");
+    expect(publicFrontend.lines).toContain("http-request del-header Forwarded");
+    expect(publicFrontend.lines).toContainEqual(
+      expect.stringMatching(/^http-request set-header X-Forwarded-Proto /),
+    );
+  });
+
+  it.each([
+    "/metrics",
+    "/%6detrics",
+    "/%6D%65%74%72%69%63%73",
+    "/METRICS",
+    "/Metrics",
+    "//metrics",
+    "/metrics/",
+    "/./metrics",
+    "/x/../metrics",
+    "/%2e/metrics",
+    "/%2Fmetrics",
+    "/metrics?format=prometheus",
+    "/metrics;jsessionid=1",
+    "http://lb:8080/metrics",
+  ])("refuses %s on the public frontend", (target) => {
+    expect(deniesPath(publicFrontend, target)).toBe(true);
+  });
+
+  it("still lets the web IDE, its assets, the API and Socket.IO through", () => {
+    for (const target of [
+      "/",
+      "/projects",
+      "/assets/metrics-4f2a1c.js",
+      "/api/me",
+      "/api/turns/abc/stream",
+      "/socket.io/?EIO=4&transport=polling",
+      "/readyz",
+    ])
+      expect(deniesPath(publicFrontend, target), target).toBe(false);
+  });
+
+  it("publishes only the balancer: Prometheus scrapes the servers on the compose network, as docs/operations.md says", () => {
+    const published = Object.entries(services)
+      .filter(([, service]) => (service.ports ?? []).length > 0)
+      .map(([name]) => name);
+    expect(published).toEqual(["lb"]);
+    const operations = readFileSync(path.join(repoRoot, "docs/operations.md"), "utf8");
+    const targets = /targets:\s*\[([^\]]*)\]/.exec(operations)?.[1] ?? "";
+    const port = stageEnvironment(serverDockerfile).PORT;
+    expect(targets.split(",").map((target) => target.trim().replace(/^"|"$/g, ""))).toEqual(
+      servers.map(([name]) => `${name}:${port}`),
+    );
+  });
+
+  it("keeps a client's x-request-id only when it is one header holding a token the server keeps", () => {
+    const rule = publicFrontend.lines.find((line) =>
+      /^http-request set-header x-request-id %\[unique-id\]/i.test(line),
+    );
+    expect(rule).toBeDefined();
+    expect(rule).toContain("unless { req.fhdr_cnt(x-request-id) eq 1 }");
+    const pattern = /\{ req\.fhdr\(x-request-id\) -m reg (\S+) \}/.exec(rule ?? "")?.[1] ?? "^$";
+    const kept = new RegExp(pattern);
+    for (const id of ["abc-123", "7F000001:A2BB_7F000001:1F90_6B054178_0015", "x".repeat(100)])
+      expect(kept.test(id), id).toBe(true);
+    for (const id of ["a,b", "a b", "x".repeat(101), "", "<script>"])
+      expect(kept.test(id), id).toBe(false);
   });
 });

@@ -1,7 +1,9 @@
-// Reads the deployment files in docker/ the way Docker and Compose do, as far as the deployment
-// tests need: compose.yml with `${…}` interpolation, .env files, Dockerfiles and .dockerignore.
+// Reads the deployment files in docker/ the way Docker, Compose and HAProxy do, as far as the
+// deployment tests need: compose.yml with `${…}` interpolation, .env files, Dockerfiles,
+// .dockerignore, and haproxy.cfg's sections and `http-request deny` rules.
 import { readFileSync } from "node:fs";
 import path from "node:path";
+import { UserError } from "@gadget/protocol";
 import { findRepoRoot } from "@gadget/services";
 import { parse } from "yaml";
 
@@ -21,10 +23,16 @@ export interface ComposeService {
   volumes?: string[];
   healthcheck?: ComposeHealthcheck;
   depends_on?: Record<string, { condition: string }>;
+  networks?: Record<string, { ipv4_address?: string } | null>;
+}
+
+export interface ComposeNetwork {
+  ipam?: { config?: Array<{ subnet?: string; ip_range?: string }> };
 }
 
 export interface ComposeFile {
   services: Record<string, ComposeService>;
+  networks?: Record<string, ComposeNetwork | null>;
   volumes?: Record<string, unknown>;
 }
 
@@ -34,13 +42,12 @@ export function readComposeFile(file = path.join(dockerDir, "compose.yml")): Com
 }
 
 /** A `${VAR:?message}` whose variable is unset or empty: Compose refuses to start. */
-export class MissingVariableError extends Error {
+export class MissingVariableError extends UserError {
   constructor(
     readonly variable: string,
     message: string,
   ) {
-    super(`required variable ${variable} is missing a value: ${message}`);
-    this.name = "MissingVariableError";
+    super("missing_variable", `required variable ${variable} is missing a value: ${message}`);
   }
 }
 
@@ -135,6 +142,22 @@ export function serviceEnvironment(
     environment[name] = interpolate(String(value), variables, seen);
   }
   return environment;
+}
+
+/** Every string in a compose value (a network, a service's `networks`), interpolated. */
+export function interpolateAll<T>(
+  value: T,
+  variables: Record<string, string | undefined>,
+  seen?: Set<string>,
+): T {
+  if (typeof value === "string") return interpolate(value, variables, seen) as T;
+  if (Array.isArray(value)) return value.map((item) => interpolateAll(item, variables, seen)) as T;
+  if (value && typeof value === "object") {
+    return Object.fromEntries(
+      Object.entries(value).map(([key, item]) => [key, interpolateAll(item, variables, seen)]),
+    ) as T;
+  }
+  return value;
 }
 
 /** A .env file (KEY=value lines, # comments, optional quotes) as a map. */
@@ -310,4 +333,76 @@ function patternExpression(pattern: string): RegExp {
     else source += character.replace(/[.+^${}()|[\]\\]/g, "\\$&");
   }
   return new RegExp(`^${source}$`);
+}
+
+export interface HaproxySection {
+  /** global, defaults, frontend, backend, resolvers, … */
+  kind: string;
+  name: string;
+  /** Its statements, trimmed, comments and blank lines dropped. */
+  lines: string[];
+}
+
+/** haproxy.cfg as sections of statements. */
+export function readHaproxyConfig(file = path.join(dockerDir, "haproxy.cfg")): HaproxySection[] {
+  const sections: HaproxySection[] = [];
+  for (const raw of readFileSync(file, "utf8").split("\n")) {
+    const line = raw.replace(/(^|\s)#.*$/, "").trim();
+    if (!line) continue;
+    if (/^\S/.test(raw)) {
+      const [kind = "", name = ""] = line.split(/\s+/);
+      sections.push({ kind, name, lines: [] });
+    } else sections.at(-1)?.lines.push(line);
+  }
+  return sections;
+}
+
+/**
+ * Whether one of a frontend's `http-request deny … if { <fetch>,<converters> [-m <method>] <pattern> }`
+ * rules refuses a request for `target` (origin or absolute form). Knows the `path` fetch, the
+ * `url_dec` and `lower` converters and the str/beg/end/sub/reg methods, and throws on anything
+ * else, so a rule it cannot read never passes for one that refuses.
+ * @example deniesPath(frontend, "/%6detrics") // true when the rule decodes before matching
+ */
+export function deniesPath(frontend: HaproxySection, target: string): boolean {
+  const path = requestPath(target);
+  return frontend.lines
+    .filter((line) => line.startsWith("http-request deny"))
+    .some((rule) => {
+      const condition = /\sif\s+\{\s*(\S+)\s+(?:-m\s+(\w+)\s+)?(\S+)\s*\}$/.exec(rule);
+      if (!condition) throw new Error(`cannot read the rule "${rule}"`);
+      // Without -m, `path` matches the whole string.
+      const [, expression = "", method = "str", pattern = ""] = condition;
+      const [fetch, ...converters] = expression.split(",");
+      if (fetch !== "path") throw new Error(`unknown fetch ${fetch} in "${rule}"`);
+      let value: string | null = path;
+      for (const converter of converters) {
+        if (value === null) break;
+        if (converter === "url_dec") value = percentDecode(value);
+        else if (converter === "lower") value = value.toLowerCase();
+        else throw new Error(`unknown converter ${converter} in "${rule}"`);
+      }
+      // A converter that fails (url_dec on "%zz") makes the condition false, as in HAProxy.
+      if (value === null) return false;
+      if (method === "str") return value === pattern;
+      if (method === "beg") return value.startsWith(pattern);
+      if (method === "end") return value.endsWith(pattern);
+      if (method === "sub") return value.includes(pattern);
+      if (method === "reg") return new RegExp(pattern).test(value);
+      throw new Error(`unknown match method ${method} in "${rule}"`);
+    });
+}
+
+/** HAProxy's `path`: the request target without scheme, authority and query string. */
+function requestPath(target: string): string {
+  const origin = target.replace(/^[a-z][a-z0-9+.-]*:\/\/[^/]*/i, "");
+  return origin.split("?")[0] ?? "";
+}
+
+/** HAProxy's `url_dec`: every %XX decoded to its byte; null when a `%` is not followed by two hex digits. */
+function percentDecode(text: string): string | null {
+  if (/%(?![0-9a-f]{2})/i.test(text)) return null;
+  return text.replace(/%([0-9a-f]{2})/gi, (_match, hex: string) =>
+    String.fromCharCode(Number.parseInt(hex, 16)),
+  );
 }

@@ -160,7 +160,7 @@ describe("dispatch", () => {
     await drone.stream(first, finish("one"));
     const secondOrder = await nextOrder;
     expect(secondOrder.turnId).toBe(second);
-    // The second turn's context holds the first exchange (seed 001 session history).
+    // The second turn's context holds the first exchange (the session history).
     expect(secondOrder.context.map((message) => [message.role, message.content])).toEqual([
       ["user", "first"],
       ["assistant", "one"],

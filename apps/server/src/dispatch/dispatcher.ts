@@ -5,15 +5,23 @@
 // and the `dispatched` seq in one Redis script, stores the claim in one write round and sends the
 // work order. A refusal or timeout puts the turn back and tries the next drone. A turn nobody can take stays `queued`; drone connects,
 // finished turns and a periodic sweep enqueue it again.
-import type { ChatTurnDocument } from "@gadget/db";
+import type { ChatTurnDocument, Models } from "@gadget/db";
+import type { Logger } from "@gadget/logging";
 import { type Ack, type IWorkOrder, toGadgetError } from "@gadget/protocol";
 import { Queue, Worker } from "bullmq";
 import { Redis } from "ioredis";
 import { Types } from "mongoose";
 
-import { droneRoom, type ServerContext } from "../context.ts";
-import type { Presence } from "../drones/presence.ts";
-import type { SlotCandidate } from "../drones/slots.ts";
+import type { ResolvedConfig } from "../config.ts";
+import type { SecretBox } from "../crypto/secret-box.ts";
+import type { Presence, PresenceStore } from "../drones/presence.ts";
+import { DroneSlots, type SlotCandidate } from "../drones/slots.ts";
+import type { Lifecycle } from "../lifecycle.ts";
+import type { Metrics } from "../metrics/metrics.ts";
+import { type DronesNamespace, droneRoom } from "../sockets/rooms.ts";
+import type { SeqStore } from "../turns/seq-store.ts";
+import type { TurnIndex } from "../turns/turn-index.ts";
+import type { TurnStore } from "../turns/turn-store.ts";
 import { buildWorkOrder, loadOrderParts, type OrderParts, type OrderRefs } from "./work-order.ts";
 
 /** What a turn's creator already knows, so the processor reads everything in one round. */
@@ -56,6 +64,31 @@ type Attempt =
 /** How long a hand-off waits for its job on this process (another process may take the job). */
 const handOffTtlMs = 30_000;
 
+export interface DispatcherDependencies {
+  config: Pick<
+    ResolvedConfig,
+    | "redisUrl"
+    | "redisPrefix"
+    | "serverId"
+    | "dispatchConcurrency"
+    | "workOrderAckTimeoutMs"
+    | "droneGraceMs"
+  >;
+  logger: Logger;
+  models: Models;
+  /** Redis commands of the slots (the queue and worker open their own connections). */
+  redis: Redis;
+  presence: PresenceStore;
+  store: TurnStore;
+  seqs: SeqStore;
+  turnIndex: TurnIndex;
+  secretBox: SecretBox;
+  metrics: Metrics;
+  /** The drones' namespace (a getter: it exists only once the HTTP server is built). */
+  drones: () => DronesNamespace;
+  lifecycle: Lifecycle;
+}
+
 export class Dispatcher {
   private readonly queue: Queue<DispatchJob>;
   private worker: Worker<DispatchJob> | null = null;
@@ -63,18 +96,23 @@ export class Dispatcher {
   private readonly handOffs = new Map<string, HandOff>();
   /** Dispatches this process started itself for turns it just created (see `enqueue`). */
   private readonly direct = new Map<string, Promise<unknown>>();
+  /** Drones' used slots in Redis: taken by this dispatcher's claims, kept in step with the turns. */
+  readonly slots: DroneSlots;
 
-  constructor(private readonly context: ServerContext) {
+  constructor(private readonly dependencies: DispatcherDependencies) {
+    this.slots = new DroneSlots(dependencies.redis, dependencies.config.redisPrefix);
     const connection = this.connection();
     this.queue = new Queue<DispatchJob>("dispatch", {
       connection,
-      prefix: `${context.config.redisPrefix}:bull`,
+      prefix: `${dependencies.config.redisPrefix}:bull`,
     });
   }
 
   private connection(): Redis {
-    const redis = new Redis(this.context.config.redisUrl, { maxRetriesPerRequest: null });
-    redis.on("error", (error) => this.context.logger.warn({ err: error }, "dispatch redis error"));
+    const redis = new Redis(this.dependencies.config.redisUrl, { maxRetriesPerRequest: null });
+    redis.on("error", (error) =>
+      this.dependencies.logger.warn({ err: error }, "dispatch redis error"),
+    );
     this.connections.push(redis);
     return redis;
   }
@@ -91,17 +129,20 @@ export class Dispatcher {
           if (direct) await direct;
           else await this.dispatch(job.data.turnId, job.data.refs);
         } catch (error) {
-          this.context.logger.error({ err: error, turnId: job.data.turnId }, "dispatch failed");
+          this.dependencies.logger.error(
+            { err: error, turnId: job.data.turnId },
+            "dispatch failed",
+          );
         }
       },
       {
         connection: this.connection(),
-        prefix: `${this.context.config.redisPrefix}:bull`,
-        concurrency: this.context.config.dispatchConcurrency,
+        prefix: `${this.dependencies.config.redisPrefix}:bull`,
+        concurrency: this.dependencies.config.dispatchConcurrency,
       },
     );
     this.worker.on("error", (error) =>
-      this.context.logger.warn({ err: error }, "dispatch worker error"),
+      this.dependencies.logger.warn({ err: error }, "dispatch worker error"),
     );
   }
 
@@ -115,7 +156,7 @@ export class Dispatcher {
     session: OrderParts["session"],
     provider: OrderParts["provider"],
   ): Promise<HandOff | null> {
-    const { models, presence } = this.context;
+    const { models, presence } = this.dependencies;
     try {
       const [project, fleet] = await Promise.all([
         models.Project.findById(turn.project).lean<OrderParts["project"]>(),
@@ -137,21 +178,20 @@ export class Dispatcher {
    * (`enqueue`): whichever process takes it finds the turn dispatched, or tries again.
    */
   dispatchNow(turnId: string, refs: DispatchRefs, handOff: HandOff): void {
-    if (!this.worker || !this.context.accepting || this.direct.has(turnId)) return;
+    if (!this.worker || !this.dependencies.lifecycle.accepting || this.direct.has(turnId)) return;
     this.handOffs.set(turnId, handOff);
     setTimeout(() => {
       if (this.handOffs.get(turnId) === handOff) this.handOffs.delete(turnId);
     }, handOffTtlMs).unref();
     const direct = this.dispatch(turnId, refs)
       .catch((error: unknown) =>
-        this.context.logger.error({ err: error, turnId }, "dispatch failed"),
+        this.dependencies.logger.error({ err: error, turnId }, "dispatch failed"),
       )
       .finally(() => {
         this.direct.delete(turnId);
-        this.context.background.delete(direct);
       });
     this.direct.set(turnId, direct);
-    this.context.background.add(direct);
+    this.dependencies.lifecycle.track(direct);
   }
 
   /**
@@ -168,18 +208,19 @@ export class Dispatcher {
 
   /** Queues every queued turn of a user (a drone connected or a slot was freed). */
   async kickUser(userId: string): Promise<void> {
-    for (const turnId of await this.context.turnIndex.queuedOf(userId)) await this.enqueue(turnId);
+    for (const turnId of await this.dependencies.turnIndex.queuedOf(userId))
+      await this.enqueue(turnId);
   }
 
   /** Queues every queued turn (periodic safety net for wake-ups that raced a running job). */
   async kickAll(): Promise<void> {
-    for (const turnId of await this.context.turnIndex.queued()) await this.enqueue(turnId);
+    for (const turnId of await this.dependencies.turnIndex.queued()) await this.enqueue(turnId);
   }
 
   /** Tries to hand a queued turn to a drone; returns the drone id or null. */
   async dispatch(turnId: string, refs?: DispatchRefs): Promise<string | null> {
     const declined = new Set<string>();
-    while (this.context.accepting) {
+    while (this.dependencies.lifecycle.accepting) {
       const attempt = await this.attempt(turnId, refs, declined);
       if (attempt.kind === "none") return null;
       if (attempt.kind === "stale") continue;
@@ -203,7 +244,7 @@ export class Dispatcher {
     refs: DispatchRefs | undefined,
     declined: ReadonlySet<string>,
   ): Promise<Attempt> {
-    const { store, models, presence, secretBox, config } = this.context;
+    const { store, models, presence, secretBox, config } = this.dependencies;
     const handOff = this.handOffs.get(turnId);
     this.handOffs.delete(turnId);
     return store.locked(turnId, async (apply): Promise<Attempt> => {
@@ -255,8 +296,8 @@ export class Dispatcher {
       }).catch(async (error: unknown) => {
         // Not stored: free the slot and the counter's holder again.
         await Promise.all([
-          store.slots.remove(droneId, turnId),
-          this.context.seqs.allocate(turnId, 0, ""),
+          this.slots.remove(droneId, turnId),
+          this.dependencies.seqs.allocate(turnId, 0, ""),
         ]);
         throw error;
       });
@@ -296,10 +337,10 @@ export class Dispatcher {
     candidates: Candidate[],
     expectLast: number | undefined,
   ): Promise<{ droneId: string; seq: number; name: string | null } | "stale" | null> {
-    const { store, seqs, models } = this.context;
+    const { seqs, models } = this.dependencies;
     // Each pass reloads at most one thing Redis lost (the counter, or one drone's slots).
     for (let reloads = 0; reloads <= candidates.length + 1; reloads++) {
-      const outcome = await store.slots.claim(turnId, seqs.keyOf(turnId), candidates, expectLast);
+      const outcome = await this.slots.claim(turnId, seqs.keyOf(turnId), candidates, expectLast);
       if (outcome.status === "full") return null;
       if (outcome.status === "changed") return "stale";
       if (outcome.status === "claimed") {
@@ -313,13 +354,13 @@ export class Dispatcher {
         continue;
       }
       const drone = await models.Drone.findById(outcome.droneId).select({ activeTurns: 1 }).lean();
-      await store.slots.load(outcome.droneId, (drone?.activeTurns ?? []).map(String));
+      await this.slots.load(outcome.droneId, (drone?.activeTurns ?? []).map(String));
     }
     return null;
   }
 
   private async presenceOf(droneIds: string[]): Promise<Fleet> {
-    const presences = await this.context.presence.read(droneIds);
+    const presences = await this.dependencies.presence.read(droneIds);
     return droneIds.map((droneId, index) => ({ droneId, presence: presences[index]! }));
   }
 
@@ -329,19 +370,20 @@ export class Dispatcher {
     order: IWorkOrder,
     presence: Presence | null,
   ): Promise<Ack | undefined> {
-    const { config } = this.context;
+    const { config } = this.dependencies;
     // A drone connected to this process gets the order on its socket: a broadcast to its room
     // would first ask Redis how many servers there are, then publish to all of them.
     const local =
       presence?.serverId === config.serverId && presence.socketId
-        ? this.context.drones.sockets.get(presence.socketId)
+        ? this.dependencies.drones().sockets.get(presence.socketId)
         : undefined;
     if (local?.connected && local.rooms.has(droneRoom(droneId))) {
       return (
         local.timeout(config.workOrderAckTimeoutMs).emitWithAck("work_order", order) as Promise<Ack>
       ).catch(() => undefined);
     }
-    const answers = this.context.drones
+    const answers = this.dependencies
+      .drones()
       .to(droneRoom(droneId))
       .timeout(config.workOrderAckTimeoutMs)
       .emitWithAck("work_order", order) as Promise<Ack[]>;
@@ -356,7 +398,7 @@ export class Dispatcher {
     turnId: string,
     attempt: Extract<Attempt, { kind: "sent" }>,
   ): Promise<boolean> {
-    const { config, metrics, logger } = this.context;
+    const { config, metrics, logger } = this.dependencies;
     const { droneId, turn } = attempt;
     const answer = await attempt.answer;
     if (answer?.ok) {
@@ -369,7 +411,10 @@ export class Dispatcher {
     else {
       reason = `no answer within ${config.workOrderAckTimeoutMs} ms`;
       // It may still start the turn late: tell it not to.
-      this.context.drones.to(droneRoom(droneId)).emit("turn_cancel", { turnId }, () => undefined);
+      this.dependencies
+        .drones()
+        .to(droneRoom(droneId))
+        .emit("turn_cancel", { turnId }, () => undefined);
     }
     logger.info({ turnId, droneId, reason }, "work order declined");
     await this.release(turnId, droneId, reason);
@@ -378,7 +423,7 @@ export class Dispatcher {
 
   /** Puts a declined turn back in the queue, unless the drone started it after all. */
   private async release(turnId: string, droneId: string, reason: string): Promise<void> {
-    await this.context.store.mutate(turnId, (turn) => {
+    await this.dependencies.store.mutate(turnId, (turn) => {
       if (turn.status !== "dispatched" || String(turn.drone) !== droneId) return null;
       return {
         events: [
@@ -394,7 +439,7 @@ export class Dispatcher {
 
   private async fail(turnId: string, error: unknown): Promise<void> {
     const problem = toGadgetError(error);
-    await this.context.store.mutate(turnId, (turn) => {
+    await this.dependencies.store.mutate(turnId, (turn) => {
       if (turn.status !== "queued") return null;
       return {
         events: [

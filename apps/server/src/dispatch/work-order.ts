@@ -1,4 +1,4 @@
-// Builds the IWorkOrder of seed 001 for a turn: project, session, provider (with the decrypted
+// Builds a turn's work order (docs/reference.md, "The work order"): project, session, provider (with the decrypted
 // key), the session's history as context, the prompt, limits, where to continue numbering events,
 // and, for a resumed turn, its stored messages.
 import type {
@@ -63,6 +63,13 @@ export function buildWorkOrder(
         gitUrl: project.gitUrl,
         ...(project.defaultBranch ? { defaultBranch: project.defaultBranch } : {}),
         ...(project.verifyCommands?.length ? { verifyCommands: project.verifyCommands } : {}),
+        network: { mode: project.network ?? "none", allowedHosts: project.allowedHosts ?? [] },
+        // Projects stored before the field existed get the default.
+        ...(project.branchPrefix === undefined ? {} : { branchPrefix: project.branchPrefix }),
+        delivery: project.delivery ?? "workspace",
+        ...(project.commitAuthor
+          ? { commitAuthor: { name: project.commitAuthor.name, email: project.commitAuthor.email } }
+          : {}),
       },
       session: {
         _id: String(session._id),
@@ -78,8 +85,9 @@ export function buildWorkOrder(
         ...(provider.escalationModelId ? { escalationModelId: provider.escalationModelId } : {}),
         ...(provider.contextWindow ? { contextWindow: provider.contextWindow } : {}),
         ...(provider.pricing ? { pricing: provider.pricing } : {}),
+        quirks: (provider.quirks ?? []).map((quirk) => quirk.code),
       },
-      // Completed turns of the session, prompt and answer (seed 001's session history).
+      // Completed turns of the session, prompt and answer (the session history).
       context: (session.history ?? []) as IChatMessage[],
       prompt: turn.prompt,
       limits: turn.limits ?? {},

@@ -17,6 +17,8 @@ export interface Presence {
   platform: string | null;
   version: string | null;
   workspaces: string[];
+  /** The turns the drone said it runs in its last heartbeat (the sweeper spares their leases). */
+  runningTurns: string[];
 }
 
 export interface PresenceConnect {
@@ -36,19 +38,31 @@ export interface PresenceConnect {
 const touchScript = `if redis.call("hget", KEYS[1], "socketId") == ARGV[1] then
   redis.call("hset", KEYS[1], "lastSeenAt", ARGV[2])
   if ARGV[3] ~= "" then redis.call("hset", KEYS[1], "workspaces", ARGV[3]) end
+  if ARGV[4] ~= "" then redis.call("hset", KEYS[1], "runningTurns", ARGV[4]) end
   return 1 end return 0`;
 const leaveScript = `if redis.call("hget", KEYS[1], "socketId") == ARGV[1] then
   redis.call("hdel", KEYS[1], "socketId", "serverId")
   redis.call("hset", KEYS[1], "lastSeenAt", ARGV[2])
   return 1 end return 0`;
-// A user's possibly-online drones and their records in one round trip (dispatch's hot path).
+// A revoked drone leaves a tombstone: no late heartbeat or racing connection brings it back.
+const connectScript = `if redis.call("exists", KEYS[3]) == 1 then return 0 end
+redis.call("hset", KEYS[1], unpack(ARGV, 2))
+redis.call("sadd", KEYS[2], ARGV[1])
+return 1`;
+// A user's possibly-online drones and their records in one round trip (dispatch's hot path);
+// revoked ones are left out.
 const ofUserScript = `local ids = redis.call("smembers", KEYS[1])
 local out = {}
 for _, id in ipairs(ids) do
-  out[#out + 1] = id
-  out[#out + 1] = redis.call("hgetall", ARGV[1] .. id)
+  if redis.call("exists", ARGV[2] .. id) == 0 then
+    out[#out + 1] = id
+    out[#out + 1] = redis.call("hgetall", ARGV[1] .. id)
+  end
 end
 return out`;
+
+/** How long a revoked drone's tombstone stays (longer than any connection or heartbeat in flight). */
+const tombstoneSeconds = 7 * 24 * 60 * 60;
 
 /** Reads and writes presence records `<prefix>:presence:<droneId>`. */
 export class PresenceStore {
@@ -62,6 +76,7 @@ export class PresenceStore {
     this.scripts = {
       touch: luaScript(redis, "gadgetPresenceTouch", touchScript),
       leave: luaScript(redis, "gadgetPresenceLeave", leaveScript),
+      connect: luaScript(redis, "gadgetPresenceConnect", connectScript),
       ofUser: luaScript(redis, "gadgetPresenceOfUser", ofUserScript),
     };
   }
@@ -70,26 +85,33 @@ export class PresenceStore {
     return `${this.prefix}:presence:${droneId}`;
   }
 
+  private tombstoneKey(droneId: string): string {
+    return `${this.prefix}:revoked-drone:${droneId}`;
+  }
+
   private onlineKey(userId: string): string {
     return `${this.prefix}:online-drones:${userId}`;
   }
 
-  async connect(droneId: string, connect: PresenceConnect): Promise<void> {
-    await this.redis
-      .multi()
-      .hset(this.key(droneId), {
-        serverId: connect.serverId,
-        socketId: connect.socketId,
-        name: connect.name,
-        lastSeenAt: String(Date.now()),
-        capacity: String(connect.capacity),
-        hostname: connect.hostname ?? "",
-        platform: connect.platform ?? "",
-        version: connect.version ?? "",
-        workspaces: JSON.stringify(connect.workspaces),
-      })
-      .sadd(this.onlineKey(connect.userId), droneId)
-      .exec();
+  /** Marks the drone online on `connect.socketId`; false (and nothing written) once revoked. */
+  async connect(droneId: string, connect: PresenceConnect): Promise<boolean> {
+    const fields = {
+      serverId: connect.serverId,
+      socketId: connect.socketId,
+      name: connect.name,
+      lastSeenAt: String(Date.now()),
+      capacity: String(connect.capacity),
+      hostname: connect.hostname ?? "",
+      platform: connect.platform ?? "",
+      version: connect.version ?? "",
+      workspaces: JSON.stringify(connect.workspaces),
+    };
+    const written = await this.scripts.connect(
+      [this.key(droneId), this.onlineKey(connect.userId), this.tombstoneKey(droneId)],
+      droneId,
+      ...Object.entries(fields).flat(),
+    );
+    return written === 1;
   }
 
   /** Drones of a user that may be online (check each with read()). */
@@ -98,12 +120,18 @@ export class PresenceStore {
   }
 
   /** Renews the heartbeat; false when `socketId` no longer holds the drone. */
-  async touch(droneId: string, socketId: string, workspaces?: string[]): Promise<boolean> {
+  async touch(
+    droneId: string,
+    socketId: string,
+    workspaces?: string[],
+    runningTurns?: string[],
+  ): Promise<boolean> {
     const result = await this.scripts.touch(
       [this.key(droneId)],
       socketId,
       String(Date.now()),
       workspaces ? JSON.stringify(workspaces) : "",
+      runningTurns ? JSON.stringify(runningTurns) : "",
     );
     return result === 1;
   }
@@ -113,8 +141,14 @@ export class PresenceStore {
     if (left === 1) await this.redis.srem(this.onlineKey(userId), droneId);
   }
 
-  async remove(droneId: string, userId: string): Promise<void> {
-    await this.redis.multi().del(this.key(droneId)).srem(this.onlineKey(userId), droneId).exec();
+  /** A revoked drone: gone from presence, and kept out of it from now on. */
+  async revoke(droneId: string, userId: string): Promise<void> {
+    await this.redis
+      .multi()
+      .set(this.tombstoneKey(droneId), "1", "EX", tombstoneSeconds)
+      .del(this.key(droneId))
+      .srem(this.onlineKey(userId), droneId)
+      .exec();
   }
 
   /** Presence of several drones at once, in the order given. */
@@ -132,6 +166,7 @@ export class PresenceStore {
     const flat = (await this.scripts.ofUser(
       [this.onlineKey(userId)],
       `${this.prefix}:presence:`,
+      `${this.prefix}:revoked-drone:`,
     )) as Array<string | string[]>;
     const now = Date.now();
     const drones: Array<{ droneId: string; presence: Presence }> = [];
@@ -159,6 +194,7 @@ export class PresenceStore {
       platform: record.platform || null,
       version: record.version || null,
       workspaces: record.workspaces ? (JSON.parse(record.workspaces) as string[]) : [],
+      runningTurns: record.runningTurns ? (JSON.parse(record.runningTurns) as string[]) : [],
     };
   }
 }

@@ -1,19 +1,22 @@
 // The HTTP edge: one Fastify app whose every error becomes `{"error":{"code","message","details"}}`.
 import { randomBytes } from "node:crypto";
-import { GadgetError, toGadgetError, UserError } from "@gadget/protocol";
+import type { Logger } from "@gadget/logging";
+import { type ErrorCode, GadgetError, toGadgetError, UserError } from "@gadget/protocol";
 import Fastify, { type FastifyInstance } from "fastify";
-import type { ServerContext } from "../context.ts";
+import type { ResolvedConfig } from "../config.ts";
+import { type StorageHealth, unavailableError } from "../storage/health.ts";
 import type { TurnService } from "../turns/turn-service.ts";
-import { authRoutes } from "./routes/auth.ts";
-import { droneRoutes } from "./routes/drones.ts";
-import { fileRoutes } from "./routes/files.ts";
-import { healthRoutes } from "./routes/health.ts";
-import { projectRoutes } from "./routes/projects.ts";
-import { providerRoutes } from "./routes/providers.ts";
-import { turnRoutes } from "./routes/turns.ts";
+import { type AuthRouteDependencies, authRoutes } from "./routes/auth.ts";
+import { type DeliveryRouteDependencies, deliveryRoutes } from "./routes/deliveries.ts";
+import { type DroneRouteDependencies, droneRoutes } from "./routes/drones.ts";
+import { type FileRouteDependencies, fileRoutes } from "./routes/files.ts";
+import { type HealthRouteDependencies, healthRoutes } from "./routes/health.ts";
+import { type ProjectRouteDependencies, projectRoutes } from "./routes/projects.ts";
+import { type ProviderRouteDependencies, providerRoutes } from "./routes/providers.ts";
+import { type TurnRouteDependencies, turnRoutes } from "./routes/turns.ts";
 import { registerWebApp } from "./web.ts";
 
-const statusCodes: Record<number, string> = {
+const statusCodes: Record<number, ErrorCode> = {
   400: "validation_failed",
   401: "unauthorized",
   403: "forbidden",
@@ -53,13 +56,27 @@ declare module "fastify" {
   }
 }
 
-export function createHttpApp(context: ServerContext, turns: TurnService): FastifyInstance {
+/** What the routes use, each route naming its own part. */
+export type HttpDependencies = HealthRouteDependencies &
+  AuthRouteDependencies &
+  DeliveryRouteDependencies &
+  DroneRouteDependencies &
+  FileRouteDependencies &
+  ProjectRouteDependencies &
+  ProviderRouteDependencies &
+  TurnRouteDependencies & {
+    config: ResolvedConfig;
+    logger: Logger;
+    health: StorageHealth;
+  };
+
+export function createHttpApp(dependencies: HttpDependencies, turns: TurnService): FastifyInstance {
   const app = Fastify({
     logger: false,
-    bodyLimit: context.config.bodyLimitBytes,
+    bodyLimit: dependencies.config.bodyLimitBytes,
     // Socket.IO handles its own path on the same server.
     return503OnClosing: true,
-    trustProxy: context.config.trustProxy,
+    trustProxy: dependencies.config.trustProxy,
     genReqId: (request) => {
       const given = request.headers["x-request-id"];
       return typeof given === "string" && requestIdPattern.test(given)
@@ -82,8 +99,8 @@ export function createHttpApp(context: ServerContext, turns: TurnService): Fasti
       ms: Math.round(reply.elapsedTime),
       ...(request.userId ? { userId: request.userId } : {}),
     };
-    if (quietPaths.test(path)) context.logger.debug(line, "request");
-    else context.logger.info(line, "request");
+    if (quietPaths.test(path)) dependencies.logger.debug(line, "request");
+    else dependencies.logger.info(line, "request");
   });
 
   // An empty JSON body (e.g. POST /cancel with a content type) reads as {}.
@@ -102,9 +119,12 @@ export function createHttpApp(context: ServerContext, turns: TurnService): Fasti
   });
 
   app.setErrorHandler((error, request, reply) => {
-    const problem = httpError(error);
-    if (problem.status >= 500) {
-      context.logger.error(
+    // An outage of the database or Redis answers 503 `unavailable`, logged once per outage.
+    const down = dependencies.health.failed(error);
+    const problem = down ? unavailableError(down, error) : httpError(error);
+    if (down) reply.header("retry-after", "2");
+    if (problem.status >= 500 && !down) {
+      dependencies.logger.error(
         {
           err: error,
           requestId: request.id,
@@ -120,13 +140,14 @@ export function createHttpApp(context: ServerContext, turns: TurnService): Fasti
     }
     reply.status(problem.status).send(problem.toJSON());
   });
-  app.register(healthRoutes(context));
-  app.register(authRoutes(context), { prefix: "/api" });
-  app.register(droneRoutes(context, turns), { prefix: "/api" });
-  app.register(providerRoutes(context), { prefix: "/api" });
-  app.register(projectRoutes(context), { prefix: "/api" });
-  app.register(turnRoutes(context, turns), { prefix: "/api" });
-  app.register(fileRoutes(context), { prefix: "/api" });
-  registerWebApp(app, context.config.webDir);
+  app.register(healthRoutes(dependencies));
+  app.register(authRoutes(dependencies), { prefix: "/api" });
+  app.register(droneRoutes(dependencies, turns), { prefix: "/api" });
+  app.register(providerRoutes(dependencies), { prefix: "/api" });
+  app.register(projectRoutes(dependencies), { prefix: "/api" });
+  app.register(turnRoutes(dependencies, turns), { prefix: "/api" });
+  app.register(fileRoutes(dependencies), { prefix: "/api" });
+  app.register(deliveryRoutes(dependencies), { prefix: "/api" });
+  registerWebApp(app, dependencies.config.webDir);
   return app;
 }

@@ -66,6 +66,7 @@ describe("authorisation matrix", () => {
       ["GET stream", () => bob.get(`/api/turns/${turnId}/stream`)],
       ["cancel", () => bob.post(`/api/turns/${turnId}/cancel`)],
       ["resume", () => bob.post(`/api/turns/${turnId}/resume`)],
+      ["revert", () => bob.post(`/api/turns/${turnId}/revert`)],
       ["approve", () => bob.post(`/api/turns/${turnId}/approvals/ap-1`, { approve: true })],
       ["GET session turns", () => bob.get(`/api/sessions/${a.sessionId}/turns`)],
       [

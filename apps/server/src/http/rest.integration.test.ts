@@ -1,4 +1,4 @@
-// SPEC.md's REST flows over real HTTP: accounts, providers, projects, sessions, turns and errors.
+// The REST flows of docs/reference.md over real HTTP: accounts, providers, projects, sessions, turns and errors.
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import type { GadgetServer } from "../server.ts";
 import { ApiClient, setupWorkspace, signup } from "../testing/api-client.ts";
@@ -56,8 +56,10 @@ describe("accounts", () => {
       email: user.email,
       password: "another password",
     });
-    expect(again.status).toBe(409);
-    expect(again.body.error.code).toBe("conflict");
+    // The same words as any other refusal: signup does not say which emails have accounts.
+    expect(again.status).toBe(400);
+    expect(again.body.error.code).toBe("signup_failed");
+    expect(again.body.error.message).not.toMatch(/exist|taken|already registered/i);
 
     const wrong = await anonymous.post("/api/auth/login", {
       email: user.email,
@@ -70,7 +72,7 @@ describe("accounts", () => {
     expect((await new ApiClient(server.url, "gat_nonsense").get("/api/me")).status).toBe(401);
   });
 
-  it("rate-limits logins per email with 429 and Retry-After", async () => {
+  it("slows wrong passwords for an email with 429 and Retry-After", async () => {
     const user = await signup(server.url, "limited");
     const anonymous = new ApiClient(server.url);
     const statuses: number[] = [];
@@ -205,6 +207,84 @@ describe("providers, projects, sessions, turns", () => {
       providerId: "0123456789abcdef01234567",
     });
     expect(unknownProvider.status).toBe(404);
+  });
+
+  it("changes a project's network policy and verification with PATCH, validated and per user", async () => {
+    const user = await signup(server.url, "patch");
+    const created = await user.post("/api/projects", {
+      name: "Sandboxed",
+      gitUrl: "https://example.com/s.git",
+    });
+    expect(created.body.project).toMatchObject({
+      network: "none",
+      allowedHosts: [],
+      branchPrefix: "gadget/",
+      delivery: "workspace",
+      commitAuthor: null,
+    });
+    const id = created.body.project._id;
+
+    const patched = await user.patch(`/api/projects/${id}`, {
+      network: "allowlist",
+      allowedHosts: [
+        "Registry.NPMJS.org",
+        "*.github.com:443",
+        "127.0.0.1:4873",
+        "registry.npmjs.org",
+      ],
+      verifyCommands: ["npm test"],
+      branchPrefix: "ai/work/",
+    });
+    expect(patched.status).toBe(200);
+    expect(patched.body.project).toMatchObject({
+      name: "Sandboxed",
+      branchPrefix: "ai/work/",
+      network: "allowlist",
+      allowedHosts: ["registry.npmjs.org", "*.github.com:443", "127.0.0.1:4873"],
+      verifyCommands: ["npm test"],
+    });
+    const listed = (await user.get("/api/projects")).body.projects[0];
+    expect(listed).toMatchObject({ network: "allowlist", verifyCommands: ["npm test"] });
+
+    for (const [body, field] of [
+      [{ network: "everything" }, "network"],
+      [{ allowedHosts: ["http://evil.example/path"] }, "allowedHosts.0"],
+      [{ allowedHosts: ["example.com:99999"] }, "allowedHosts.0"],
+      [
+        { allowedHosts: Array.from({ length: 101 }, (_, index) => `h${index}.example`) },
+        "allowedHosts",
+      ],
+      [{ slug: "renamed" }, "(root)"],
+      [{ branchPrefix: "../escape/" }, "branchPrefix"],
+      [{ branchPrefix: "-x" }, "branchPrefix"],
+      [{ delivery: "email" }, "delivery"],
+      [{ commitAuthor: { name: "Ada", email: "not an email" } }, "commitAuthor.email"],
+      [{ name: "" }, "name"],
+    ] as const) {
+      const refused = await user.patch(`/api/projects/${id}`, body);
+      expect(refused.status, JSON.stringify(body)).toBe(400);
+      expect(refused.body.error.details.map((issue: { path: string }) => issue.path)).toContain(
+        field,
+      );
+    }
+    expect((await user.get("/api/projects")).body.projects[0].network).toBe("allowlist");
+
+    // Delivery and the commit author; null clears the author again.
+    const delivering = await user.patch(`/api/projects/${id}`, {
+      delivery: "pull-request",
+      commitAuthor: { name: "Ada Lovelace", email: "ada@example.com" },
+    });
+    expect(delivering.body.project).toMatchObject({
+      delivery: "pull-request",
+      commitAuthor: { name: "Ada Lovelace", email: "ada@example.com" },
+    });
+    const cleared = await user.patch(`/api/projects/${id}`, { commitAuthor: null });
+    expect(cleared.body.project).toMatchObject({ delivery: "pull-request", commitAuthor: null });
+
+    const stranger = await signup(server.url, "patch-stranger");
+    const foreign = await stranger.patch(`/api/projects/${id}`, { network: "open" });
+    expect(foreign.status).toBe(404);
+    expect((await user.get("/api/projects")).body.projects[0].network).toBe("allowlist");
   });
 
   it("cancels a queued turn at once and resumes only interrupted or failed turns", async () => {

@@ -5,6 +5,7 @@ import path from "node:path";
 import fastifyStatic from "@fastify/static";
 import { UserError } from "@gadget/protocol";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { registerSecurityHeaders } from "./security-headers.ts";
 
 const serverPaths = /^\/(api|socket\.io)(\/|$)|^\/(healthz|readyz|metrics)$/;
 const oneYear = 365 * 24 * 3600;
@@ -15,10 +16,12 @@ export function isServerPath(pathname: string): boolean {
 }
 
 /**
- * Serves the web build, or, when there is none, a page that says how to build it.
- * Vite names assets by content hash, so they are cached for a year; index.html never is.
+ * Serves the web build, or, when there is none, a page that says how to build it; every answer
+ * of `app` (the API's too) gets the security headers. Vite names assets by content hash, so they
+ * are cached for a year; index.html never is.
  */
 export function registerWebApp(app: FastifyInstance, webDir: string | null): void {
+  registerSecurityHeaders(app);
   const built = webDir !== null && existsSync(path.join(webDir, "index.html"));
   if (built) {
     app.register(fastifyStatic, {
@@ -54,7 +57,8 @@ export function registerWebApp(app: FastifyInstance, webDir: string | null): voi
         .status(404)
         .type("text/plain; charset=utf-8")
         .send(
-          `The web IDE is not built${webDir ? ` (no index.html in ${webDir})` : ""}.\n` +
+          // No path: the page is public, and where the server is installed helps only an attacker.
+          "The web IDE is not built.\n" +
             "Build it with `pnpm --filter @gadget/web build`, or run `pnpm start`, which builds it.\n" +
             "The API is at /api.\n",
         );

@@ -8,7 +8,11 @@ export type Metrics = ReturnType<typeof createMetrics>;
  * Creates the registry. `connectedDrones` reads this process's /drones namespace; turn counts are
  * read from the database at scrape time, so every server reports the fleet-wide numbers.
  */
-export function createMetrics(options: { models: Models; connectedDrones: () => number }) {
+export function createMetrics(options: {
+  models: Models;
+  connectedDrones: () => number;
+  liveSubscriptions: () => number;
+}) {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: "gadget_process_" });
   const { models } = options;
@@ -18,6 +22,14 @@ export function createMetrics(options: { models: Models; connectedDrones: () => 
     registers: [registry],
     collect() {
       this.set(options.connectedDrones());
+    },
+  });
+  new Gauge({
+    name: "gadget_live_subscriptions",
+    help: "Browser sockets and SSE streams following a turn or session on this server process",
+    registers: [registry],
+    collect() {
+      this.set(options.liveSubscriptions());
     },
   });
   new Gauge({
@@ -51,6 +63,18 @@ export function createMetrics(options: { models: Models; connectedDrones: () => 
       name: "gadget_turns_finished_total",
       help: "Turns that reached a final status on this process",
       labelNames: ["status"],
+      registers: [registry],
+    }),
+    batchesRefused: new Counter({
+      name: "gadget_event_batches_refused_total",
+      help: "Drone event batches answered with an error, by code (unavailable: the drone retries)",
+      labelNames: ["code"],
+      registers: [registry],
+    }),
+    storageFailures: new Counter({
+      name: "gadget_storage_failures_total",
+      help: "Calls to the database or Redis that failed because it was unavailable (each retry counts)",
+      labelNames: ["service"],
       registers: [registry],
     }),
   };

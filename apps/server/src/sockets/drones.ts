@@ -1,8 +1,9 @@
 // The /drones namespace: drones authenticate with their credential, keep presence, receive work
 // orders and control messages in their room `drone:<id>` (reachable from any server through the
 // Redis adapter), and stream turn events, checkpoints and heartbeats.
-import type { DroneDocument } from "@gadget/db";
+import type { DroneDocument, Models } from "@gadget/db";
 import { activeTurnStatuses } from "@gadget/db";
+import type { Logger } from "@gadget/logging";
 import {
   droneHandshakeSchema,
   heartbeatSchema,
@@ -11,15 +12,44 @@ import {
   turnCheckpointSchema,
   turnEventBatchSchema,
 } from "@gadget/protocol";
-import { droneRoom, type ServerContext } from "../context.ts";
+import type { ResolvedConfig } from "../config.ts";
 import { sha256 } from "../crypto/tokens.ts";
-import { publishDrone } from "../drones/drone-view.ts";
-import { ingestBatch, renewLeases, storeCheckpoint } from "../turns/ingest.ts";
+import type { Dispatcher } from "../dispatch/dispatcher.ts";
+import type { PresenceStore } from "../drones/presence.ts";
+import type { Lifecycle } from "../lifecycle.ts";
+import type { Metrics } from "../metrics/metrics.ts";
+import type { Locks } from "../redis/locks.ts";
+import type { StorageHealth } from "../storage/health.ts";
+import type { TurnIngest } from "../turns/ingest.ts";
 import type { TurnService } from "../turns/turn-service.ts";
+import type { TurnStore } from "../turns/turn-store.ts";
+import { publishDrone } from "./drone-updates.ts";
 import { handle, refusal } from "./edge.ts";
+import { type DronesNamespace, droneRoom, type IdeNamespace } from "./rooms.ts";
 
-export function attachDroneNamespace(context: ServerContext, turns: TurnService): void {
-  const { drones, models, logger, presence, config } = context;
+export interface DroneSocketDependencies {
+  config: Pick<ResolvedConfig, "serverId" | "droneGraceMs">;
+  logger: Logger;
+  models: Models;
+  locks: Locks;
+  presence: PresenceStore;
+  /** Owns the drones' slots (loaded on connect) and starts their user's queued turns. */
+  dispatcher: Dispatcher;
+  store: TurnStore;
+  turns: TurnService;
+  ingest: TurnIngest;
+  health: StorageHealth;
+  metrics: Metrics;
+  lifecycle: Lifecycle;
+  /** The browsers' namespace, for `drone_update`. */
+  ide: () => IdeNamespace;
+}
+
+export function attachDroneNamespace(
+  drones: DronesNamespace,
+  dependencies: DroneSocketDependencies,
+): void {
+  const { models, logger, presence, config, turns, ingest } = dependencies;
 
   drones.use((socket, next) => {
     const parsed = droneHandshakeSchema.safeParse(socket.handshake.auth);
@@ -37,7 +67,7 @@ export function attachDroneNamespace(context: ServerContext, turns: TurnService)
       );
       return;
     }
-    if (!context.accepting) {
+    if (!dependencies.lifecycle.accepting) {
       next(refusal("unavailable", "Server is shutting down; connect to another one"));
       return;
     }
@@ -73,7 +103,7 @@ export function attachDroneNamespace(context: ServerContext, turns: TurnService)
     const log = logger.child({ droneId });
     const ready = (async () => {
       // Under the drone's lock, so racing connections and a revocation settle in one order.
-      const joined = await context.locks.with(`drone:${droneId}`, async () => {
+      const joined = await dependencies.locks.with(`drone:${droneId}`, async () => {
         const drone = await models.Drone.findById(droneId).lean<DroneDocument>();
         if (!drone || drone.revokedAt || !socket.connected) return false;
         const capacity = auth.capacity ?? drone.capacity;
@@ -83,12 +113,14 @@ export function attachDroneNamespace(context: ServerContext, turns: TurnService)
           hostname: auth.hostname ?? drone.hostname,
           platform: auth.platform ?? drone.platform,
           version: auth.version ?? drone.version,
+          sandbox: auth.sandbox,
         };
         const unchanged =
           details.capacity === drone.capacity &&
           details.hostname === drone.hostname &&
           details.platform === drone.platform &&
           details.version === drone.version &&
+          JSON.stringify(details.sandbox) === JSON.stringify(drone.sandbox) &&
           JSON.stringify(details.workspaces) === JSON.stringify(drone.workspaces) &&
           Date.now() - (drone.lastSeenAt?.getTime() ?? 0) < 60_000;
         // Live presence is in Redis; the document changes only when the drone's details do.
@@ -98,7 +130,7 @@ export function attachDroneNamespace(context: ServerContext, turns: TurnService)
             { $set: { ...details, lastSeenAt: new Date() } },
           );
         }
-        await Promise.all([
+        const [online] = await Promise.all([
           presence.connect(droneId, {
             userId,
             name: drone.name,
@@ -111,8 +143,9 @@ export function attachDroneNamespace(context: ServerContext, turns: TurnService)
             workspaces: auth.workspaces,
           }),
           // Dispatch counts used slots in Redis; fill them from the document if Redis lost them.
-          context.store.slots.load(droneId, (drone.activeTurns ?? []).map(String)),
+          dependencies.dispatcher.slots.load(droneId, (drone.activeTurns ?? []).map(String)),
         ]);
+        if (!online) return false; // revoked meanwhile
         socket.join(droneRoom(droneId));
         // One connection per drone: this one replaces any older one, on whichever server.
         await drones.in(droneRoom(droneId)).except(socket.id).disconnectSockets(true);
@@ -124,8 +157,8 @@ export function attachDroneNamespace(context: ServerContext, turns: TurnService)
       }
       await reconcile(droneId, auth.activeTurns);
       log.info({ socketId: socket.id }, "drone connected");
-      await publishDrone(context, droneId);
-      await context.dispatcher.kickUser(userId);
+      await publishDrone(dependencies, droneId);
+      await dependencies.dispatcher.kickUser(userId);
     })().catch((error: unknown) => log.error({ err: error }, "drone connect failed"));
 
     /** After a reconnect: keep the turns the drone still runs, interrupt the ones it lost. */
@@ -133,7 +166,7 @@ export function attachDroneNamespace(context: ServerContext, turns: TurnService)
       const drone = await models.Drone.findById(id).select({ activeTurns: 1 }).lean();
       const heldIds = new Set((drone?.activeTurns ?? []).map(String));
       const keep = running.filter((turnId) => heldIds.has(turnId));
-      const stop = await renewLeases(context, id, { activeTurns: keep }, { force: true });
+      const stop = await ingest.renewLeases(id, { activeTurns: keep }, { force: true });
       for (const turnId of running) {
         if (!heldIds.has(turnId) || stop.includes(turnId)) {
           socket.emit("turn_cancel", { turnId }, () => undefined);
@@ -151,42 +184,77 @@ export function attachDroneNamespace(context: ServerContext, turns: TurnService)
       }
     }
 
+    const edge = { health: dependencies.health };
     socket.on(
       "turn_events",
-      handle(log, turnEventBatchSchema, "event batch", async (batch) => {
-        await ready;
-        return ingestBatch(context, droneId, batch);
-      }),
+      handle(
+        log,
+        turnEventBatchSchema,
+        "event batch",
+        async (batch) => {
+          await ready;
+          return ingest.ingestBatch(droneId, batch);
+        },
+        { ...edge, onError: (code) => dependencies.metrics.batchesRefused.inc({ code }) },
+      ),
     );
     socket.on(
       "turn_checkpoint",
-      handle(log, turnCheckpointSchema, "checkpoint", async (checkpoint) => {
-        await ready;
-        await storeCheckpoint(context, droneId, checkpoint);
-        return {};
-      }),
+      handle(
+        log,
+        turnCheckpointSchema,
+        "checkpoint",
+        async (checkpoint) => {
+          await ready;
+          await ingest.storeCheckpoint(droneId, checkpoint);
+          return {};
+        },
+        edge,
+      ),
     );
     socket.on(
       "heartbeat",
-      handle(log, heartbeatSchema, "heartbeat", async (beat) => {
-        await ready;
-        const current = await presence.touch(droneId, socket.id, beat.workspaces);
-        if (!current) {
-          await presence.connect(droneId, {
-            userId,
-            name: socket.data.droneName,
-            serverId: config.serverId,
-            socketId: socket.id,
-            capacity: auth.capacity ?? 1,
-            hostname: auth.hostname ?? null,
-            platform: auth.platform ?? null,
-            version: auth.version ?? null,
-            workspaces: beat.workspaces ?? auth.workspaces,
-          });
-        }
-        const cancelledTurns = await renewLeases(context, droneId, beat);
-        return { cancelledTurns };
-      }),
+      handle(
+        log,
+        heartbeatSchema,
+        "heartbeat",
+        async (beat) => {
+          await ready;
+          const current = await presence.touch(
+            droneId,
+            socket.id,
+            beat.workspaces,
+            beat.activeTurns,
+          );
+          // Not the holder any more (presence expired or was lost with Redis): this socket takes
+          // it again, unless the drone was revoked (the tombstone, or the document if Redis lost it).
+          if (!current) {
+            const drone = await models.Drone.findById(droneId).select({ revokedAt: 1 }).lean();
+            if (!drone || drone.revokedAt) {
+              socket.disconnect(true);
+              return { cancelledTurns: [] };
+            }
+            const online = await presence.connect(droneId, {
+              userId,
+              name: socket.data.droneName,
+              serverId: config.serverId,
+              socketId: socket.id,
+              capacity: auth.capacity ?? 1,
+              hostname: auth.hostname ?? null,
+              platform: auth.platform ?? null,
+              version: auth.version ?? null,
+              workspaces: beat.workspaces ?? auth.workspaces,
+            });
+            if (!online) {
+              socket.disconnect(true);
+              return { cancelledTurns: [] };
+            }
+          }
+          const cancelledTurns = await ingest.renewLeases(droneId, beat);
+          return { cancelledTurns };
+        },
+        edge,
+      ),
     );
 
     socket.on("disconnect", (reason) => {
@@ -198,7 +266,7 @@ export function attachDroneNamespace(context: ServerContext, turns: TurnService)
         // The grace period starts now: the drone may come back (here or elsewhere) and go on.
         const drone = await models.Drone.findById(droneId).select({ activeTurns: 1 }).lean();
         for (const turnId of drone?.activeTurns ?? []) {
-          await context.store.mutate(String(turnId), (current) =>
+          await dependencies.store.mutate(String(turnId), (current) =>
             current.status &&
             activeTurnStatuses.includes(current.status) &&
             String(current.drone) === droneId
@@ -207,10 +275,9 @@ export function attachDroneNamespace(context: ServerContext, turns: TurnService)
           );
         }
         log.info({ reason }, "drone disconnected");
-        await publishDrone(context, droneId);
+        await publishDrone(dependencies, droneId);
       })().catch((error: unknown) => log.error({ err: error }, "drone disconnect handling failed"));
-      context.background.add(work);
-      void work.finally(() => context.background.delete(work));
+      dependencies.lifecycle.track(work);
     });
   });
 }

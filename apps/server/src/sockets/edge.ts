@@ -1,7 +1,21 @@
 // The socket edge: payloads are parsed, and whatever a handler throws becomes an error ack.
 import type { Logger } from "@gadget/logging";
-import { type Ack, parseOrThrow, toGadgetError } from "@gadget/protocol";
+import { type Ack, type GadgetError, parseOrThrow, toGadgetError } from "@gadget/protocol";
 import type { z } from "zod";
+import { type StorageHealth, unavailableError } from "../storage/health.ts";
+
+export interface EdgeOptions {
+  /** Turns an outage of the database or Redis into `unavailable` (logged once per outage). */
+  health?: StorageHealth;
+  /** Told the code of every error answer (metrics). */
+  onError?: (code: string) => void;
+}
+
+/** The answer for a thrown value: an outage is retryable `unavailable`, the rest as it is. */
+export function answerFor(error: unknown, health?: StorageHealth): GadgetError {
+  const down = health?.failed(error);
+  return down ? unavailableError(down, error) : toGadgetError(error);
+}
 
 /**
  * Wraps a socket handler: validates the payload with `schema`, runs `work`, acknowledges
@@ -13,6 +27,7 @@ export function handle<S extends z.ZodType, R extends object>(
   schema: S,
   what: string,
   work: (payload: z.infer<S>) => Promise<R>,
+  options: EdgeOptions = {},
 ) {
   return (payload: unknown, ack?: unknown) => {
     const reply = typeof ack === "function" ? (ack as (result: Ack<R>) => void) : () => undefined;
@@ -21,8 +36,12 @@ export function handle<S extends z.ZodType, R extends object>(
       .then(
         (result) => reply({ ok: true, ...result } as Ack<R>),
         (error: unknown) => {
-          const problem = toGadgetError(error);
-          if (problem.status >= 500) logger.error({ err: error }, `${what} failed`);
+          const problem = answerFor(error, options.health);
+          // Outages are logged once each by the health tracker, not once per request.
+          if (problem.status >= 500 && problem.code !== "unavailable") {
+            logger.error({ err: error }, `${what} failed`);
+          }
+          options.onError?.(problem.code);
           reply({ ok: false, ...problem.toJSON() });
         },
       );

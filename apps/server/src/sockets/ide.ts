@@ -1,14 +1,27 @@
 // The /ide namespace: browsers and scripts authenticate with a user token, get turn and drone
 // updates of their user, and subscribe to turns or sessions with a seq cursor (catch-up, then live).
-import { ideHandshakeSchema, subscribeSchema, UserError } from "@gadget/protocol";
-import { authenticateToken } from "../auth/authenticate.ts";
-import { type ServerContext, userRoom } from "../context.ts";
-import { ownedBy } from "../owned.ts";
-import type { LiveSubscription } from "../turns/live-relay.ts";
-import { handle, refusal } from "./edge.ts";
 
-export function attachIdeNamespace(context: ServerContext): void {
-  const { ide, logger, models, relay } = context;
+import type { Models } from "@gadget/db";
+import type { Logger } from "@gadget/logging";
+import { ideHandshakeSchema, subscribeSchema, UserError } from "@gadget/protocol";
+import type { SignIns } from "../auth/sign-ins.ts";
+import { ownedBy } from "../owned.ts";
+import type { LiveRelay, LiveSubscription } from "../turns/live-relay.ts";
+import { handle, refusal } from "./edge.ts";
+import { type IdeNamespace, tokenRoom, userRoom } from "./rooms.ts";
+
+/** Turns and sessions one browser connection follows at once (a tab follows one or two). */
+const maxSubscriptionsPerSocket = 50;
+
+export interface IdeSocketDependencies {
+  logger: Logger;
+  models: Models;
+  relay: LiveRelay;
+  signIns: SignIns;
+}
+
+export function attachIdeNamespace(ide: IdeNamespace, dependencies: IdeSocketDependencies): void {
+  const { logger, models, relay } = dependencies;
 
   ide.use((socket, next) => {
     const parsed = ideHandshakeSchema.safeParse(socket.handshake.auth);
@@ -16,13 +29,14 @@ export function attachIdeNamespace(context: ServerContext): void {
       next(refusal("unauthorized", "Handshake needs {token}: a user token from /api/auth/login"));
       return;
     }
-    authenticateToken(context, parsed.data.token)
-      .then((userId) => {
-        if (!userId) {
+    dependencies.signIns
+      .authenticate(parsed.data.token)
+      .then((signedIn) => {
+        if (!signedIn) {
           next(refusal("unauthorized", "Invalid or expired token: log in again"));
           return;
         }
-        socket.data = { userId };
+        socket.data = { userId: signedIn.userId, tokenHash: signedIn.tokenHash };
         next();
       })
       .catch((error: unknown) => {
@@ -32,31 +46,61 @@ export function attachIdeNamespace(context: ServerContext): void {
   });
 
   ide.on("connection", (socket) => {
-    const { userId } = socket.data;
-    socket.join(userRoom(userId));
+    const { userId, tokenHash } = socket.data;
+    socket.join([userRoom(userId), tokenRoom(tokenHash)]);
     const subscriptions = new Map<string, LiveSubscription>();
+    // Subscribes still reading the database, by key: a later subscribe or an unsubscribe of the
+    // same key replaces the entry, and a subscribe that finds itself replaced (or its socket gone)
+    // subscribes to nothing, so no order of calls leaves a subscription nobody can close.
+    const pending = new Map<string, symbol>();
+    const keyOf = (request: { turnId?: string | undefined; sessionId?: string | undefined }) =>
+      request.turnId ? `turn:${request.turnId}` : `session:${request.sessionId}`;
+    const checkRoom = (key: string) => {
+      if (!subscriptions.has(key) && subscriptions.size >= maxSubscriptionsPerSocket) {
+        throw new UserError(
+          "rate_limited",
+          `A connection follows at most ${maxSubscriptionsPerSocket} turns and sessions at once; unsubscribe from one first`,
+          { details: { limit: maxSubscriptionsPerSocket } },
+        );
+      }
+    };
 
     socket.on(
       "subscribe",
       handle(logger, subscribeSchema, "subscription", async (request) => {
-        const key = request.turnId ? `turn:${request.turnId}` : `session:${request.sessionId}`;
-        subscriptions.get(key)?.close();
+        const key = keyOf(request);
+        checkRoom(key);
+        const mine = Symbol(key);
+        pending.set(key, mine);
         let sessionId: string;
-        if (request.turnId) {
-          const turn = ownedBy(
-            await models.ChatTurn.findById(request.turnId).select({ session: 1, user: 1 }).lean(),
-            userId,
-          );
-          if (!turn) throw new UserError("not_found", "Turn not found");
-          sessionId = String(turn.session);
-        } else {
-          const session = ownedBy(
-            await models.ChatSession.findById(request.sessionId).select({ _id: 1, user: 1 }).lean(),
-            userId,
-          );
-          if (!session) throw new UserError("not_found", "Session not found");
-          sessionId = String(session._id);
+        try {
+          if (request.turnId) {
+            const turn = ownedBy(
+              await models.ChatTurn.findById(request.turnId).select({ session: 1, user: 1 }).lean(),
+              userId,
+            );
+            if (!turn) throw new UserError("not_found", "Turn not found");
+            sessionId = String(turn.session);
+          } else {
+            const session = ownedBy(
+              await models.ChatSession.findById(request.sessionId)
+                .select({ _id: 1, user: 1 })
+                .lean(),
+              userId,
+            );
+            if (!session) throw new UserError("not_found", "Session not found");
+            sessionId = String(session._id);
+          }
+        } catch (error) {
+          if (pending.get(key) === mine) pending.delete(key);
+          throw error;
         }
+        // Replaced by a later subscribe or unsubscribe of the same key, or the socket is gone.
+        if (pending.get(key) !== mine) return {};
+        pending.delete(key);
+        if (socket.disconnected) return {};
+        checkRoom(key);
+        subscriptions.get(key)?.close();
         const subscription = relay.subscribe({
           ...(request.turnId ? { turnId: request.turnId } : {}),
           sessionId,
@@ -72,7 +116,8 @@ export function attachIdeNamespace(context: ServerContext): void {
     socket.on(
       "unsubscribe",
       handle(logger, subscribeSchema, "subscription", async (request) => {
-        const key = request.turnId ? `turn:${request.turnId}` : `session:${request.sessionId}`;
+        const key = keyOf(request);
+        pending.delete(key);
         subscriptions.get(key)?.close();
         subscriptions.delete(key);
         return {};
@@ -82,6 +127,7 @@ export function attachIdeNamespace(context: ServerContext): void {
     socket.on("disconnect", () => {
       for (const subscription of subscriptions.values()) subscription.close();
       subscriptions.clear();
+      pending.clear();
     });
   });
 }

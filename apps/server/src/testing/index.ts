@@ -1,4 +1,5 @@
-// Test kit of the server: a scripted drone, an API and /ide client, and server instances for tests.
+// Test kit of the server: server instances for tests (in-process and as a child process), and the
+// wire clients of @gadget/testkit/wire with the scripted drone checking providers as gadget-drone.
 export {
   ApiClient,
   type ApiResponse,
@@ -9,4 +10,5 @@ export {
   waitFor,
 } from "./api-client.ts";
 export { DroneRefused, ScriptedDrone, type ScriptedDroneOptions } from "./scripted-drone.ts";
+export { type ServerProcess, startServerProcess } from "./server-process.ts";
 export { startTestServer, type TestServerOptions, testConfig, uniqueName } from "./test-server.ts";

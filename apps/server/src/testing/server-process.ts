@@ -24,10 +24,15 @@ export async function startServerProcess(
   timeoutMs = 30_000,
   /** Extra node flags, e.g. `--cpu-prof`. */
   nodeArgs: string[] = [],
+  /**
+   * The apps/server directory whose `src/cli.ts serve` runs; default this one. A benchmark points
+   * it at a git worktree of an older commit to measure that build beside this one.
+   */
+  serverDirectory: string = serverDir,
 ): Promise<ServerProcess> {
   const port = await freePort();
   const child = spawn(process.execPath, [...nodeArgs, "--import", "tsx", "src/cli.ts", "serve"], {
-    cwd: serverDir,
+    cwd: serverDirectory,
     env: {
       PATH: process.env.PATH ?? "",
       HOME: process.env.HOME ?? "",

@@ -29,6 +29,8 @@ export function testConfig(options: TestServerOptions, name = uniqueName("test")
     workOrderAckTimeoutMs: 2_000,
     droneRequestTimeoutMs: 2_000,
     turnUpdateIntervalMs: 50,
+    // The old default cost: tests sign up hundreds of users (production hashes at N=2^17).
+    passwordCost: { N: 2 ** 14, r: 8, p: 1 },
     ...options,
     mongoUrl: options.mongoUrl.includes("/test_")
       ? options.mongoUrl

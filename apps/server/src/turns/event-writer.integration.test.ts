@@ -24,7 +24,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe("event writer", () => {
   it("writes a lone batch at once", async () => {
-    const writer = new EventWriter(fixture.server.context.models);
+    const writer = new EventWriter(fixture.server.context.models, fixture.server.context.health);
     const turnId = String(new Types.ObjectId());
     const written = writer.write(turnId, batch(1, 3));
     // Started before write() returned: nothing waits to gather.
@@ -38,7 +38,7 @@ describe("event writer", () => {
 
   it("gathers a stream of batches into fewer writes, each caller answered once stored", async () => {
     const { models } = fixture.server.context;
-    const writer = new EventWriter(models, 1, 2_000, 20);
+    const writer = new EventWriter(models, fixture.server.context.health, { gatherMs: 20 });
     const turnIds = Array.from({ length: 5 }, () => String(new Types.ObjectId()));
     const answered: Array<Promise<number | null>> = [];
     const started = performance.now();
@@ -68,5 +68,37 @@ describe("event writer", () => {
       turn: { $in: turnIds.map((id) => new Types.ObjectId(id)) },
     });
     expect(stored).toBe(300);
+  });
+
+  it("fails only the batch the database cannot take; the others of its write are stored", async () => {
+    const { models, health } = fixture.server.context;
+    const writer = new EventWriter(models, health, { gatherMs: 50 });
+    const good = [String(new Types.ObjectId()), String(new Types.ObjectId())];
+    const bad = String(new Types.ObjectId());
+    // Under load the writer gathers: these three go out as one group.
+    for (let index = 0; index < 9; index++) await writer.write(good[0]!, batch(100 + index, 1));
+    const hostile = {
+      ...agentEvent("debug", { message: "x", details: { "key\u0000with-nul": 1 } }),
+      seq: 1,
+      at: new Date(),
+    } as TurnEvent;
+    const outcomes = await Promise.allSettled([
+      writer.write(good[0]!, batch(1, 2)),
+      writer.write(bad, [hostile]),
+      writer.write(good[1]!, batch(1, 2)),
+    ]);
+    expect(outcomes.map((outcome) => outcome.status)).toEqual([
+      "fulfilled",
+      "rejected",
+      "fulfilled",
+    ]);
+    for (const turnId of good) {
+      expect(
+        await models.TurnEvent.countDocuments({
+          turn: new Types.ObjectId(turnId),
+          seq: { $lte: 2 },
+        }),
+      ).toBe(2);
+    }
   });
 });

@@ -6,9 +6,15 @@
 // a few milliseconds of gathering buys back much of a core at thousands of events a second. Light
 // traffic (a dispatch, a lone batch) is written at once. Each caller is answered once its events
 // are durable.
+//
+// Faults stay with their cause: a write that fails because the database is unavailable is retried
+// (the unique {turn, seq} index makes a repeated insert harmless) for `retryForMs`, then every
+// caller gets `unavailable`; a group that fails for any other reason is written again batch by
+// batch, so one bad batch fails only its own caller.
 import { isDuplicateKeyError, type Models } from "@gadget/db";
 import type { TurnEvent } from "@gadget/protocol";
 import { Types } from "mongoose";
+import { retryWhileUnavailable, type StorageHealth } from "../storage/health.ts";
 
 /** How many recent writes tell whether the writer is under load. */
 const loadWindow = 8;
@@ -30,13 +36,30 @@ export class EventWriter {
 
   constructor(
     private readonly models: Models,
-    /** Concurrent writes; default 1 (FerretDB's SQLite serialises writes anyway; larger groups win). */
-    private readonly concurrency = 1,
-    /** Largest single write, in events; default 2 000. */
-    private readonly maxEvents = 2_000,
-    /** Least time between the starts of two writes, unless a full write is waiting; default 5 ms. */
-    private readonly gatherMs = 5,
+    private readonly health: StorageHealth,
+    private readonly options: {
+      /** Concurrent writes; default 1 (FerretDB's SQLite serialises writes; larger groups win). */
+      concurrency?: number;
+      /** Largest single write, in events; default 2 000. */
+      maxEvents?: number;
+      /** Least time between the starts of two writes, unless a full write waits; default 5 ms. */
+      gatherMs?: number;
+      /** How long a write is retried while the database is unavailable; default 5 000 ms. */
+      retryForMs?: number;
+    } = {},
   ) {}
+
+  private get concurrency(): number {
+    return this.options.concurrency ?? 1;
+  }
+
+  private get maxEvents(): number {
+    return this.options.maxEvents ?? 2_000;
+  }
+
+  private get gatherMs(): number {
+    return this.options.gatherMs ?? 5;
+  }
 
   /** Stores events of one turn; resolves when stored (duplicates of stored seqs are ignored). */
   write(turnId: string, events: TurnEvent[]): Promise<void> {
@@ -78,32 +101,52 @@ export class EventWriter {
       this.inFlight++;
       this.stats.writes++;
       this.stats.events += size;
-      // The driver's insertMany, not mongoose's: documents are built here already well-formed,
-      // and casting thousands of them a second costs CPU the relay needs.
-      this.models.TurnEvent.collection
-        .insertMany(
-          group.flatMap((pending) => pending.documents),
-          { ordered: false },
-        )
-        .then(
-          () => undefined,
-          (error: unknown) => {
-            if (!isDuplicateKeyError(error)) throw error;
-          },
-        )
-        .then(
-          () => {
-            for (const pending of group) pending.resolve();
-          },
-          (error: unknown) => {
-            for (const pending of group) pending.reject(error);
-          },
-        )
-        .finally(() => {
-          this.inFlight--;
-          this.pump();
-        });
+      this.writeGroup(group).finally(() => {
+        this.inFlight--;
+        this.pump();
+      });
     }
+  }
+
+  /** Writes a group; answers every caller (never rejects). */
+  private async writeGroup(group: Pending[]): Promise<void> {
+    try {
+      await this.insert(group.flatMap((pending) => pending.documents));
+      for (const pending of group) pending.resolve();
+      return;
+    } catch (error) {
+      if (group.length === 1) {
+        group[0]!.reject(error);
+        return;
+      }
+    }
+    // The group failed for a reason of its own: each batch on its own, so only the bad one fails.
+    for (const pending of group) {
+      try {
+        await this.insert(pending.documents);
+        pending.resolve();
+      } catch (error) {
+        pending.reject(error);
+      }
+    }
+  }
+
+  /** One insert, retried while the database is unavailable; a duplicate is already stored. */
+  private insert(documents: Array<TurnEvent & { turn: Types.ObjectId }>): Promise<void> {
+    return retryWhileUnavailable(
+      this.health,
+      "database",
+      async () => {
+        try {
+          // The driver's insertMany, not mongoose's: documents are built here already well-formed,
+          // and casting thousands of them a second costs CPU the relay needs.
+          await this.models.TurnEvent.collection.insertMany(documents, { ordered: false });
+        } catch (error) {
+          if (!isDuplicateKeyError(error)) throw error;
+        }
+      },
+      { forMs: this.options.retryForMs ?? 5_000 },
+    );
   }
 
   /** How long the next write waits: nothing unless the last writes came faster than gatherMs. */

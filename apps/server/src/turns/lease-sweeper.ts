@@ -2,11 +2,32 @@
 // exactly one server do it), and queued turns are re-enqueued in case a wake-up was missed.
 // The Redis indexes (turn-index.ts, drone slots) make each sweep cheap; every `fullSweepEvery`
 // sweeps the database itself is scanned to repair what those indexes or Drone.activeTurns missed.
-import { activeTurnStatuses, type ChatTurnDocument } from "@gadget/db";
-import type { ServerContext } from "../context.ts";
+import { activeTurnStatuses, type ChatTurnDocument, type Models } from "@gadget/db";
+import type { Logger } from "@gadget/logging";
+import type { Dispatcher } from "../dispatch/dispatcher.ts";
+import type { PresenceStore } from "../drones/presence.ts";
+import type { Lifecycle } from "../lifecycle.ts";
+import type { Locks } from "../redis/locks.ts";
+import type { TurnIndex } from "./turn-index.ts";
 import type { TurnService } from "./turn-service.ts";
+import type { TurnStore } from "./turn-store.ts";
 
 const fullSweepEvery = 30;
+
+export interface LeaseSweeperDependencies {
+  models: Models;
+  store: TurnStore;
+  turnIndex: TurnIndex;
+  /** Re-enqueues queued turns; its drone slots are repaired here. */
+  dispatcher: Dispatcher;
+  presence: PresenceStore;
+  locks: Locks;
+  lifecycle: Lifecycle;
+  logger: Logger;
+  sweepIntervalMs: number;
+  /** How long a renewed lease lasts (config `droneGraceMs`). */
+  droneGraceMs: number;
+}
 
 export class LeaseSweeper {
   private timer: NodeJS.Timeout | null = null;
@@ -14,7 +35,7 @@ export class LeaseSweeper {
   private sweeps = 0;
 
   constructor(
-    private readonly context: ServerContext,
+    private readonly dependencies: LeaseSweeperDependencies,
     private readonly turns: TurnService,
   ) {}
 
@@ -23,20 +44,25 @@ export class LeaseSweeper {
       if (this.running) return;
       this.running = this.sweep()
         .then(() => undefined)
-        .catch((error: unknown) => this.context.logger.error({ err: error }, "lease sweep failed"))
+        .catch((error: unknown) =>
+          this.dependencies.logger.error({ err: error }, "lease sweep failed"),
+        )
         .finally(() => {
           this.running = null;
         });
-    }, this.context.config.sweepIntervalMs);
+    }, this.dependencies.sweepIntervalMs);
   }
 
   /** Interrupts every turn whose lease lapsed; returns how many. */
   async sweep(): Promise<number> {
-    const { turnIndex, dispatcher } = this.context;
+    const { turnIndex, dispatcher } = this.dependencies;
     this.sweeps++;
     if (this.sweeps % fullSweepEvery === 0) await this.repair();
     let interrupted = 0;
     for (const turnId of await turnIndex.lapsed(Date.now())) {
+      // A lease that could not be renewed because the database was down is renewed now, if the
+      // drone is online and its last heartbeat still named the turn.
+      if (await this.stillRunning(turnId)) continue;
       const outcome = await this.turns.finishNow(
         turnId,
         "interrupted",
@@ -50,13 +76,37 @@ export class LeaseSweeper {
       else if (!outcome || !activeTurnStatuses.includes(outcome.status))
         await turnIndex.forget(turnId);
     }
-    if (this.context.accepting) await dispatcher.kickAll();
+    if (this.dependencies.lifecycle.accepting) await dispatcher.kickAll();
     return interrupted;
+  }
+
+  /**
+   * After Redis came back (possibly empty): rebuild its indexes from the database and enqueue the
+   * queued turns again at once.
+   */
+  async recover(): Promise<void> {
+    await this.repair();
+    if (this.dependencies.lifecycle.accepting) await this.dependencies.dispatcher.kickAll();
+  }
+
+  /** Renews the lease of a lapsed turn whose drone is online and still runs it; true if so. */
+  private async stillRunning(turnId: string): Promise<boolean> {
+    const { store, presence, droneGraceMs } = this.dependencies;
+    const turn = await store.read(turnId);
+    if (!turn?.drone || !activeTurnStatuses.includes(turn.status)) return false;
+    const [state] = await presence.read([String(turn.drone)]);
+    if (!state?.online || !state.runningTurns.includes(turnId)) return false;
+    const renewed = await store.mutate(turnId, (current) =>
+      activeTurnStatuses.includes(current.status) && String(current.drone) === String(turn.drone)
+        ? { set: { leaseExpiresAt: new Date(Date.now() + droneGraceMs) }, result: true }
+        : null,
+    );
+    return renewed?.result === true;
   }
 
   /** Re-derives the Redis indexes and drones' slots (Redis, Drone.activeTurns) from MongoDB. */
   async repair(): Promise<void> {
-    const { models, turnIndex, locks } = this.context;
+    const { models, turnIndex, locks } = this.dependencies;
     const live = await models.ChatTurn.find({ status: { $in: ["queued", ...activeTurnStatuses] } })
       .select({ user: 1, status: 1, leaseExpiresAt: 1, queuedAt: 1, drone: 1 })
       .lean<ChatTurnDocument[]>();
@@ -101,8 +151,8 @@ export class LeaseSweeper {
    * its own lock, which a dispatch holds from its claim until the claim is stored.
    */
   private async repairSlots(droneId: string, truth: ReadonlySet<string>): Promise<void> {
-    const { store } = this.context;
-    const listed = await store.slots.list(droneId);
+    const { store, dispatcher } = this.dependencies;
+    const listed = await dispatcher.slots.list(droneId);
     if (listed === null) return; // Not loaded: the next claim or connection loads it.
     const differing = new Set([
       ...listed.filter((id) => !truth.has(id)),
@@ -115,7 +165,7 @@ export class LeaseSweeper {
           turn !== null &&
           activeTurnStatuses.includes(turn.status) &&
           String(turn.drone) === droneId;
-        await store.slots.adjust(droneId, holds ? [] : [turnId], holds ? [turnId] : []);
+        await dispatcher.slots.adjust(droneId, holds ? [] : [turnId], holds ? [turnId] : []);
       });
     }
   }

@@ -1,12 +1,12 @@
 // A completed turn's prompt and answer join its session's history: the context of the session's
-// next work orders (seed 001). Once per turn, even when the turn's own write failed after this and
-// the drone sends its `done` again.
-import type { ChatTurnDocument } from "@gadget/db";
-import type { ServerContext } from "../context.ts";
+// next work orders. Once per turn, even when the turn's own write failed after this and the drone
+// sends its `done` again.
+import type { ChatTurnDocument, Models } from "@gadget/db";
+import type { Locks } from "../redis/locks.ts";
 
 /** Appends the turn's exchange to its session's history unless it is there already. */
 export async function rememberExchange(
-  context: Pick<ServerContext, "models" | "locks">,
+  { models, locks }: { models: Models; locks: Locks },
   turn: Pick<
     ChatTurnDocument,
     "_id" | "session" | "prompt" | "response" | "createdAt" | "finishedAt"
@@ -18,8 +18,8 @@ export async function rememberExchange(
       ? [{ role: "assistant", content: turn.response, createdAt: turn.finishedAt ?? new Date() }]
       : []),
   ];
-  await context.locks.with(`session:${turn.session}`, () =>
-    context.models.ChatSession.updateOne(
+  await locks.with(`session:${turn.session}`, () =>
+    models.ChatSession.updateOne(
       { _id: turn.session, rememberedTurns: { $ne: turn._id } },
       { $push: { history: { $each: exchange }, rememberedTurns: turn._id } },
     ),

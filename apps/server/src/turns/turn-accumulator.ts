@@ -3,18 +3,26 @@
 // with the events (approval, done). Streamed text (tokens, thinking, tool output) changes nothing
 // on a running turn but its lastSeq and duration, so on its own it waits `quietIntervals` times
 // longer: on FerretDB every ChatTurn write takes the one SQLite writer from the event inserts.
+
+import type { Logger } from "@gadget/logging";
 import type { TurnEvent, TurnStatus } from "@gadget/protocol";
-import { isFinalTurnStatus } from "@gadget/protocol";
-import type { ServerContext } from "../context.ts";
+import { isFinalTurnStatus, SystemError } from "@gadget/protocol";
+import type { StorageHealth } from "../storage/health.ts";
+import type { SeqStore } from "./seq-store.ts";
+import type { TurnStore } from "./turn-store.ts";
 
 interface Entry {
   events: TurnEvent[];
   timer: NodeJS.Timeout | null;
   /** When the timer fires. */
   due: number;
-  chain: Promise<void>;
+  chain: Promise<boolean>;
   /** The turn's status after the last flush; unknown before the first. */
   status: TurnStatus | null;
+  /** The highest seq handed to this accumulator (applied, or waiting here). */
+  handedOff: number;
+  /** Called once the events handed with them are applied (their relay waits for that). */
+  onApplied: Array<() => Promise<void>>;
 }
 
 const statusChanging = new Set(["approval", "done", "dispatched"]);
@@ -23,24 +31,57 @@ const quiet = new Set(["token", "thinking", "tool_output", "debug"]);
 /** How many flush intervals quiet events may wait when nothing else is waiting. */
 const quietIntervals = 10;
 
+export interface TurnAccumulatorDependencies {
+  store: TurnStore;
+  seqs: SeqStore;
+  health: StorageHealth;
+  logger: Logger;
+  /** How often a running turn's waiting events are applied (config `turnFlushIntervalMs`). */
+  flushIntervalMs: number;
+}
+
 export class TurnAccumulator {
   private readonly entries = new Map<string, Entry>();
+  private readonly store: TurnStore;
+  private readonly seqs: SeqStore;
+  private readonly health: StorageHealth;
+  private readonly logger: Logger;
+  private readonly flushIntervalMs: number;
 
-  constructor(private readonly context: ServerContext) {}
+  constructor({ store, seqs, health, logger, flushIntervalMs }: TurnAccumulatorDependencies) {
+    this.store = store;
+    this.seqs = seqs;
+    this.health = health;
+    this.logger = logger;
+    this.flushIntervalMs = flushIntervalMs;
+  }
 
   /**
-   * Queues stored events. `applied` resolves once they are applied to the turn (at once for those
-   * a browser must see applied: approvals, done, tool events ending an approval; else when the
-   * timer flushes, so the caller should not wait for it). `beforeRelay` says the caller must wait
-   * for `applied` before relaying them: a browser that sees an approval can decide it, one that
-   * sees `done` reads a finished turn.
+   * Queues stored events and relays them (`relay`): at once, or — for what a browser must see
+   * applied (an approval it can decide, a `done` after which it reads a finished turn) — once they
+   * are applied. `applied` resolves when those are applied, and rejects with `unavailable` if the
+   * database did not take them (they stay here, are retried, and relayed when applied); for
+   * other events it resolves at once (the timer applies them).
    */
-  add(turnId: string, events: TurnEvent[]): { applied: Promise<void>; beforeRelay: boolean } {
+  async add(
+    turnId: string,
+    events: TurnEvent[],
+    relay: () => Promise<void>,
+  ): Promise<{ applied: Promise<void> }> {
     let entry = this.entries.get(turnId);
     if (!entry) {
-      entry = { events: [], timer: null, due: 0, chain: Promise.resolve(), status: null };
+      entry = {
+        events: [],
+        timer: null,
+        due: 0,
+        chain: Promise.resolve(true),
+        status: null,
+        handedOff: 0,
+        onApplied: [],
+      };
       this.entries.set(turnId, entry);
     }
+    for (const event of events) entry.handedOff = Math.max(entry.handedOff, event.seq);
     for (const event of events) {
       const last = entry.events[entry.events.length - 1];
       // A run of streamed text changes the turn as its last event does (lastSeq, `processing`):
@@ -55,14 +96,18 @@ export class TurnAccumulator {
       (entry.status === "awaiting_approval" &&
         events.some((event) => event.type.startsWith("tool_"))) ||
       events.some((event) => statusChanging.has(event.type));
-    if (beforeRelay) return { applied: this.flush(turnId), beforeRelay };
+    if (beforeRelay) {
+      entry.onApplied.push(relay);
+      return { applied: this.flushStrictly(turnId) };
+    }
+    await relay();
     // The first events after dispatch move the turn to `processing` within half an interval to
     // two and a half, not at once: the events themselves are live already, and a hundred turns
     // starting together would otherwise queue a hundred turn writes (and pushes) in front of
     // their first events. (Who must know sooner that a drone began, asks the seq counter:
     // `TurnService.hasStarted`.)
     const starting = entry.status === null || entry.status === "dispatched";
-    const interval = this.context.config.turnFlushIntervalMs;
+    const interval = this.flushIntervalMs;
     // Spread: turns that started together would otherwise flush together, a burst of turn writes
     // on one writer.
     const wait = starting
@@ -71,7 +116,7 @@ export class TurnAccumulator {
         ? interval * quietIntervals * (0.75 + Math.random() / 2)
         : interval * (0.5 + Math.random());
     this.schedule(turnId, entry, wait);
-    return { applied: Promise.resolve(), beforeRelay: false };
+    return { applied: Promise.resolve() };
   }
 
   /** Flushes within `wait` ms: keeps an earlier timer, replaces a later one. */
@@ -86,26 +131,69 @@ export class TurnAccumulator {
     }, wait);
   }
 
-  /** Applies what is waiting for one turn. */
-  flush(turnId: string): Promise<void> {
+  /** The highest seq of `turnId` this process has taken to apply (0 if none). */
+  handedOff(turnId: string): number {
+    return this.entries.get(turnId)?.handedOff ?? 0;
+  }
+
+  /** Whether events of `turnId` wait here to be applied. */
+  waiting(turnId: string): boolean {
+    return (this.entries.get(turnId)?.events.length ?? 0) > 0;
+  }
+
+  /** Applies what is waiting for one turn; a failure is retried later (never rejects). */
+  async flush(turnId: string): Promise<void> {
+    await this.run(turnId);
+  }
+
+  /**
+   * Applies what is waiting for one turn; rejects with `unavailable` if it could not (the events
+   * stay and are retried), so a drone's acknowledgement means applied.
+   */
+  async flushStrictly(turnId: string): Promise<void> {
+    if (!(await this.run(turnId))) {
+      throw new SystemError(
+        "unavailable",
+        "The database did not take the turn's update; send the batch again",
+      );
+    }
+  }
+
+  /** One flush in the turn's chain; true when nothing is left waiting. */
+  private run(turnId: string): Promise<boolean> {
     const entry = this.entries.get(turnId);
-    if (!entry) return Promise.resolve();
+    if (!entry) return Promise.resolve(true);
     if (entry.timer) clearTimeout(entry.timer);
     entry.timer = null;
     entry.chain = entry.chain.then(async () => {
       const events = entry.events.splice(0);
-      if (events.length === 0) return;
+      const callbacks = entry.onApplied.splice(0);
+      if (events.length === 0) return true;
       try {
-        const outcome = await this.context.store.mutate(turnId, () => ({ storedEvents: events }));
+        const outcome = await this.store.mutate(turnId, () => ({ storedEvents: events }));
+        this.health.succeeded("database");
         entry.status = outcome?.turn.status ?? entry.status;
+        const lastSeq = events[events.length - 1]!.seq;
+        // Ahead of a lost Redis this only moves a cursor a rebuild recomputes from the turn.
+        await this.seqs.markApplied(turnId, lastSeq).catch(() => undefined);
         if (!outcome || isFinalTurnStatus(outcome.turn.status)) {
           if (entry.events.length === 0) this.entries.delete(turnId);
         }
+        for (const callback of callbacks) {
+          await callback().catch((error: unknown) =>
+            this.logger.warn({ err: error, turnId }, "relay after apply failed"),
+          );
+        }
+        return entry.events.length === 0;
       } catch (error) {
         // Put them back: the next flush tries again (the events themselves are already stored).
         entry.events.unshift(...events);
-        this.context.logger.error({ err: error, turnId }, "turn update failed");
-        this.schedule(turnId, entry, this.context.config.turnFlushIntervalMs);
+        entry.onApplied.unshift(...callbacks);
+        if (!this.health.failed(error, turnId)) {
+          this.logger.error({ err: error, turnId }, "turn update failed");
+        }
+        this.schedule(turnId, entry, this.flushIntervalMs);
+        return false;
       }
     });
     return entry.chain;

@@ -5,12 +5,24 @@
 import type { ChatTurnDocument } from "@gadget/db";
 import { activeTurnStatuses } from "@gadget/db";
 import type { Redis } from "ioredis";
+import { luaScript } from "../redis/script.ts";
+
+// A user's queued turn enters the index only while the user has fewer than the limit: counted
+// and added in one step, so a burst of parallel prompts cannot pass the quota together.
+const reserveScript = `if redis.call("zscore", KEYS[1], ARGV[2]) then return 1 end
+if redis.call("zcard", KEYS[1]) >= tonumber(ARGV[3]) then return 0 end
+redis.call("zadd", KEYS[1], ARGV[1], ARGV[2])
+return 1`;
 
 export class TurnIndex {
+  private readonly reserveQueued;
+
   constructor(
     private readonly redis: Redis,
     private readonly prefix: string,
-  ) {}
+  ) {
+    this.reserveQueued = luaScript(redis, "gadgetQueuedReserve", reserveScript);
+  }
 
   private get queuedKey() {
     return `${this.prefix}:queued`;
@@ -51,6 +63,25 @@ export class TurnIndex {
   /** Queued turns of a user, oldest first. */
   queuedOf(userId: string, limit = 200): Promise<string[]> {
     return this.redis.zrange(this.queuedByUserKey(userId), 0, limit - 1);
+  }
+
+  /**
+   * Takes one of the user's `limit` places for queued turns for `turnId`; false when all are taken.
+   * `record` of the turn then keeps (or, once it leaves `queued`, frees) the place.
+   */
+  async reserveQueuedPlace(
+    userId: string,
+    turnId: string,
+    queuedAt: Date,
+    limit: number,
+  ): Promise<boolean> {
+    const taken = await this.reserveQueued(
+      [this.queuedByUserKey(userId)],
+      String(queuedAt.getTime()),
+      turnId,
+      String(limit),
+    );
+    return taken === 1;
   }
 
   /** Queued turns of everyone, oldest first. */

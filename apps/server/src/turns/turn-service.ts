@@ -1,19 +1,27 @@
 // What users and drones do to turns: create, cancel, resume, approve, and what the server does
 // when a drone loses a turn (interrupt). Every write goes through TurnStore.mutate.
-import { activeTurnStatuses, type ChatTurnDocument } from "@gadget/db";
+import { activeTurnStatuses, type ChatTurnDocument, type Models } from "@gadget/db";
 import {
   type Ack,
   type ApprovalDecisionBody,
   type CreateTurnBody,
   isFinalTurnStatus,
+  relayedCode,
   SystemError,
   type TurnEvent,
   UserError,
 } from "@gadget/protocol";
 import { Types } from "mongoose";
-import { droneRoom, type ServerContext } from "../context.ts";
+import type { ResolvedConfig } from "../config.ts";
+import type { Dispatcher } from "../dispatch/dispatcher.ts";
 import { ownedBy } from "../owned.ts";
+import { quotaExceeded } from "../quotas.ts";
+import { type DronesNamespace, droneRoom } from "../sockets/rooms.ts";
+import type { LiveRelay } from "./live-relay.ts";
+import type { SeqStore } from "./seq-store.ts";
+import type { TurnIndex } from "./turn-index.ts";
 import { resolveApproval } from "./turn-state.ts";
+import type { TurnStore } from "./turn-store.ts";
 
 const notFound = (what: string) => new UserError("not_found", `${what} not found`);
 
@@ -27,8 +35,22 @@ export function isHeldBy(turn: ChatTurnDocument, droneId: string): boolean {
   return String(turn.drone) === droneId && activeTurnStatuses.includes(turn.status);
 }
 
+export interface TurnServiceDependencies {
+  config: Pick<ResolvedConfig, "quotas" | "droneRequestTimeoutMs">;
+  models: Models;
+  store: TurnStore;
+  dispatcher: Dispatcher;
+  seqs: SeqStore;
+  turnIndex: TurnIndex;
+  relay: LiveRelay;
+  /** Tells the user's browsers of a turn (the throttled `turn_updates`). */
+  pushUpdate: (turn: ChatTurnDocument, statusChanged: boolean) => void;
+  /** The drones' namespace (a getter: it exists only once the HTTP server is built). */
+  drones: () => DronesNamespace;
+}
+
 export class TurnService {
-  constructor(private readonly context: ServerContext) {}
+  constructor(private readonly dependencies: TurnServiceDependencies) {}
 
   /**
    * Stores a new turn with its `queued` event and queues it for dispatch, in three rounds: the
@@ -42,7 +64,7 @@ export class TurnService {
     sessionId: string,
     body: CreateTurnBody,
   ): Promise<ChatTurnDocument> {
-    const { models, store, dispatcher, seqs, turnIndex, relay } = this.context;
+    const { models, dispatcher, seqs, turnIndex, relay } = this.dependencies;
     let keys: { session: Types.ObjectId; provider: Types.ObjectId; drone: Types.ObjectId | null };
     try {
       keys = {
@@ -90,6 +112,10 @@ export class TurnService {
       queuedAt: now,
     });
     const turnId = String(created._id);
+    const { queuedTurns } = this.dependencies.config.quotas;
+    if (!(await turnIndex.reserveQueuedPlace(userId, turnId, now, queuedTurns))) {
+      throw quotaExceeded("queuedTurns", queuedTurns);
+    }
     const queued = {
       seq: 1,
       type: "queued",
@@ -118,9 +144,13 @@ export class TurnService {
     ]);
     // The drone is chosen while the inserts are in flight; its claim is stored after them.
     if (handOff) dispatcher.dispatchNow(turnId, refs, { ...handOff, stored });
-    await stored;
+    await stored.catch(async (error: unknown) => {
+      // Not stored: its place among the user's queued turns is free again.
+      await turnIndex.record({ ...turn, status: "failed" }).catch(() => undefined);
+      throw error;
+    });
     // Pushed before the dispatch's claim is stored, so no browser hears `queued` after `dispatched`.
-    store.pushUpdate(turn, true);
+    this.dependencies.pushUpdate(turn, true);
     await Promise.all([
       turnIndex.record(turn),
       relay.publish({ turnId, sessionId: String(turn.session), userId, events: [queued] }),
@@ -134,7 +164,7 @@ export class TurnService {
    * is cancelled at once; otherwise the drone is told and ends the turn itself.
    */
   async cancel(userId: string, turnId: string): Promise<ChatTurnDocument> {
-    const { store, config } = this.context;
+    const { store, config } = this.dependencies;
     const turn = await store.findOwned(userId, turnId);
     if (!turn) throw notFound("Turn");
     if (isFinalTurnStatus(turn.status)) return turn;
@@ -142,7 +172,8 @@ export class TurnService {
       await store.mutate(turnId, (current) =>
         isFinalTurnStatus(current.status) ? null : { set: { cancelRequestedAt: new Date() } },
       );
-      const answers = await this.context.drones
+      const answers = await this.dependencies
+        .drones()
         .to(droneRoom(String(turn.drone)))
         .timeout(config.droneRequestTimeoutMs)
         .emitWithAck("turn_cancel", { turnId })
@@ -160,7 +191,7 @@ export class TurnService {
    */
   async hasStarted(turn: ChatTurnDocument): Promise<boolean> {
     if (turn.status !== "dispatched") return true;
-    const last = await this.context.seqs.last(String(turn._id));
+    const last = await this.dependencies.seqs.last(String(turn._id));
     return last !== null && last > (turn.lastSeq ?? 0);
   }
 
@@ -171,7 +202,7 @@ export class TurnService {
     message: string,
     onlyIf?: (turn: ChatTurnDocument) => boolean | Promise<boolean>,
   ): Promise<ChatTurnDocument | null> {
-    const outcome = await this.context.store.mutate(turnId, async (turn) => {
+    const outcome = await this.dependencies.store.mutate(turnId, async (turn) => {
       if (isFinalTurnStatus(turn.status)) return null;
       if (onlyIf && !(await onlyIf(turn))) return null;
       return {
@@ -185,7 +216,8 @@ export class TurnService {
     });
     if (outcome?.changed && outcome.turn.drone && reason === "interrupted") {
       // If the drone is alive after all, it must stop: the turn is no longer its own.
-      this.context.drones
+      this.dependencies
+        .drones()
         .to(droneRoom(String(outcome.turn.drone)))
         .emit("turn_cancel", { turnId }, () => undefined);
     }
@@ -194,7 +226,7 @@ export class TurnService {
 
   /** Re-queues an interrupted or failed turn; the work order carries its stored messages. */
   async resume(userId: string, turnId: string): Promise<ChatTurnDocument> {
-    const { store, dispatcher } = this.context;
+    const { store, dispatcher } = this.dependencies;
     const owned = await store.findOwned(userId, turnId);
     if (!owned) throw notFound("Turn");
     const outcome = await store.mutate(turnId, (turn) => {
@@ -227,7 +259,7 @@ export class TurnService {
 
   /** Relays an approval decision to the drone holding the turn. */
   async decide(userId: string, turnId: string, approvalId: string, body: ApprovalDecisionBody) {
-    const { store, config } = this.context;
+    const { store, config } = this.dependencies;
     const turn = await store.findOwned(userId, turnId);
     if (!turn) throw notFound("Turn");
     if (!turn.pendingApprovals?.some((approval) => approval.id === approvalId)) {
@@ -235,7 +267,8 @@ export class TurnService {
     }
     let answers: Ack[];
     try {
-      answers = (await this.context.drones
+      answers = (await this.dependencies
+        .drones()
         .to(droneRoom(String(turn.drone)))
         .timeout(config.droneRequestTimeoutMs)
         .emitWithAck("approval_decision", {
@@ -255,7 +288,7 @@ export class TurnService {
       );
     }
     if (!answer.ok)
-      throw new UserError(answer.error.code, answer.error.message, {
+      throw new UserError(relayedCode(answer.error.code), answer.error.message, {
         details: answer.error.details,
       });
     await store.mutate(turnId, (current) => {

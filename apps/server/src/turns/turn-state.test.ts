@@ -10,6 +10,7 @@ const fresh = (): TurnState => ({
   error: null,
   exitReason: null,
   changes: [],
+  delivery: null,
   pendingApprovals: [],
   createdAt: new Date(0),
   startedAt: new Date(1000),
@@ -69,5 +70,37 @@ describe("applyEvents", () => {
         new Date(2000),
       ).status,
     ).toBe("completed");
+  });
+
+  it("records the delivery: pushed with its time, or the reason in words", () => {
+    const now = new Date(3000);
+    const pushed = applyEvents(
+      fresh(),
+      [agentEvent("delivery", { branch: "gadget/fix-a1b2c3", commit: "abc123", pushed: true })],
+      now,
+    );
+    expect(pushed.delivery).toEqual({
+      branch: "gadget/fix-a1b2c3",
+      commit: "abc123",
+      pushedAt: now,
+      pullRequestUrl: null,
+      error: null,
+    });
+    const failed = applyEvents(
+      fresh(),
+      [
+        agentEvent("delivery", {
+          branch: "gadget/fix-a1b2c3",
+          commit: "abc123",
+          pushed: false,
+          error: "authentication failed for origin",
+        }),
+        agentEvent("done", { reason: "completed", passes: 1, totalCost: 0 }),
+      ],
+      now,
+    );
+    expect(failed.status).toBe("completed");
+    expect(failed.delivery?.pushedAt).toBeNull();
+    expect(failed.delivery?.error).toBe("authentication failed for origin");
   });
 });

@@ -1,7 +1,14 @@
-// How events change a ChatTurn: status, stats, response, changes, pending approvals. Pure, so
+// How events change a ChatTurn: status, stats, response, changes, delivery, pending approvals. Pure, so
 // ingestion (drone events) and the server's own lifecycle events share one rule set.
 import type { PendingApproval } from "@gadget/db";
-import type { AgentEvent, ExitReason, FileChange, TurnStats, TurnStatus } from "@gadget/protocol";
+import type {
+  AgentEvent,
+  ExitReason,
+  FileChange,
+  TurnDelivery,
+  TurnStats,
+  TurnStatus,
+} from "@gadget/protocol";
 import { formatDuration, isFinalTurnStatus } from "@gadget/protocol";
 
 /** The part of a ChatTurn that events change. */
@@ -12,6 +19,7 @@ export interface TurnState {
   error: { code: string; message: string } | null;
   exitReason: ExitReason | null;
   changes: FileChange[];
+  delivery: TurnDelivery | null;
   pendingApprovals: PendingApproval[];
   createdAt: Date;
   startedAt: Date | null;
@@ -29,7 +37,7 @@ export function finalStatusFor(reason: ExitReason): TurnStatus {
     case "error":
       return "failed";
     default:
-      // Limits and the other stops still end with a synthesised answer (seed 000 phase 4).
+      // Limits and the other stops still end with a synthesised answer (synthesis: docs/architecture.md, "The engine").
       return "completed";
   }
 }
@@ -93,6 +101,16 @@ function applyEvent(state: TurnState, event: AgentEvent, now: Date): void {
       return;
     case "changes":
       state.changes = event.data.files;
+      settle();
+      return;
+    case "delivery":
+      state.delivery = {
+        branch: event.data.branch,
+        commit: event.data.commit,
+        pushedAt: event.data.pushed ? now : null,
+        pullRequestUrl: event.data.pullRequestUrl ?? null,
+        error: event.data.error ?? null,
+      };
       settle();
       return;
     case "error":

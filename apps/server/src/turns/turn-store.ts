@@ -1,15 +1,18 @@
 // The one way a ChatTurn changes: under the turn's lock, read it (or this process's copy, when
 // nobody wrote it since), let the caller decide, store new events (idempotently), derive the
-// turn's state from them, write what changed, then index and relay the events and the turn.
-import { activeTurnStatuses, type ChatTurnDocument } from "@gadget/db";
+// turn's state from them, write what changed, index it, then announce what was written. Who
+// hears (the relay, the browsers' push, metrics, dispatch) is wired in server.ts.
+import { activeTurnStatuses, type ChatTurnDocument, type Models } from "@gadget/db";
 import type { AgentEvent, TurnEvent } from "@gadget/protocol";
 import { isFinalTurnStatus } from "@gadget/protocol";
 import { Types } from "mongoose";
-import { type ServerContext, userRoom } from "../context.ts";
-import { DroneSlots } from "../drones/slots.ts";
+import { Announcer } from "../announcer.ts";
 import { ownedBy } from "../owned.ts";
-import { toTurn } from "../serialize.ts";
+import type { Locks } from "../redis/locks.ts";
+import type { EventWriter } from "./event-writer.ts";
+import type { SeqStore } from "./seq-store.ts";
 import { rememberExchange } from "./session-history.ts";
+import type { TurnIndex } from "./turn-index.ts";
 import { applyEvents, type TurnState } from "./turn-state.ts";
 import { TurnWrites } from "./turn-writes.ts";
 
@@ -59,6 +62,7 @@ function stateOf(turn: ChatTurnDocument): TurnState {
     error: turn.error ?? null,
     exitReason: turn.exitReason ?? null,
     changes: turn.changes ?? [],
+    delivery: turn.delivery ?? null,
     pendingApprovals: turn.pendingApprovals ?? [],
     createdAt: turn.createdAt,
     startedAt: turn.startedAt ?? null,
@@ -97,24 +101,47 @@ function holderOf(turn: Pick<ChatTurnDocument, "status" | "drone">): string | nu
   return activeTurnStatuses.includes(turn.status) && turn.drone ? String(turn.drone) : null;
 }
 
-/** How soon a status change is pushed: soon, and with the other turns changing meanwhile. */
-const statusPushMs = 50;
-
 /** How many recently written running turns each process keeps a copy of. */
 const recentLimit = 5_000;
 
-/** Serialised writes to turns plus the throttled `turn_updates` push. */
-export class TurnStore {
-  /** Per user: turns whose push is pending, its timer, and when the last push went out. */
-  private readonly updates = new Map<
-    string,
-    {
-      pending: Map<string, ChatTurnDocument>;
-      timer: NodeJS.Timeout | null;
-      due: number;
-      lastPush: number;
-    }
-  >();
+/** A drone's hold on a turn (a used slot of the drone). */
+export interface TurnHold {
+  turnId: string;
+  droneId: string;
+}
+
+/** One stored mutation: the turn before and after it and the events it added. */
+export interface TurnWritten {
+  before: ChatTurnDocument;
+  turn: ChatTurnDocument;
+  /** Events numbered and stored by this mutation (a drone's own events are relayed by ingest). */
+  events: TurnEvent[];
+  statusChanged: boolean;
+}
+
+/** What a TurnStore announces, in the order it happens to one turn. */
+export type TurnStoreEvents = {
+  /** A drone took the turn: announced under the turn's lock, together with the turn's write. */
+  held: [hold: TurnHold];
+  /** A drone no longer holds the turn: announced under the turn's lock once the write is stored. */
+  released: [hold: TurnHold];
+  /** A mutation was stored and indexed and the lock released. */
+  written: [written: TurnWritten];
+  /** The turn reached a final status (announced after its `written`). */
+  finished: [turn: ChatTurnDocument];
+};
+
+export interface TurnStoreDependencies {
+  models: Models;
+  locks: Locks;
+  seqs: SeqStore;
+  turnIndex: TurnIndex;
+  /** Group-commits the server's own events with the drones'. */
+  eventWriter: EventWriter;
+}
+
+/** Serialised writes to turns, announcing each (`held`, `released`, `written`, `finished`). */
+export class TurnStore extends Announcer<TurnStoreEvents> {
   /**
    * Running turns this process wrote last, without `messages` and `resumeState`, with the
    * version stamped in Redis when they were written: a mutation of an unchanged turn needs no
@@ -123,17 +150,25 @@ export class TurnStore {
   private readonly recent = new Map<string, { version: string; turn: ChatTurnDocument }>();
   /** ChatTurn updates, group-committed (see turn-writes.ts). */
   private readonly turnWrites: TurnWrites;
-  /** Drones' used slots in Redis; they change with the turns, so here. */
-  readonly slots: DroneSlots;
+  private readonly models: Models;
+  private readonly locks: Locks;
+  private readonly seqs: SeqStore;
+  private readonly turnIndex: TurnIndex;
+  private readonly eventWriter: EventWriter;
 
-  constructor(private readonly context: ServerContext) {
-    this.slots = new DroneSlots(context.redis, context.config.redisPrefix);
-    this.turnWrites = new TurnWrites(context.models);
+  constructor({ models, locks, seqs, turnIndex, eventWriter }: TurnStoreDependencies) {
+    super();
+    this.models = models;
+    this.locks = locks;
+    this.seqs = seqs;
+    this.turnIndex = turnIndex;
+    this.eventWriter = eventWriter;
+    this.turnWrites = new TurnWrites(models);
   }
 
   /** Reads a turn by id (callers that must see the latest hold its lock). */
   read(turnId: string): Promise<ChatTurnDocument | null> {
-    return this.context.models.ChatTurn.findById(turnId).lean<ChatTurnDocument>().exec();
+    return this.models.ChatTurn.findById(turnId).lean<ChatTurnDocument>().exec();
   }
 
   /**
@@ -156,19 +191,19 @@ export class TurnStore {
   /** The turn as last written by this process if nobody changed it since, else as stored. */
   private async current(turnId: string): Promise<ChatTurnDocument | null> {
     const recent = this.recent.get(turnId);
-    if (recent && (await this.context.seqs.version(turnId)) === recent.version) return recent.turn;
+    if (recent && (await this.seqs.version(turnId)) === recent.version) return recent.turn;
     return this.read(turnId);
   }
 
   /**
    * Holds the turn's lock while `work` reads what it needs and writes through `apply`; what was
-   * written is indexed, relayed and pushed once the lock is released.
+   * written is indexed and announced once the lock is released.
    * @example await store.locked(id, async (apply) => apply(await store.read(id), { set: { … } }));
    */
   async locked<T>(turnId: string, work: (apply: ApplyMutation) => Promise<T>): Promise<T> {
     const written: Array<() => Promise<void>> = [];
     try {
-      return await this.context.locks.with(`turn:${turnId}`, () =>
+      return await this.locks.with(`turn:${turnId}`, () =>
         work((turn, mutation) => this.apply(turn, mutation, written)),
       );
     } finally {
@@ -195,8 +230,14 @@ export class TurnStore {
       // batch racing this write is either before it or refused.
       const drone = mutation.set?.drone !== undefined ? mutation.set.drone : turn.drone;
       const holder = holderOf({ status: state.status ?? turn.status, drone }) ?? "";
+      // Taking the turn from its drone (interrupted, cancelled): number after what is stored, so
+      // seqs the drone took but could not store leave no hole before the server's own events.
+      const takenFrom = holderOf(turn) !== null && holder === "";
       const first =
-        mutation.firstSeq ?? (await this.context.seqs.allocate(turnId, fresh.length, holder));
+        mutation.firstSeq ??
+        (await this.seqs.allocate(turnId, fresh.length, holder, {
+          ...(takenFrom ? { storedUpTo: await this.seqs.storedUpTo(turn) } : {}),
+        }));
       fresh.forEach((incoming, index) => {
         events.push({
           seq: first + index,
@@ -207,7 +248,7 @@ export class TurnStore {
       });
     }
     // Server events go through the group-commit writer with the drones' events.
-    const insertEvents = () => this.context.eventWriter.write(turnId, events);
+    const insertEvents = () => this.eventWriter.write(turnId, events);
     // Events first, so a failed write never leaves a turn whose state is ahead of its log.
     if (!mutation.together) {
       await mutation.after;
@@ -223,27 +264,33 @@ export class TurnStore {
     // The exchange joins the session's history before the turn is stored as completed and before
     // its slot is freed: nothing may dispatch the session's next turn without it.
     if (updated.status === "completed" && turn.status !== "completed")
-      await rememberExchange(this.context, updated);
+      await rememberExchange({ models: this.models, locks: this.locks }, updated);
     const heldBefore = holderOf(turn);
     const heldAfter = holderOf(updated);
     // Redis indexes that change with the turn, under its lock so they never overtake each other:
-    // used slots (dispatch's capacity; a slot is freed only once the turn's write is stored) and
-    // the cancel mark (heartbeats).
-    const indexes: Array<Promise<unknown>> = [];
-    if (heldAfter && heldAfter !== heldBefore) indexes.push(this.slots.add(heldAfter, turnId));
+    // used slots (dispatch's capacity, kept by whoever hears `held`/`released`; a slot is freed
+    // only once the turn's write is stored) and the cancel mark (heartbeats).
+    // Started only in the Promise.all below: a write started before an earlier await and never
+    // awaited (that await failed) would reject with no one to hear it.
+    const indexes: Array<() => Promise<unknown>> = [];
+    if (heldAfter && heldAfter !== heldBefore) {
+      indexes.push(() => this.announce("held", { turnId, droneId: heldAfter }));
+    }
     if (Boolean(updated.cancelRequestedAt) !== Boolean(turn.cancelRequestedAt)) {
-      indexes.push(this.context.seqs.markCancel(turnId, Boolean(updated.cancelRequestedAt)));
+      indexes.push(() => this.seqs.markCancel(turnId, Boolean(updated.cancelRequestedAt)));
     }
     const changed = changedFields(turn, update);
     // Stamped before the write: a copy anywhere is stale from now on, even if the write fails.
     this.recent.delete(turnId);
-    const [version] = await Promise.all([this.context.seqs.stamp(turnId), mutation.after]);
+    const [version] = await Promise.all([this.seqs.stamp(turnId), mutation.after]);
     await Promise.all([
       mutation.together ? insertEvents() : null,
       Object.keys(changed).length > 0 ? this.turnWrites.set(turn._id, changed) : null,
-      ...indexes,
+      ...indexes.map((index) => index()),
     ]);
-    if (heldBefore && heldBefore !== heldAfter) await this.slots.remove(heldBefore, turnId);
+    if (heldBefore && heldBefore !== heldAfter) {
+      await this.announce("released", { turnId, droneId: heldBefore });
+    }
     if (version && !isFinalTurnStatus(updated.status)) this.keep(turnId, version, updated);
     const statusChanged = updated.status !== turn.status;
     written.push(async () => {
@@ -268,38 +315,24 @@ export class TurnStore {
     }
   }
 
+  /** Indexes what was written, then announces it (the lock is released by now). */
   private async afterWrite(
     before: ChatTurnDocument,
     turn: ChatTurnDocument,
     events: TurnEvent[],
     statusChanged: boolean,
   ) {
-    const { relay, metrics, dispatcher, logger, turnIndex } = this.context;
     const turnId = String(turn._id);
     if (
       statusChanged ||
       String(before.leaseExpiresAt ?? "") !== String(turn.leaseExpiresAt ?? "")
     ) {
-      await turnIndex.record(turn);
+      await this.turnIndex.record(turn);
     }
-    if (statusChanged && isFinalTurnStatus(turn.status)) await this.context.seqs.retire(turnId);
-    if (statusChanged && isFinalTurnStatus(before.status)) await this.context.seqs.keep(turnId);
-    if (events.length > 0) {
-      await relay.publish({
-        turnId,
-        sessionId: String(turn.session),
-        userId: String(turn.user),
-        events,
-      });
-    }
-    this.pushUpdate(turn, statusChanged);
-    if (statusChanged && isFinalTurnStatus(turn.status)) {
-      metrics.turnsFinished.inc({ status: turn.status });
-      // A drone slot was freed (or a queued turn ended): start the user's next queued turn.
-      dispatcher.kickUser(String(turn.user)).catch((error: unknown) => {
-        logger.error({ err: error }, "could not re-enqueue queued turns");
-      });
-    }
+    if (statusChanged && isFinalTurnStatus(turn.status)) await this.seqs.retire(turnId);
+    if (statusChanged && isFinalTurnStatus(before.status)) await this.seqs.keep(turnId);
+    await this.announce("written", { before, turn, events, statusChanged });
+    if (statusChanged && isFinalTurnStatus(turn.status)) await this.announce("finished", turn);
   }
 
   /** Adds or removes a turn from Drone.activeTurns (the slots' mirror in MongoDB). */
@@ -308,68 +341,12 @@ export class TurnStore {
     turnId: Types.ObjectId,
     operator: "$pull" | "$addToSet",
   ) {
-    const { locks, models } = this.context;
-    await locks.with(`drone:${droneId}`, () =>
-      models.Drone.updateOne(
+    await this.locks.with(`drone:${droneId}`, () =>
+      this.models.Drone.updateOne(
         { _id: new Types.ObjectId(droneId) },
         { [operator]: { activeTurns: turnId } },
       ),
     );
-  }
-
-  /**
-   * Queues a `turn_updates` push to the turn's user: within `statusPushMs` for a status change,
-   * else within turnUpdateIntervalMs. One message per user carries every turn that changed
-   * meanwhile, and while turns keep changing a user gets at most one message per
-   * turnUpdateIntervalMs: each message goes to every socket of the user, so a hundred turns
-   * starting together reach each socket as a few messages, not one per turn (or per 50 ms).
-   */
-  pushUpdate(turn: ChatTurnDocument, statusChanged: boolean): void {
-    const userId = String(turn.user);
-    let updates = this.updates.get(userId);
-    if (!updates) {
-      updates = { pending: new Map(), timer: null, due: 0, lastPush: Number.NEGATIVE_INFINITY };
-      this.updates.set(userId, updates);
-    }
-    updates.pending.set(String(turn._id), turn);
-    const interval = this.context.config.turnUpdateIntervalMs;
-    const now = Date.now();
-    const due = Math.max(
-      now + (statusChanged ? statusPushMs : interval),
-      updates.lastPush + interval,
-    );
-    if (updates.timer && updates.due <= due) return;
-    if (updates.timer) clearTimeout(updates.timer);
-    updates.due = due;
-    updates.timer = setTimeout(() => this.flushUpdates(userId), due - now);
-  }
-
-  private flushUpdates(userId: string): void {
-    const updates = this.updates.get(userId);
-    if (!updates) return;
-    if (updates.timer) clearTimeout(updates.timer);
-    updates.timer = null;
-    if (updates.pending.size === 0) {
-      // Nothing came within an interval of the last push: forget the user.
-      this.updates.delete(userId);
-      return;
-    }
-    const turns = [...updates.pending.values()].map(toTurn);
-    updates.pending.clear();
-    updates.lastPush = Date.now();
-    // Checks back after an interval, to forget the user if nothing came.
-    updates.due = updates.lastPush + this.context.config.turnUpdateIntervalMs;
-    updates.timer = setTimeout(() => this.flushUpdates(userId), updates.due - updates.lastPush);
-    this.context.ide.to(userRoom(userId)).emit("turn_updates", { turns });
-  }
-
-  /** Sends every pending `turn_updates` now (shutdown). */
-  flushAll(): void {
-    for (const [userId, updates] of [...this.updates]) {
-      if (updates.pending.size > 0) this.flushUpdates(userId);
-      if (updates.timer) clearTimeout(updates.timer);
-      this.updates.delete(userId);
-    }
   }
 
   /** Reads a turn that belongs to `userId`, or null. */

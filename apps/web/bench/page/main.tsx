@@ -48,13 +48,15 @@ window.bench = {
 // Registered before the store's own subscription, so it runs first for every socket message.
 connection.subscribeTurn(turnId, {
   after: () => store.view.lastSeq,
-  onEvent: ({ event }) => {
+  onEvents: ({ events }) => {
     const now = performance.now();
     window.bench.firstEventAt ??= now;
-    if (event.type === "tool_start" && event.data.callId.startsWith("probe-")) {
-      const probe = { callId: event.data.callId, receivedAt: now };
-      probes.set(probe.callId, probe);
-      window.bench.probes.push(probe);
+    for (const event of events) {
+      if (event.type === "tool_start" && event.data.callId.startsWith("probe-")) {
+        const probe = { callId: event.data.callId, receivedAt: now };
+        probes.set(probe.callId, probe);
+        window.bench.probes.push(probe);
+      }
     }
   },
 });
@@ -95,7 +97,13 @@ function Live() {
     <div className="page session-page">
       <TurnPanel
         snapshot={snapshot}
-        actions={{ cancel: noop, resume: noop, decide: noop, loadEvents: () => {} }}
+        actions={{
+          cancel: noop,
+          resume: noop,
+          decide: noop,
+          revert: () => Promise.reject(new Error("The benchmark page does not revert turns")),
+          loadEvents: () => {},
+        }}
       />
     </div>
   );

@@ -1,4 +1,5 @@
-// The REST client against a real HTTP server: answers, error bodies, odd answers, no server.
+// The REST client against a real HTTP server: answers, error bodies, odd answers, no server, and
+// lists read page by page.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -23,9 +24,33 @@ async function handle(request: IncomingMessage, response: ServerResponse) {
     authorization: request.headers.authorization,
     body,
   });
-  switch (request.url) {
+  const url = new URL(request.url ?? "/", "http://localhost");
+  switch (url.pathname) {
     case "/api/projects":
       return reply(response, 200, JSON.stringify({ projects: [{ _id: "p1", name: "demo" }] }));
+    // Three sessions in pages of two, as the server pages them: after `cursor`, in id order.
+    case "/api/projects/p1/sessions": {
+      const all = ["s1", "s2", "s3"];
+      const after = url.searchParams.get("cursor");
+      const start = after ? all.indexOf(after) + 1 : 0;
+      const page = all.slice(start, start + 2);
+      const more = start + 2 < all.length;
+      return reply(
+        response,
+        200,
+        JSON.stringify({
+          sessions: page.map((_id) => ({ _id })),
+          nextCursor: more ? page.at(-1) : null,
+        }),
+      );
+    }
+    // A broken server that always points at the same next page.
+    case "/api/projects/loop/sessions":
+      return reply(response, 200, JSON.stringify({ sessions: [{ _id: "s1" }], nextCursor: "s1" }));
+    case "/api/auth/logout":
+    case "/api/auth/sign-ins/abc":
+      response.writeHead(204);
+      return response.end();
     case "/api/auth/signup":
       return reply(
         response,
@@ -78,6 +103,36 @@ describe("ApiClient", () => {
     expect(seen.at(-1)?.authorization).toBe("Bearer secret-token");
   });
 
+  it("reads every page of a list, following the server's cursor until it answers null", async () => {
+    const api = new ApiClient({ baseUrl });
+    const before = seen.length;
+    const { sessions } = await api.listSessions("p1");
+    expect(sessions.map((session) => session._id)).toEqual(["s1", "s2", "s3"]);
+    expect(seen.slice(before).map((request) => request.url)).toEqual([
+      "/api/projects/p1/sessions?limit=500",
+      "/api/projects/p1/sessions?limit=500&cursor=s2",
+    ]);
+  });
+
+  it("stops, in words, when the server hands out the same page again", async () => {
+    const api = new ApiClient({ baseUrl });
+    await expect(api.listSessions("loop")).rejects.toThrow(
+      "The server sent the same page of a list twice.",
+    );
+  });
+
+  it("logs out by revoking the token it sends, and revokes another sign-in by its id", async () => {
+    const api = new ApiClient({ baseUrl, getToken: () => "browser-token" });
+    await api.logout();
+    expect(seen.at(-1)).toMatchObject({
+      method: "POST",
+      url: "/api/auth/logout",
+      authorization: "Bearer browser-token",
+    });
+    await api.revokeSignIn("abc");
+    expect(seen.at(-1)).toMatchObject({ method: "DELETE", url: "/api/auth/sign-ins/abc" });
+  });
+
   it("turns an error body into an ApiError with its message and field problems", async () => {
     const api = new ApiClient({ baseUrl });
     const error = await api
@@ -93,14 +148,14 @@ describe("ApiClient", () => {
   });
 
   it("tells the app when a logged-in request is refused, so it can log out", async () => {
-    let refused = 0;
+    const refused: string[] = [];
     const api = new ApiClient({
       baseUrl,
       getToken: () => "old",
-      onUnauthorized: () => (refused += 1),
+      onUnauthorized: (token) => refused.push(token),
     });
     await expect(api.me()).rejects.toThrow("Log in first");
-    expect(refused).toBe(1);
+    expect(refused).toEqual(["old"]);
   });
 
   it("accepts an empty 204 answer", async () => {

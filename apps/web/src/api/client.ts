@@ -1,4 +1,4 @@
-// Typed REST client for SPEC.md's /api: one fetch wrapper and one method per route.
+// Typed REST client for the server's /api (docs/reference.md): one fetch wrapper and one method per route.
 import type {
   AuthResponse,
   ChatSession,
@@ -13,48 +13,52 @@ import type {
   LoginBody,
   Project,
   Provider,
+  ProviderCheckBody,
+  ProviderCheckResult,
   RegistrationTokenResponse,
+  SessionDeliveryAnswer,
+  SignIn,
   SignupBody,
   TurnEvent,
+  TurnRevertAnswer,
+  UpdateProjectBody,
   User,
 } from "@gadget/protocol";
 import { ApiError, errorFromResponse, toApiError } from "./api-error.ts";
+
+export type { ProviderCheckBody, ProviderCheckResult };
 
 export interface ApiClientOptions {
   /** Origin of the server; "" (default) means the page's own origin, as served in production. */
   baseUrl?: string;
   /** Returns the bearer token, or null when logged out. */
   getToken?: () => string | null;
-  /** Called when an authenticated request answers 401, so the app can log out. */
-  onUnauthorized?: () => void;
+  /**
+   * Called when an authenticated request answers 401, so the app can log out. It gets the token
+   * that was refused: an answer arriving after a new login must not end the new one.
+   */
+  onUnauthorized?: (token: string) => void;
   /** Milliseconds before a request gives up (default 30,000). */
   timeoutMs?: number;
-}
-
-/** What the provider check answers (see docs in the report: POST /api/providers/check). */
-export interface ProviderCheckResult {
-  ok: boolean;
-  models?: string[];
-  message?: string;
-}
-
-export interface ProviderCheckBody {
-  baseUrl: string;
-  apiKey: string;
-  modelId?: string;
 }
 
 /** Page size when reading a turn's stored events (the server's maximum). */
 export const EVENTS_PAGE = 1000;
 
+/** Page size when reading a list route (the server's maximum): most lists fit in one request. */
+export const LIST_PAGE = 500;
+
+/** One page of a list route: the items under their own key, and where the next page starts. */
+type ListPage<Key extends string, Item> = { [K in Key]: Item[] } & { nextCursor?: string | null };
+
 /**
- * The REST API of SPEC.md. Every method throws ApiError with a message fit to show.
+ * The REST API (docs/reference.md). Every method throws ApiError with a message fit to show.
  * @example const { projects } = await api.listProjects();
  */
 export class ApiClient {
   readonly baseUrl: string;
   private readonly getToken: () => string | null;
-  private readonly onUnauthorized: () => void;
+  private readonly onUnauthorized: (token: string) => void;
   private readonly timeoutMs: number;
 
   constructor(options: ApiClientOptions = {}) {
@@ -91,7 +95,7 @@ export class ApiClient {
       }
     }
     if (!response.ok) {
-      if (response.status === 401 && token) this.onUnauthorized();
+      if (response.status === 401 && token) this.onUnauthorized(token);
       throw errorFromResponse(response.status, parsed);
     }
     if (response.status === 204 || !text) return undefined as T;
@@ -105,6 +109,35 @@ export class ApiClient {
     return parsed as T;
   }
 
+  /**
+   * Reads every page of a list route, following `nextCursor` until the server answers null.
+   * @example const { drones } = await this.listAll("/api/drones", "drones");
+   */
+  private async listAll<Key extends string, Item>(
+    path: string,
+    key: Key,
+  ): Promise<{ [K in Key]: Item[] }> {
+    const items: Item[] = [];
+    const seen = new Set<string>();
+    let cursor: string | null = null;
+    do {
+      const query = `limit=${LIST_PAGE}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`;
+      // Annotated: `cursor` is read from the page it helps to ask for.
+      const page: ListPage<Key, Item> = await this.request(
+        "GET",
+        `${path}${path.includes("?") ? "&" : "?"}${query}`,
+      );
+      items.push(...(page[key] ?? []));
+      // A server without pages answers no cursor; one that repeats a cursor would never end.
+      cursor = page.nextCursor ?? null;
+      if (cursor && seen.has(cursor)) {
+        throw new ApiError("bad_response", "The server sent the same page of a list twice.", 200);
+      }
+      if (cursor) seen.add(cursor);
+    } while (cursor);
+    return { [key]: items } as { [K in Key]: Item[] };
+  }
+
   // ---------- auth ----------
   signup(body: SignupBody): Promise<AuthResponse> {
     return this.request("POST", "/api/auth/signup", body);
@@ -115,10 +148,21 @@ export class ApiClient {
   me(): Promise<{ user: User }> {
     return this.request("GET", "/api/me");
   }
+  /** Revokes the token this client sends (the one of this browser). */
+  logout(): Promise<void> {
+    return this.request("POST", "/api/auth/logout", {});
+  }
+  /** The user's sign-ins, newest first; `current` is this browser's. */
+  listSignIns(): Promise<{ signIns: SignIn[] }> {
+    return this.request("GET", "/api/auth/sign-ins");
+  }
+  revokeSignIn(signInId: string): Promise<void> {
+    return this.request("DELETE", `/api/auth/sign-ins/${encodeURIComponent(signInId)}`);
+  }
 
   // ---------- drones ----------
   listDrones(): Promise<{ drones: Drone[] }> {
-    return this.request("GET", "/api/drones");
+    return this.listAll("/api/drones", "drones");
   }
   createRegistrationToken(): Promise<RegistrationTokenResponse> {
     return this.request("POST", "/api/drones/registration-tokens", {});
@@ -129,7 +173,7 @@ export class ApiClient {
 
   // ---------- providers ----------
   listProviders(): Promise<{ providers: Provider[] }> {
-    return this.request("GET", "/api/providers");
+    return this.listAll("/api/providers", "providers");
   }
   createProvider(body: CreateProviderBody): Promise<{ provider: Provider } | Provider> {
     return this.request("POST", "/api/providers", body);
@@ -138,16 +182,24 @@ export class ApiClient {
   checkProvider(body: ProviderCheckBody): Promise<ProviderCheckResult> {
     return this.request("POST", "/api/providers/check", body);
   }
+  /** Checks a saved provider: its /models, then one small call offering one tool (the probe). */
   checkSavedProvider(providerId: string): Promise<ProviderCheckResult> {
     return this.request("POST", `/api/providers/${encodeURIComponent(providerId)}/check`, {});
+  }
+  /** Forgets what turns learned the provider refuses; the next turn sends the plain request. */
+  forgetProviderQuirks(providerId: string): Promise<{ provider: Provider }> {
+    return this.request("DELETE", `/api/providers/${encodeURIComponent(providerId)}/quirks`);
   }
 
   // ---------- projects and files ----------
   listProjects(): Promise<{ projects: Project[] }> {
-    return this.request("GET", "/api/projects");
+    return this.listAll("/api/projects", "projects");
   }
   createProject(body: CreateProjectBody): Promise<{ project: Project }> {
     return this.request("POST", "/api/projects", body);
+  }
+  updateProject(projectId: string, body: UpdateProjectBody): Promise<{ project: Project }> {
+    return this.request("PATCH", `/api/projects/${encodeURIComponent(projectId)}`, body);
   }
   async listFiles(projectId: string, path: string): Promise<FileEntry[]> {
     const answer = await this.request<{ entries: FileEntry[] } | FileEntry[]>(
@@ -171,16 +223,20 @@ export class ApiClient {
 
   // ---------- sessions and turns ----------
   listSessions(projectId: string): Promise<{ sessions: ChatSession[] }> {
-    return this.request("GET", `/api/projects/${encodeURIComponent(projectId)}/sessions`);
+    return this.listAll(`/api/projects/${encodeURIComponent(projectId)}/sessions`, "sessions");
   }
   createSession(projectId: string, body: CreateSessionBody): Promise<{ session: ChatSession }> {
     return this.request("POST", `/api/projects/${encodeURIComponent(projectId)}/sessions`, body);
   }
   listTurns(sessionId: string): Promise<{ turns: ChatTurn[] }> {
-    return this.request("GET", `/api/sessions/${encodeURIComponent(sessionId)}/turns`);
+    return this.listAll(`/api/sessions/${encodeURIComponent(sessionId)}/turns`, "turns");
   }
   createTurn(sessionId: string, body: CreateTurnBody): Promise<{ turn: ChatTurn }> {
     return this.request("POST", `/api/sessions/${encodeURIComponent(sessionId)}/turns`, body);
+  }
+  /** Commits the session worktree's uncommitted changes and pushes its branch now. */
+  deliverSession(sessionId: string): Promise<{ delivery: SessionDeliveryAnswer }> {
+    return this.request("POST", `/api/sessions/${encodeURIComponent(sessionId)}/deliver`, {});
   }
   getTurn(turnId: string): Promise<{ turn: ChatTurn }> {
     return this.request("GET", `/api/turns/${encodeURIComponent(turnId)}`);
@@ -196,6 +252,10 @@ export class ApiClient {
   }
   resumeTurn(turnId: string): Promise<void> {
     return this.request("POST", `/api/turns/${encodeURIComponent(turnId)}/resume`, {});
+  }
+  /** Undoes a finished turn's changes with a revert commit on the session's branch. */
+  revertTurn(turnId: string): Promise<TurnRevertAnswer> {
+    return this.request("POST", `/api/turns/${encodeURIComponent(turnId)}/revert`, {});
   }
   decideApproval(turnId: string, approvalId: string, approve: boolean): Promise<void> {
     return this.request(

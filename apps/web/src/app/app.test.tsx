@@ -1,13 +1,23 @@
-// The app shell: the login gate, errors in words, and landing on the projects page after login.
+// The app shell: the login gate, errors in words, landing on the projects page after login, logging
+// out on the server too, and signing up with an invite link.
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { render, screen } from "@testing-library/react";
+import { render, screen, waitFor } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { App } from "./app.tsx";
 
 let server: Server;
 let baseUrl: string;
+/** The requests the fake server saw, with the token and body each carried. */
+const seen: { method: string; path: string; authorization?: string; body: string }[] = [];
+
+const adaUser = () => ({
+  _id: "u1",
+  email: "ada@example.test",
+  name: "Ada",
+  createdAt: new Date().toISOString(),
+});
 
 beforeAll(async () => {
   server = createServer((request, response) => {
@@ -16,8 +26,38 @@ beforeAll(async () => {
       body += chunk;
     });
     request.on("end", () => {
+      const path = new URL(request.url ?? "/", "http://localhost").pathname;
+      seen.push({
+        method: request.method ?? "",
+        path,
+        authorization: request.headers.authorization,
+        body,
+      });
       response.setHeader("content-type", "application/json");
-      if (request.url === "/api/auth/login") {
+      if (path === "/api/auth/logout") {
+        response.statusCode = 204;
+        response.end();
+        return;
+      }
+      if (path === "/api/auth/signup") {
+        const { invite } = JSON.parse(body) as { invite?: string };
+        if (invite !== "inv-123") {
+          response.statusCode = 403;
+          response.end(
+            JSON.stringify({
+              error: {
+                code: "forbidden",
+                message: "Signup is closed on this server: an administrator creates accounts",
+              },
+            }),
+          );
+          return;
+        }
+        response.statusCode = 201;
+        response.end(JSON.stringify({ token: "token-2", user: adaUser() }));
+        return;
+      }
+      if (path === "/api/auth/login") {
         const { password } = JSON.parse(body) as { password: string };
         if (password !== "correct horse") {
           response.statusCode = 401;
@@ -28,20 +68,10 @@ beforeAll(async () => {
           );
           return;
         }
-        response.end(
-          JSON.stringify({
-            token: "token-1",
-            user: {
-              _id: "u1",
-              email: "ada@example.test",
-              name: "Ada",
-              createdAt: new Date().toISOString(),
-            },
-          }),
-        );
+        response.end(JSON.stringify({ token: "token-1", user: adaUser() }));
         return;
       }
-      if (request.url === "/api/projects") {
+      if (path === "/api/projects") {
         response.end(
           JSON.stringify({
             projects: [
@@ -55,6 +85,7 @@ beforeAll(async () => {
                 createdAt: new Date().toISOString(),
               },
             ],
+            nextCursor: null,
           }),
         );
         return;
@@ -72,6 +103,7 @@ afterAll(async () => {
 });
 
 beforeEach(() => {
+  seen.length = 0;
   localStorage.clear();
   window.history.replaceState(null, "", "/");
 });
@@ -111,7 +143,7 @@ describe("App", () => {
     );
   });
 
-  it("logs in, lands on the projects page, and logs out again", async () => {
+  it("logs in, lands on the projects page, and logs out again, ending the token on the server", async () => {
     render(<App baseUrl={baseUrl} />);
     await logIn("correct horse");
     expect(await screen.findByText("calculator")).toBeInTheDocument();
@@ -120,5 +152,59 @@ describe("App", () => {
     await userEvent.click(screen.getByRole("button", { name: "Log out" }));
     expect(await screen.findByRole("heading", { name: "Log in" })).toBeInTheDocument();
     expect(localStorage.getItem("gadget.token")).toBeNull();
+    await waitFor(() =>
+      expect(seen).toContainEqual(
+        expect.objectContaining({
+          method: "POST",
+          path: "/api/auth/logout",
+          authorization: "Bearer token-1",
+        }),
+      ),
+    );
+  });
+
+  it("logs out here even when the server cannot be told", async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    localStorage.setItem("gadget.token", "token-1");
+    localStorage.setItem("gadget.user", JSON.stringify(adaUser()));
+    window.history.replaceState(null, "", "/drones");
+    render(<App baseUrl={`http://127.0.0.1:${port}`} />);
+    await userEvent.click(screen.getByRole("button", { name: "Log out" }));
+    expect(await screen.findByRole("heading", { name: "Log in" })).toBeInTheDocument();
+    expect(localStorage.getItem("gadget.token")).toBeNull();
+  });
+
+  it("signs up with the invite of an invite link", async () => {
+    window.history.replaceState(null, "", "/signup?invite=inv-123");
+    render(<App baseUrl={baseUrl} />);
+    expect(screen.getByText(/You were invited/)).toBeInTheDocument();
+    await userEvent.type(screen.getByLabelText("Email"), "grace@example.test");
+    await userEvent.type(screen.getByLabelText(/^Password/), "correct horse battery");
+    await userEvent.click(screen.getByRole("button", { name: "Sign up" }));
+    expect(await screen.findByText("calculator")).toBeInTheDocument();
+    const signup = seen.find((request) => request.path === "/api/auth/signup");
+    expect(JSON.parse(signup?.body ?? "{}")).toEqual({
+      email: "grace@example.test",
+      password: "correct horse battery",
+      invite: "inv-123",
+    });
+    expect(localStorage.getItem("gadget.token")).toBe("token-2");
+  });
+
+  it("shows the server's reason when it does not let anyone sign up", async () => {
+    window.history.replaceState(null, "", "/signup");
+    render(<App baseUrl={baseUrl} />);
+    expect(screen.queryByText(/You were invited/)).toBeNull();
+    await userEvent.type(screen.getByLabelText("Email"), "grace@example.test");
+    await userEvent.type(screen.getByLabelText(/^Password/), "correct horse battery");
+    await userEvent.click(screen.getByRole("button", { name: "Sign up" }));
+    expect(await screen.findByRole("alert")).toHaveTextContent(
+      "Could not sign up: Signup is closed on this server: an administrator creates accounts",
+    );
+    const signup = seen.find((request) => request.path === "/api/auth/signup");
+    expect(JSON.parse(signup?.body ?? "{}")).not.toHaveProperty("invite");
   });
 });

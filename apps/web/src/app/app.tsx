@@ -2,22 +2,23 @@
 import { type ReactNode, Suspense } from "react";
 import { Link, Redirect, Route, Switch, useLocation } from "wouter";
 import { ConnectionBanner } from "../components/connection-banner.tsx";
+import { AccountPage } from "../pages/account-page.tsx";
 import { AuthPage } from "../pages/auth-page.tsx";
 import { DronesPage } from "../pages/drones-page.tsx";
 import { ProjectPage } from "../pages/project-page.tsx";
 import { ProjectsPage } from "../pages/projects-page.tsx";
 import { ProvidersPage } from "../pages/providers-page.tsx";
 import { SessionPage } from "../pages/session-page.tsx";
-import { AuthProvider, useAuth } from "./auth.tsx";
+import { AuthProvider, LOGIN_ENDED, useAuth } from "./auth.tsx";
 import { ErrorBoundary } from "./error-boundary.tsx";
 import { LiveProvider, useConnectionState } from "./live.tsx";
 import { type ThemeChoice, useTheme } from "./theme.ts";
 
-function NavLink({ href, children }: { href: string; children: ReactNode }) {
+function NavLink({ href, title, children }: { href: string; title?: string; children: ReactNode }) {
   const [location] = useLocation();
   const active = location === href || location.startsWith(`${href}/`);
   return (
-    <Link href={href} className={active ? "nav-link active" : "nav-link"}>
+    <Link href={href} title={title} className={active ? "nav-link active" : "nav-link"}>
       {children}
     </Link>
   );
@@ -52,7 +53,9 @@ function TopBar() {
       >
         Theme: {theme}
       </button>
-      {user ? <span className="muted small">{user.name || user.email}</span> : null}
+      <NavLink href="/account" title="Your account and where you are logged in">
+        {user?.name || user?.email || "Account"}
+      </NavLink>
       <button type="button" className="button ghost small" onClick={() => signOut()}>
         Log out
       </button>
@@ -92,6 +95,7 @@ function SignedIn() {
               </Route>
               <Route path="/drones" component={DronesPage} />
               <Route path="/providers" component={ProvidersPage} />
+              <Route path="/account" component={AccountPage} />
               <Route>
                 <div className="page">
                   <h1>Not found</h1>
@@ -110,7 +114,7 @@ function SignedIn() {
 }
 
 function Gate() {
-  const { token, signOut, api } = useAuth();
+  const { token, forget, api } = useAuth();
   const [location] = useLocation();
   if (!token) {
     return (
@@ -130,11 +134,7 @@ function Gate() {
     );
   }
   return (
-    <LiveProvider
-      token={token}
-      baseUrl={api.baseUrl}
-      onUnauthorized={() => signOut("Your login has expired. Log in again.")}
-    >
+    <LiveProvider token={token} baseUrl={api.baseUrl} onUnauthorized={() => forget(LOGIN_ENDED)}>
       <SignedIn />
     </LiveProvider>
   );

@@ -14,6 +14,10 @@ import { ApiClient } from "../api/client.ts";
 const TOKEN_KEY = "gadget.token";
 const USER_KEY = "gadget.user";
 
+/** What the login page says when the server refused this browser's token. */
+export const LOGIN_ENDED =
+  "You were logged out: your login expired or was ended from another sign-in. Log in again.";
+
 export interface AuthState {
   token: string | null;
   user: User | null;
@@ -21,7 +25,10 @@ export interface AuthState {
   notice: string | null;
   api: ApiClient;
   signIn(token: string, user: User): void;
+  /** Ends this browser's sign-in on the server (best effort) and forgets it here. */
   signOut(notice?: string): void;
+  /** Forgets the login here only: for a token the server has already refused or revoked. */
+  forget(notice?: string): void;
 }
 
 const AuthContext = createContext<AuthState | null>(null);
@@ -48,7 +55,7 @@ export function AuthProvider({ children, baseUrl = "" }: AuthProviderProps) {
   const tokenRef = useRef(state.token);
   tokenRef.current = state.token;
 
-  const signOut = useCallback((notice?: string) => {
+  const forget = useCallback((notice?: string) => {
     try {
       localStorage.removeItem(TOKEN_KEY);
       localStorage.removeItem(USER_KEY);
@@ -75,14 +82,27 @@ export function AuthProvider({ children, baseUrl = "" }: AuthProviderProps) {
       new ApiClient({
         baseUrl,
         getToken: () => tokenRef.current,
-        onUnauthorized: () => signOut("Your login has expired. Log in again."),
+        // A refusal of an older token (answered after a logout or a new login) changes nothing.
+        onUnauthorized: (token) => {
+          if (token === tokenRef.current) forget(LOGIN_ENDED);
+        },
       }),
-    [baseUrl, signOut],
+    [baseUrl, forget],
+  );
+
+  const signOut = useCallback(
+    (notice?: string) => {
+      // The request carries the token, so it is sent before the token is forgotten; its answer is
+      // not awaited: a slow or unreachable server must not keep the user logged in here.
+      if (tokenRef.current) void api.logout().catch(() => {});
+      forget(notice);
+    },
+    [api, forget],
   );
 
   const value = useMemo<AuthState>(
-    () => ({ ...state, api, signIn, signOut }),
-    [state, api, signIn, signOut],
+    () => ({ ...state, api, signIn, signOut, forget }),
+    [state, api, signIn, signOut, forget],
   );
   return <AuthContext.Provider value={value}>{children}</AuthContext.Provider>;
 }

@@ -1,6 +1,13 @@
 // Numbers as the UI writes them.
 import { describe, expect, it } from "vitest";
-import { describeParams, formatAgo, formatCost, formatElapsed, formatTokens } from "./format.ts";
+import {
+  describeParams,
+  formatAgo,
+  formatCost,
+  formatElapsed,
+  formatTokens,
+  formatUntil,
+} from "./format.ts";
 
 describe("format", () => {
   it("writes money, tokens and durations briefly", () => {
@@ -29,6 +36,14 @@ describe("format", () => {
     expect(formatAgo(new Date(now - 5_000), now)).toBe("just now");
     expect(formatAgo(new Date(now - 5 * 60_000), now)).toBe("5 min ago");
     expect(formatAgo(new Date(now - 3 * 3_600_000).toISOString(), now)).toBe("3 h ago");
+  });
+
+  it("says how long until something ends, and that it has", () => {
+    const now = Date.UTC(2025, 0, 1, 12);
+    expect(formatUntil(new Date(now + 5 * 60_000), now)).toBe("in 5 min");
+    expect(formatUntil(new Date(now + 3 * 3_600_000).toISOString(), now)).toBe("in 3 h");
+    expect(formatUntil(new Date(now + 30 * 86_400_000), now)).toBe("in 30 days");
+    expect(formatUntil(new Date(now - 1000), now)).toBe("expired");
   });
 
   it("previews tool arguments by their command or path", () => {

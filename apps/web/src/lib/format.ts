@@ -40,6 +40,20 @@ export function formatAgo(date: Date | string | null | undefined, now = Date.now
   return new Date(time).toLocaleDateString();
 }
 
+/** "in 5 min", "in 3 h", "in 12 days" for a time ahead; "expired" once it has passed. */
+export function formatUntil(date: Date | string | null | undefined, now = Date.now()): string {
+  const time = timeOf(date);
+  if (time === null) return "unknown";
+  const seconds = Math.round((time - now) / 1000);
+  if (seconds <= 0) return "expired";
+  if (seconds < 60) return `in ${seconds} s`;
+  const minutes = Math.round(seconds / 60);
+  if (minutes < 60) return `in ${minutes} min`;
+  const hours = Math.round(minutes / 60);
+  if (hours < 48) return `in ${hours} h`;
+  return `in ${Math.round(hours / 24)} days`;
+}
+
 /** Milliseconds since epoch from a wire date (ISO string or Date), or null. */
 export function timeOf(date: Date | string | null | undefined): number | null {
   if (!date) return null;

@@ -1,14 +1,17 @@
 // @vitest-environment node
 // The /ide connection against a real Socket.IO server speaking the contract of socket.ts:
-// replay after a seq, re-subscribe after a drop with the last applied seq, refuse a bad token.
+// replay after a seq, re-subscribe after a drop with the last applied seq, refuse a bad token,
+// and a TurnStore that applies each relayed batch once.
 import { createServer, type Server as HttpServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { IdeClientToServerEvents, IdeServerToClientEvents, TurnEvent } from "@gadget/protocol";
 import { Server } from "socket.io";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { event } from "../test/events.ts";
+import { ApiClient } from "../api/client.ts";
+import { event, turnRecord } from "../test/events.ts";
 import { type ConnectionState, IdeConnection } from "./connection.ts";
-import { applyEvent, emptyTurnView } from "./turn-view.ts";
+import { TurnStore } from "./turn-store.ts";
+import { applyEvents, emptyTurnView } from "./turn-view.ts";
 
 const turnId = "64b0000000000000000000aa";
 const sessionId = "64b0000000000000000000bb";
@@ -88,8 +91,8 @@ describe("IdeConnection", () => {
     let view = emptyTurnView();
     connection.subscribeTurn(turnId, {
       after: () => view.lastSeq,
-      onEvent: (message) => {
-        view = applyEvent(view, message.event);
+      onEvents: (message) => {
+        view = applyEvents(view, message.events);
       },
     });
     await waitFor(() => view.lastSeq === 5, "the replay");
@@ -127,8 +130,8 @@ describe("IdeConnection", () => {
     let view = emptyTurnView();
     connection.subscribeTurn(turnId, {
       after: () => view.lastSeq,
-      onEvent: (message) => {
-        view = applyEvent(view, message.event);
+      onEvents: (message) => {
+        view = applyEvents(view, message.events);
       },
     });
     await waitFor(() => view.lastSeq === 5, "the replay");
@@ -159,9 +162,36 @@ describe("IdeConnection", () => {
         hostname: null,
         platform: null,
         version: "1.0.0",
+        sandbox: null,
       },
     });
     await waitFor(() => names.length === 1, "the drone update");
     expect(names).toEqual(["laptop"]);
+  });
+});
+
+describe("TurnStore following a turn", () => {
+  it("folds each relayed batch into the view at once: one update per batch, not per event", async () => {
+    stored = toolEvents(1, 200);
+    connection = new IdeConnection({ token: "good", baseUrl });
+    const store = new TurnStore(turnRecord({ _id: turnId, status: "processing" }), {
+      api: new ApiClient({ baseUrl }),
+    });
+    let updates = 0;
+    store.subscribe(() => {
+      updates += 1;
+    });
+    const stop = store.follow(connection);
+    await waitFor(() => store.view.lastSeq === 200, "the replay of 200 events");
+    expect(updates).toBe(1);
+
+    io.of("/ide")
+      .to(`turn:${turnId}`)
+      .emit("turn_events", { turnId, sessionId, events: toolEvents(201, 250) });
+    await waitFor(() => store.view.lastSeq === 250, "a live batch of 50 events");
+    expect(updates).toBe(2);
+    expect(store.view.tools).toHaveLength(250);
+    stop();
+    store.dispose();
   });
 });

@@ -6,7 +6,8 @@ import type {
   Drone,
   IdeClientToServerEvents,
   IdeServerToClientEvents,
-  TurnEventMessage,
+  TurnEventsMessage,
+  TurnWaiting,
 } from "@gadget/protocol";
 import { IDE_NAMESPACE } from "@gadget/protocol";
 import { io, type Socket } from "socket.io-client";
@@ -23,7 +24,8 @@ export type ConnectionState =
 export interface TurnSubscriptionHandlers {
   /** The seq to resume after; read at every (re)subscribe so nothing is replayed twice. */
   after: () => number;
-  onEvent?: (message: TurnEventMessage) => void;
+  /** A relayed batch (or catch-up page) of the turn's events, in seq order, as it arrived. */
+  onEvents?: (message: TurnEventsMessage) => void;
   onTurn?: (turn: ChatTurn) => void;
   /** The server refused the subscription (e.g. the turn does not exist). */
   onError?: (message: string) => void;
@@ -49,7 +51,7 @@ interface Subscription {
  * One /ide connection per logged-in tab.
  * @example
  * const connection = new IdeConnection({ token });
- * const stop = connection.subscribeTurn(turnId, { after: () => view.lastSeq, onEvent });
+ * const stop = connection.subscribeTurn(turnId, { after: () => view.lastSeq, onEvents });
  */
 export class IdeConnection {
   private readonly socket: IdeSocket;
@@ -58,6 +60,9 @@ export class IdeConnection {
   private readonly stateListeners = new Set<(state: ConnectionState) => void>();
   private readonly droneListeners = new Set<(drone: Drone) => void>();
   private readonly turnListeners = new Set<(turn: ChatTurn) => void>();
+  private readonly waitingListeners = new Set<
+    (message: { turnId: string; waiting: TurnWaiting | null }) => void
+  >();
   private currentState: ConnectionState = "connecting";
   private everConnected = false;
   private closed = false;
@@ -95,15 +100,24 @@ export class IdeConnection {
       }
       this.setState(this.everConnected ? "reconnecting" : "connecting");
     });
-    this.socket.on("turn_events", ({ turnId, sessionId, events }) => {
-      for (const event of events) this.dispatchEvent({ turnId, sessionId, event });
-    });
+    this.socket.on("turn_events", (message) => this.dispatchEvents(message));
     this.socket.on("turn_updates", ({ turns }) => {
       for (const turn of turns) this.dispatchTurn(turn);
     });
     this.socket.on("drone_update", ({ drone }) => {
       for (const listener of this.droneListeners) listener(drone);
     });
+    this.socket.on("turn_waiting", (message) => {
+      for (const listener of this.waitingListeners) listener(message);
+    });
+  }
+
+  /** Calls `listener` when a turn of the user starts or stops waiting on an outage of the server's storage. */
+  onWaiting(
+    listener: (message: { turnId: string; waiting: TurnWaiting | null }) => void,
+  ): () => void {
+    this.waitingListeners.add(listener);
+    return () => this.waitingListeners.delete(listener);
   }
 
   get state(): ConnectionState {
@@ -179,10 +193,10 @@ export class IdeConnection {
     if (!answer.ok) subscription.handlers.onError?.(answer.error.message);
   }
 
-  private dispatchEvent(message: TurnEventMessage): void {
+  private dispatchEvents(message: TurnEventsMessage): void {
     const group = this.subscriptions.get(`turn:${message.turnId}`);
     if (!group) return;
-    for (const subscription of group) subscription.handlers.onEvent?.(message);
+    for (const subscription of group) subscription.handlers.onEvents?.(message);
   }
 
   private dispatchTurn(turn: ChatTurn): void {

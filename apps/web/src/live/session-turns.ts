@@ -82,9 +82,18 @@ export class SessionTurns {
     if (!connection) return;
     // turn_updates reach every socket of the user: take the ones of this session. (A session
     // subscription would replay the events of every past turn; running turns replay their own.)
-    this.detachSession = connection.onTurn((turn) => {
+    const stopTurns = connection.onTurn((turn) => {
       if (turn.session === this.sessionId) this.upsert(turn);
     });
+    // While the server cannot store a turn's events, the turn says so (nothing is lost meanwhile).
+    const stopWaiting = connection.onWaiting(({ turnId, waiting }) => {
+      const store = this.stores.get(turnId);
+      if (store) store.setTurn({ ...store.getSnapshot().turn, waiting });
+    });
+    this.detachSession = () => {
+      stopTurns();
+      stopWaiting();
+    };
     for (const store of this.stores.values()) this.syncFollow(store);
   }
 

@@ -94,7 +94,8 @@ export class TurnStore {
   follow(connection: IdeConnection): () => void {
     return connection.subscribeTurn(this.id, {
       after: () => this.snapshot.view.lastSeq,
-      onEvent: (message) => this.applyEvents([message.event]),
+      // A whole batch folds into one new view: one render, not one per event.
+      onEvents: (message) => this.applyEvents(message.events),
       onTurn: (turn) => this.setTurn(turn),
       onError: (message) => this.set({ ...this.snapshot, loadError: message }),
     });

@@ -72,6 +72,60 @@ describe("turn view", () => {
     expect(view.phase).toBe("finished");
   });
 
+  it("keeps a drone's warning (no sandbox) apart from the status line, once", () => {
+    const warning =
+      "This drone runs commands without a sandbox (it was started with --no-sandbox).";
+    const view = applyEvents(
+      emptyTurnView(),
+      numbered([
+        ["status", { message: warning, phase: "sandbox", level: "warning" }],
+        ["status", { message: "Pass 1", pass: 1 }],
+        ["status", { message: warning, phase: "sandbox", level: "warning" }],
+      ]),
+    );
+    expect(view.warnings).toEqual([warning]);
+    expect(view.statusMessage).toBe("Pass 1");
+  });
+
+  it("lists each way the drone adapted its requests to the provider, once per quirk", () => {
+    const message = "Unsupported value: 'temperature' does not support 0.2 with this model.";
+    const view = applyEvents(
+      emptyTurnView(),
+      numbered([
+        ["status", { message: "Pass 1", pass: 1 }],
+        ["provider_adapted", { quirk: "no_temperature", message }],
+        ["provider_adapted", { quirk: "no_temperature", message }],
+        [
+          "provider_adapted",
+          { quirk: "max_completion_tokens", message: "Use max_completion_tokens" },
+        ],
+      ]),
+    );
+    expect(view.adaptations.map((adaptation) => adaptation.quirk)).toEqual([
+      "no_temperature",
+      "max_completion_tokens",
+    ]);
+    expect(view.statusMessage).toBe("Pass 1");
+  });
+
+  it("drops what a failed model call streamed when the call is sent again", () => {
+    const view = applyEvents(
+      emptyTurnView(),
+      numbered([
+        ["status", { message: "Pass 1", pass: 1, phase: "model" }],
+        ["token", { text: "Checked. " }],
+        ["status", { message: "Pass 2", pass: 2, phase: "model" }],
+        ["thinking", { text: "Half a thou" }],
+        ["token", { text: "The answ" }],
+        ["status", { message: "Model call failed (HTTP 503); retrying in 1 s", phase: "retry" }],
+        ["thinking", { text: "A whole thought." }],
+        ["token", { text: "The answer." }],
+      ]),
+    );
+    expect(view.draft).toBe("Checked. The answer.");
+    expect(view.thinking).toEqual([{ pass: 2, text: "A whole thought." }]);
+  });
+
   it("ignores events it has already applied and returns the same view", () => {
     const view = applyEvents(emptyTurnView(), basic);
     expect(applyEvent(view, basic[4]!)).toBe(view);

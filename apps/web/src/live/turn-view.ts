@@ -88,8 +88,19 @@ export interface TurnView {
   approvals: ApprovalItem[];
   changes: { files: FileChange[]; diff: string; truncated: boolean } | null;
   verification: TurnEventData<"verification"> | null;
+  /** The session's branch as the drone pushed it after the turn (or why it could not). */
+  delivery: TurnEventData<"delivery"> | null;
   done: { reason: ExitReason; passes: number; totalCost: number; at: number } | null;
   errors: { code: string; message: string; seq: number }[];
+  /** Status events the drone marked as warnings (e.g. it runs commands without a sandbox). */
+  warnings: string[];
+  /**
+   * Where the current model call's streamed text and thinking began: a retried call streams its
+   * answer again, so what the failed attempt showed is cut back to here.
+   */
+  attemptStart: { draft: number; thinking: number };
+  /** Requests the drone changed after the provider refused them (one per quirk). */
+  adaptations: TurnEventData<"provider_adapted">[];
   debug: { message: string; details?: unknown; seq: number }[];
 }
 
@@ -119,8 +130,12 @@ export function emptyTurnView(): TurnView {
     approvals: [],
     changes: null,
     verification: null,
+    delivery: null,
     done: null,
     errors: [],
+    warnings: [],
+    attemptStart: { draft: 0, thinking: 0 },
+    adaptations: [],
     debug: [],
   };
 }
@@ -332,6 +347,9 @@ function applyInOrder(draft: Draft, event: TurnEvent): void {
     case "verification":
       draft.verification = event.data;
       break;
+    case "delivery":
+      draft.delivery = event.data;
+      break;
     case "done":
       draft.done = { ...event.data, at };
       // Approvals still open when the turn ends can no longer be decided.
@@ -351,6 +369,10 @@ function applyInOrder(draft: Draft, event: TurnEvent): void {
     case "error":
       draft.errors.push({ ...event.data, seq: event.seq });
       break;
+    case "provider_adapted":
+      if (!draft.adaptations.some((known) => known.quirk === event.data.quirk))
+        draft.adaptations = [...draft.adaptations, event.data];
+      break;
     case "debug":
       draft.debug.push({ ...event.data, seq: event.seq });
       if (draft.debug.length > MAX_DEBUG_MESSAGES) draft.debug.shift();
@@ -364,7 +386,12 @@ function applyInOrder(draft: Draft, event: TurnEvent): void {
 }
 
 function applyStatus(draft: Draft, data: TurnEventData<"status">, at: number): void {
+  if (data.level === "warning") {
+    if (!draft.warnings.includes(data.message)) draft.warnings = [...draft.warnings, data.message];
+    return;
+  }
   draft.statusMessage = data.message;
+  if (data.phase === "retry") dropFailedAttempt(draft);
   // A new pass after an approval pause means every decision was made and the loop goes on.
   if (data.pass !== undefined) {
     const pass = data.pass;
@@ -383,6 +410,18 @@ function applyStatus(draft: Draft, data: TurnEventData<"status">, at: number): v
   if (data.pass !== undefined && data.pass > draft.pass) {
     draft.pass = data.pass;
     draft.passes.push({ pass: data.pass, startedAt: at, model: data.model ?? draft.model });
+  }
+  if (data.phase === "model") draft.attemptStart = { draft: draft.draft.length, thinking: 0 };
+}
+
+/** A model call failed mid-stream and is sent again: what it had streamed is not the answer. */
+function dropFailedAttempt(draft: Draft): void {
+  draft.draft = draft.draft.slice(0, draft.attemptStart.draft);
+  const last = draft.thinking[draft.thinking.length - 1];
+  if (last && last.pass === draft.pass) {
+    const kept = last.text.slice(0, draft.attemptStart.thinking);
+    if (kept) draft.thinking[draft.thinking.length - 1] = { pass: last.pass, text: kept };
+    else draft.thinking.pop();
   }
 }
 

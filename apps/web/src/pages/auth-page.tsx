@@ -1,4 +1,5 @@
 // Sign up and log in: one form, two modes; errors from the server (or its absence) in words.
+// Signup carries the invite of an invite link (`/signup?invite=<code>`) where the server asks for one.
 import { type FormEvent, useState } from "react";
 import { Link, useLocation, useSearch } from "wouter";
 import { useAuth } from "../app/auth.tsx";
@@ -14,6 +15,7 @@ export function AuthPage({ mode }: { mode: "login" | "signup" }) {
   const [sending, setSending] = useState(false);
   const [error, setError] = useState<unknown>(null);
   const signup = mode === "signup";
+  const invite = signup ? new URLSearchParams(search).get("invite")?.trim() || null : null;
 
   const submit = async (event: FormEvent) => {
     event.preventDefault();
@@ -21,7 +23,12 @@ export function AuthPage({ mode }: { mode: "login" | "signup" }) {
     setError(null);
     try {
       const answer = signup
-        ? await api.signup({ email, password, ...(name.trim() ? { name: name.trim() } : {}) })
+        ? await api.signup({
+            email,
+            password,
+            ...(name.trim() ? { name: name.trim() } : {}),
+            ...(invite ? { invite } : {}),
+          })
         : await api.login({ email, password });
       signIn(answer.token, answer.user);
       const next = new URLSearchParams(search).get("next");
@@ -44,6 +51,9 @@ export function AuthPage({ mode }: { mode: "login" | "signup" }) {
         </div>
         <h1>{signup ? "Create your account" : "Log in"}</h1>
         {notice && !signup ? <p className="note">{notice}</p> : null}
+        {invite ? (
+          <p className="muted small">You were invited: this form uses your invite.</p>
+        ) : null}
         {signup ? (
           <label className="field">
             <span>Name</span>

@@ -16,6 +16,7 @@ const laptop: Drone = {
   hostname: "ada-laptop",
   platform: "linux",
   version: "0.1.0",
+  sandbox: { kind: "bubblewrap", version: "0.8.0", network: "isolated" },
 };
 const server: Drone = {
   ...laptop,
@@ -24,6 +25,7 @@ const server: Drone = {
   status: "offline",
   activeTurns: 0,
   lastSeenAt: new Date(Date.now() - 3 * 3600_000),
+  sandbox: { kind: "none", version: null, network: "host" },
 };
 
 describe("drones", () => {
@@ -31,9 +33,11 @@ describe("drones", () => {
     render(<DroneTable drones={[laptop, server]} onRevoke={async () => {}} />);
     const rows = screen.getAllByRole("row").slice(1);
     expect(rows[0]).toHaveTextContent(
-      /laptop.*online.*busy 1\/2.*0\.1\.0.*ada-laptop · linux.*now/,
+      /laptop.*online.*busy 1\/2.*0\.1\.0.*bubblewrap 0\.8\.0.*ada-laptop · linux.*now/,
     );
-    expect(rows[1]).toHaveTextContent(/build-box.*offline.*idle · capacity 2.*3 h ago/);
+    expect(rows[1]).toHaveTextContent(
+      /build-box.*offline.*idle · capacity 2.*unsandboxed.*3 h ago/,
+    );
   });
 
   it("asks before revoking and shows a failed revoke in words", async () => {

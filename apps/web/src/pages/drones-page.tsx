@@ -57,6 +57,7 @@ export function DroneTable({
             <th>Status</th>
             <th>Load</th>
             <th>Version</th>
+            <th>Sandbox</th>
             <th>Host</th>
             <th>Last seen</th>
             <th />
@@ -81,6 +82,9 @@ export function DroneTable({
                 )}
               </td>
               <td>{drone.version ?? "–"}</td>
+              <td>
+                <SandboxCell sandbox={drone.sandbox} />
+              </td>
               <td className="muted">
                 {[drone.hostname, drone.platform].filter(Boolean).join(" · ") || "–"}
               </td>
@@ -256,5 +260,26 @@ export function DronesPage() {
         <p className="muted">Loading drones…</p>
       )}
     </div>
+  );
+}
+
+/** What confines a drone's commands; a drone started with --no-sandbox is marked "unsandboxed". */
+function SandboxCell({ sandbox }: { sandbox: Drone["sandbox"] }) {
+  if (!sandbox) return <span className="muted">–</span>;
+  if (sandbox.kind === "none") {
+    return (
+      <span
+        className="pill pill-unsandboxed"
+        title="Started with --no-sandbox: the agent's commands run as the drone's user, with its files and network"
+      >
+        unsandboxed
+      </span>
+    );
+  }
+  return (
+    <span title={`network ${sandbox.network}`}>
+      {sandbox.kind}
+      {sandbox.version ? <span className="muted"> {sandbox.version}</span> : null}
+    </span>
   );
 }

@@ -8,6 +8,7 @@ import { ErrorNote } from "../components/error-note.tsx";
 import { FileEditor } from "../editor/file-editor.tsx";
 import { FileTree } from "../editor/file-tree.tsx";
 import { formatAgo } from "../lib/format.ts";
+import { networkWords, ProjectSettings } from "./project-settings.tsx";
 
 export const modeWords: Record<TurnMode, string> = {
   agent: "agent: reads and writes",
@@ -145,6 +146,21 @@ export function ProjectPage({ projectId }: { projectId: string }) {
         title="Could not load the project"
         onRetry={project.reload}
       />
+      {project.data ? (
+        <details className="panel project-settings">
+          <summary>
+            Settings{" "}
+            <span className="muted small">network: {networkWords[project.data.network]}</span>
+          </summary>
+          <ProjectSettings
+            project={project.data}
+            onSave={async (body) => {
+              const { project: saved } = await api.updateProject(projectId, body);
+              project.setData(() => saved);
+            }}
+          />
+        </details>
+      ) : null}
       <div className="project-grid">
         <aside className="panel">
           <div className="panel-head">

@@ -1,12 +1,14 @@
 // Providers: OpenAI-compatible endpoints with a model, key, optional escalation model and prices;
 // "Check" asks the server to list the provider's /models (a browser cannot call them: CORS).
-import type { CreateProviderBody, Provider } from "@gadget/protocol";
+import type { CreateProviderBody, Provider, ProviderQuirkCode } from "@gadget/protocol";
 import { type FormEvent, useState } from "react";
 import { ApiError } from "../api/api-error.ts";
 import type { ProviderCheckResult } from "../api/client.ts";
 import { useApi } from "../app/auth.tsx";
 import { useLoader } from "../app/use-loader.ts";
 import { ErrorNote } from "../components/error-note.tsx";
+import { formatAgo } from "../lib/format.ts";
+import { describeQuirk } from "../lib/quirks.ts";
 
 function optionalNumber(text: string): number | undefined {
   if (!text.trim()) return undefined;
@@ -33,10 +35,17 @@ export function CheckResult({
     return <ErrorNote error={error} title="Check failed" />;
   }
   if (!result) return null;
+  // Turns call the provider from a drone; a check from the server may not see what a drone sees.
+  const where =
+    result.via === "drone"
+      ? " (checked from your drone)"
+      : result.via === "server"
+        ? " (checked from the server: no drone of yours is online)"
+        : "";
   if (!result.ok) {
     return (
       <div className="error-note" role="alert">
-        <strong>The provider did not answer as expected: </strong>
+        <strong>The provider did not answer as expected{where}: </strong>
         {result.message ?? "no models listed"}
       </div>
     );
@@ -53,6 +62,93 @@ export function CheckResult({
         </span>
       ))}
       {models.length > 12 ? ` and ${models.length - 12} more` : null}
+      {where}
+      {result.probe ? <ProbeResult probe={result.probe} learned={result.quirks ?? []} /> : null}
+    </div>
+  );
+}
+
+const probeFeatures = [
+  ["streaming", "Streaming"],
+  ["toolCalling", "Tool calling"],
+  ["reasoning", "Reasoning"],
+  ["usage", "Usage reported"],
+] as const;
+
+/** What the probe call found: each feature the agent relies on, yes or no, and what was learned. */
+function ProbeResult({
+  probe,
+  learned,
+}: {
+  probe: NonNullable<ProviderCheckResult["probe"]>;
+  learned: ProviderQuirkCode[];
+}) {
+  return (
+    <div className="probe">
+      <ul className="probe-features" aria-label="What a test call found">
+        {probeFeatures.map(([key, label]) => (
+          <li key={key} className={probe[key] ? "yes" : "no"}>
+            {label}: {probe[key] ? "yes" : "no"}
+          </li>
+        ))}
+      </ul>
+      {probe.message ? <p className="small">The test call: {probe.message}</p> : null}
+      {learned.map((code) => (
+        <p key={code} className="small">
+          Learned: {describeQuirk(code)}.
+        </p>
+      ))}
+    </div>
+  );
+}
+
+function clip(text: string, length: number): string {
+  return text.length > length ? `${text.slice(0, length - 1)}…` : text;
+}
+
+/** What turns learned the provider refuses or demands, and a way to forget it. */
+function ProviderQuirks({
+  provider,
+  onChange,
+}: {
+  provider: Provider;
+  onChange: (provider: Provider) => void;
+}) {
+  const api = useApi();
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  if (provider.quirks.length === 0) return <span className="muted">–</span>;
+  return (
+    <div className="quirks">
+      <ul aria-label={`What ${provider.name} refuses`}>
+        {provider.quirks.map((quirk) => (
+          <li key={quirk.code}>
+            {describeQuirk(quirk.code)}{" "}
+            <span className="muted small" title={quirk.message}>
+              (learned {formatAgo(quirk.learnedAt)}: “{clip(quirk.message, 160)}”)
+            </span>
+          </li>
+        ))}
+      </ul>
+      <button
+        type="button"
+        className="button small ghost"
+        disabled={busy}
+        onClick={async () => {
+          setBusy(true);
+          setError(null);
+          try {
+            onChange((await api.forgetProviderQuirks(provider._id)).provider);
+          } catch (caught) {
+            setError(caught);
+          } finally {
+            setBusy(false);
+          }
+        }}
+      >
+        {busy ? "Forgetting…" : "Forget"}
+      </button>
+      <ErrorNote error={error} title="Could not forget them" />
     </div>
   );
 }
@@ -241,7 +337,14 @@ function providerOf(answer: { provider: Provider } | Provider): Provider {
   return "provider" in answer ? answer.provider : answer;
 }
 
-function SavedProviderCheck({ provider }: { provider: Provider }) {
+function SavedProviderCheck({
+  provider,
+  onChecked,
+}: {
+  provider: Provider;
+  /** Called after a check: it may have learned quirks, which the row then shows. */
+  onChecked: () => void;
+}) {
   const api = useApi();
   const [state, setState] = useState<{
     result: ProviderCheckResult | null;
@@ -261,11 +364,9 @@ function SavedProviderCheck({ provider }: { provider: Provider }) {
         onClick={async () => {
           setState({ result: null, error: null, busy: true });
           try {
-            setState({
-              result: await api.checkSavedProvider(provider._id),
-              error: null,
-              busy: false,
-            });
+            const result = await api.checkSavedProvider(provider._id);
+            setState({ result, error: null, busy: false });
+            if (result.quirks && result.quirks.length > 0) onChecked();
           } catch (error) {
             setState({ result: null, error, busy: false });
           }
@@ -304,6 +405,7 @@ export function ProvidersPage() {
                 <th>Escalation</th>
                 <th>Base URL</th>
                 <th>Prices ($/M in · out)</th>
+                <th>Adapted requests</th>
                 <th />
               </tr>
             </thead>
@@ -326,8 +428,20 @@ export function ProvidersPage() {
                       ? `${provider.pricing.inputPerMTok} · ${provider.pricing.outputPerMTok}`
                       : "–"}
                   </td>
+                  <td>
+                    <ProviderQuirks
+                      provider={provider}
+                      onChange={(changed) =>
+                        providers.setData((current) =>
+                          (current ?? []).map((item) =>
+                            item._id === changed._id ? changed : item,
+                          ),
+                        )
+                      }
+                    />
+                  </td>
                   <td className="right">
-                    <SavedProviderCheck provider={provider} />
+                    <SavedProviderCheck provider={provider} onChecked={providers.reload} />
                   </td>
                 </tr>
               ))}

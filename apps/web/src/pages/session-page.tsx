@@ -39,12 +39,58 @@ function useSnapshots(stores: TurnStore[]): TurnSnapshot[] {
   return stores.map((store) => store.getSnapshot());
 }
 
+/**
+ * "Deliver now": the drone holding the session's worktree commits what is uncommitted and pushes
+ * the branch; the session's last turn then shows the outcome.
+ */
+function DeliverButton({
+  sessionId,
+  onDelivered,
+}: {
+  sessionId: string;
+  onDelivered: (turnId: string) => void;
+}) {
+  const api = useApi();
+  const [busy, setBusy] = useState(false);
+  const [outcome, setOutcome] = useState<string | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const deliver = async () => {
+    setBusy(true);
+    setError(null);
+    setOutcome(null);
+    try {
+      const { delivery } = await api.deliverSession(sessionId);
+      setOutcome(
+        delivery.pushed
+          ? `Pushed ${delivery.branch}${delivery.commit ? ` at ${delivery.commit.slice(0, 7)}` : ""}`
+          : `Not pushed: ${delivery.error ?? "unknown reason"}`,
+      );
+      if (delivery.turnId) onDelivered(delivery.turnId);
+    } catch (caught) {
+      setError(caught);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <>
+      <button type="button" className="button small" disabled={busy} onClick={() => void deliver()}>
+        {busy ? "Delivering…" : "Deliver now"}
+      </button>
+      {outcome ? <span className="muted small">{outcome}</span> : null}
+      <ErrorNote error={error} title="Could not deliver the session" />
+    </>
+  );
+}
+
 function SessionHeader({
   projectId,
   session,
+  onDelivered,
 }: {
   projectId: string;
   session: ChatSession | undefined;
+  onDelivered: (turnId: string) => void;
 }) {
   return (
     <div className="page-head">
@@ -59,6 +105,7 @@ function SessionHeader({
           <span className="pill">
             {session.approval === "on-write" ? "approve writes" : "auto approve"}
           </span>
+          <DeliverButton sessionId={session._id} onDelivered={onDelivered} />
         </>
       ) : null}
     </div>
@@ -152,6 +199,11 @@ export function SessionPage({ projectId, sessionId }: { projectId: string; sessi
       turns.upsert(turn);
     },
     decide: (approvalId, approve) => api.decideApproval(store.id, approvalId, approve),
+    revert: async () => {
+      const answer = await api.revertTurn(store.id);
+      turns.upsert(answer.turn);
+      return answer;
+    },
     loadEvents: () => void store.loadEvents(),
   });
 
@@ -166,7 +218,16 @@ export function SessionPage({ projectId, sessionId }: { projectId: string; sessi
 
   return (
     <div className="page session-page">
-      <SessionHeader projectId={projectId} session={session.data} />
+      <SessionHeader
+        projectId={projectId}
+        session={session.data}
+        onDelivered={(turnId) =>
+          void api
+            .getTurn(turnId)
+            .then(({ turn }) => turns.upsert(turn))
+            .catch(() => undefined)
+        }
+      />
       <ErrorNote
         error={session.error}
         title="Could not load the session"

@@ -13,6 +13,7 @@ const providers: Provider[] = [
     baseUrl: "http://127.0.0.1:9/v1",
     modelId: "small",
     hasApiKey: true,
+    quirks: [],
     createdAt: new Date(),
   },
   {
@@ -21,6 +22,7 @@ const providers: Provider[] = [
     baseUrl: "https://example.test/v1",
     modelId: "large",
     hasApiKey: true,
+    quirks: [],
     createdAt: new Date(),
   },
 ];
@@ -35,6 +37,7 @@ const drones: Drone[] = [
     hostname: null,
     platform: null,
     version: null,
+    sandbox: null,
   },
 ];
 

@@ -25,6 +25,13 @@ function recordingActions(overrides: Partial<TurnActions> = {}) {
     decide: async (approvalId, approve) => {
       calls.push(`${approvalId}:${approve}`);
     },
+    revert: async () => {
+      calls.push("revert");
+      return {
+        revert: { commit: "abcdef1234567890", files: ["a.txt"] },
+        turn: turnRecord({ status: "completed", revertedAt: new Date(), revertCommit: "abcdef1" }),
+      };
+    },
     loadEvents: () => {
       calls.push("load");
     },
@@ -227,5 +234,148 @@ describe("TurnPanel", () => {
     render(<TurnPanel snapshot={snapshot(turn, [], false)} actions={recordingActions().actions} />);
     expect(screen.getByRole("alert")).toHaveTextContent("The provider refused the API key.");
     expect(screen.getByRole("button", { name: "Resume" })).toBeInTheDocument();
+  });
+
+  it("says when the server waits on its database, and that nothing is lost", () => {
+    const turn = turnRecord({
+      status: "processing",
+      waiting: { on: "database", since: new Date() },
+    });
+    const { rerender } = render(
+      <TurnPanel snapshot={snapshot(turn, liveEvents)} actions={recordingActions().actions} />,
+    );
+    expect(screen.getByRole("status")).toHaveTextContent(
+      /Reconnecting to the database.*nothing is lost/,
+    );
+    rerender(
+      <TurnPanel
+        snapshot={snapshot({ ...turn, waiting: null }, liveEvents)}
+        actions={recordingActions().actions}
+      />,
+    );
+    expect(screen.queryByText(/Reconnecting to the database/)).toBeNull();
+  });
+
+  describe("Revert this turn", () => {
+    const finished = (overrides: Partial<ChatTurn> = {}) =>
+      turnRecord({
+        status: "completed",
+        exitReason: "completed",
+        finishedAt: new Date(),
+        changes: [{ path: "a.txt", status: "modified" }],
+        ...overrides,
+      });
+
+    it("asks first, then says which files the revert put back", async () => {
+      const { calls, actions } = recordingActions();
+      render(<TurnPanel snapshot={snapshot(finished(), [], false)} actions={actions} />);
+      await userEvent.click(screen.getByRole("button", { name: "Revert this turn" }));
+      const question = screen.getByRole("group", { name: "Revert this turn" });
+      expect(question).toHaveTextContent("Undo this turn's changes to 1 file?");
+      expect(calls).toEqual([]);
+      await userEvent.click(within(question).getByRole("button", { name: "Keep the changes" }));
+      expect(calls).toEqual([]);
+      await userEvent.click(screen.getByRole("button", { name: "Revert this turn" }));
+      await userEvent.click(screen.getByRole("button", { name: "Revert" }));
+      expect(calls).toEqual(["revert"]);
+      expect(await screen.findByRole("status")).toHaveTextContent(
+        "Reverted: a.txt back as before this turn (commit abcdef1).",
+      );
+    });
+
+    it("says when the turn's changes were put back without a commit", async () => {
+      const { actions } = recordingActions({
+        revert: async () => ({
+          revert: { commit: null, files: ["a.txt"] },
+          turn: finished({ revertedAt: new Date(), revertCommit: null }),
+        }),
+      });
+      render(<TurnPanel snapshot={snapshot(finished(), [], false)} actions={actions} />);
+      await userEvent.click(screen.getByRole("button", { name: "Revert this turn" }));
+      await userEvent.click(screen.getByRole("button", { name: "Revert" }));
+      expect(await screen.findByRole("status")).toHaveTextContent(
+        "Reverted: a.txt back as before this turn (its changes had not been committed; nothing new was committed).",
+      );
+    });
+
+    it("names the files later turns changed when the revert is refused", async () => {
+      const { actions } = recordingActions({
+        revert: async () => {
+          throw new ApiError("conflict", "Later turns changed the same lines: a.txt", 409, {
+            reason: "revert_conflict",
+            files: ["a.txt", "b.txt"],
+          });
+        },
+      });
+      render(<TurnPanel snapshot={snapshot(finished(), [], false)} actions={actions} />);
+      await userEvent.click(screen.getByRole("button", { name: "Revert this turn" }));
+      await userEvent.click(screen.getByRole("button", { name: "Revert" }));
+      expect(await screen.findByRole("alert")).toHaveTextContent(
+        "Could not revert: later turns changed the same lines in a.txt, b.txt. Nothing was changed",
+      );
+    });
+
+    it("shows a reverted turn as Reverted, and offers nothing for a turn that changed no files", () => {
+      const { actions } = recordingActions();
+      const { unmount } = render(
+        <TurnPanel
+          snapshot={snapshot(
+            finished({ revertedAt: new Date(), revertCommit: "1234567abc" }),
+            [],
+            false,
+          )}
+          actions={actions}
+        />,
+      );
+      expect(screen.getByRole("status")).toHaveTextContent("Reverted by commit 1234567");
+      expect(screen.queryByRole("button", { name: "Revert this turn" })).not.toBeInTheDocument();
+      unmount();
+      render(
+        <TurnPanel snapshot={snapshot(finished({ changes: [] }), [], false)} actions={actions} />,
+      );
+      expect(screen.queryByRole("button", { name: "Revert this turn" })).not.toBeInTheDocument();
+    });
+  });
+
+  it("shows the delivery: the live push failure, then the stored push after Deliver now", () => {
+    const branch = "gadget/login-fix-64b000";
+    const events = numbered([
+      [
+        "delivery",
+        {
+          branch,
+          commit: "0123456789abcdef",
+          pushed: false,
+          error: "authentication failed for origin",
+        },
+      ],
+      ["done", { reason: "completed", passes: 1, totalCost: 0 }],
+    ]);
+    const { rerender } = render(
+      <TurnPanel
+        snapshot={snapshot(turnRecord({ status: "completed" }), events)}
+        actions={recordingActions().actions}
+      />,
+    );
+    const line = screen.getByRole("status", { name: "Delivery" });
+    expect(line).toHaveTextContent(
+      `Branch ${branch} at 0123456 not pushed: authentication failed for origin`,
+    );
+    const pushed = turnRecord({
+      status: "completed",
+      delivery: {
+        branch,
+        commit: "0123456789abcdef",
+        pushedAt: new Date(),
+        pullRequestUrl: null,
+        error: null,
+      },
+    });
+    rerender(
+      <TurnPanel snapshot={snapshot(pushed, events)} actions={recordingActions().actions} />,
+    );
+    expect(screen.getByRole("status", { name: "Delivery" })).toHaveTextContent(
+      `Branch ${branch} at 0123456 pushed to origin`,
+    );
   });
 });

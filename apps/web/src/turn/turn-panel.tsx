@@ -1,15 +1,17 @@
 // One turn of the conversation: the prompt, the live panel (status line, thinking, tool activity,
 // living document, cost against budget, approvals, Stop / Resume, Changes) and the answer.
-import type { ChatTurn, TurnStatus } from "@gadget/protocol";
+import type { ChatTurn, TurnRevertAnswer, TurnStatus } from "@gadget/protocol";
 import { isFinalTurnStatus } from "@gadget/protocol";
 import { useEffect, useState } from "react";
 import { DiffView } from "../components/diff-view.tsx";
 import { ErrorNote } from "../components/error-note.tsx";
 import { Markdown } from "../components/markdown.tsx";
 import { formatCost, formatElapsed, formatTokens, timeOf } from "../lib/format.ts";
+import { describeQuirk } from "../lib/quirks.ts";
 import type { TurnSnapshot } from "../live/turn-store.ts";
 import { type ApprovalItem, type TurnView, totalTokens } from "../live/turn-view.ts";
 import { ApprovalCard } from "./approval-card.tsx";
+import { RevertControl } from "./revert-control.tsx";
 import { ToolActivityList } from "./tool-activity.tsx";
 
 export const statusWords: Record<TurnStatus, string> = {
@@ -41,6 +43,8 @@ export interface TurnActions {
   cancel(): Promise<void>;
   resume(): Promise<void>;
   decide(approvalId: string, approve: boolean): Promise<void>;
+  /** Undoes the finished turn's changes with a revert commit. */
+  revert(): Promise<TurnRevertAnswer>;
   /** Reads the stored steps of a past turn. */
   loadEvents(): void;
 }
@@ -62,6 +66,41 @@ function elapsedOf(turn: ChatTurn, view: TurnView, now: number): number | null {
   const final = isFinalTurnStatus(turn.status);
   const end = timeOf(turn.finishedAt) ?? view.done?.at ?? (final ? view.lastEventAt : null) ?? now;
   return Math.max(0, end - start);
+}
+
+/**
+ * Where the turn's work went: the branch, its short commit, and pushed or why not. The stored
+ * turn wins over the live event: "Deliver now" updates it after the turn ended.
+ */
+export function DeliveryLine({ turn, view }: { turn: ChatTurn; view: TurnView }) {
+  const stored = turn.delivery;
+  const delivery = stored
+    ? {
+        branch: stored.branch,
+        commit: stored.commit,
+        pushed: stored.pushedAt !== null,
+        error: stored.error,
+      }
+    : view.delivery
+      ? { ...view.delivery, error: view.delivery.error ?? null }
+      : null;
+  if (!delivery) return null;
+  return (
+    <div
+      className={`verification ${delivery.pushed ? "ok" : "bad"}`}
+      role="status"
+      aria-label="Delivery"
+    >
+      Branch <code>{delivery.branch}</code>
+      {delivery.commit ? (
+        <>
+          {" "}
+          at <code>{delivery.commit.slice(0, 7)}</code>
+        </>
+      ) : null}
+      {delivery.pushed ? " pushed to origin" : ` not pushed: ${delivery.error ?? "unknown reason"}`}
+    </div>
+  );
 }
 
 /** The status line: status, pass, model, elapsed, escalations. */
@@ -228,8 +267,28 @@ export function TurnPanel({ snapshot, actions, showDebug = false }: TurnPanelPro
           </div>
         </div>
         <ErrorNote error={actionError} title="That did not work" />
+        {final ? (
+          <RevertControl turn={turn} changedFiles={changeCount} revert={actions.revert} />
+        ) : null}
         <CostMeters turn={turn} view={view} />
         {view.preEnrichment && !final ? <p className="muted small">{view.preEnrichment}</p> : null}
+        {turn.waiting && !final ? (
+          <div className="warning-note" role="status">
+            Reconnecting to the {turn.waiting.on === "database" ? "database" : "server's Redis"}…
+            the drone keeps this turn's events and sends them again; nothing is lost.
+          </div>
+        ) : null}
+        {view.warnings.map((warning) => (
+          <div key={warning} className="warning-note" role="status">
+            <strong>Warning</strong> {warning}
+          </div>
+        ))}
+        {view.adaptations.map((adaptation) => (
+          <div key={adaptation.quirk} className="note" role="status">
+            <strong>Adapted to the provider:</strong> {describeQuirk(adaptation.quirk)}. It said:{" "}
+            <q>{adaptation.message}</q>
+          </div>
+        ))}
         {errors.map((error) => (
           <div key={`${error.seq}:${error.code}`} className="error-note" role="alert">
             <strong>Error</strong> <code>{error.code}</code>: {error.message}
@@ -258,6 +317,7 @@ export function TurnPanel({ snapshot, actions, showDebug = false }: TurnPanelPro
           </ul>
         ) : null}
 
+        <DeliveryLine turn={turn} view={view} />
         {showSteps ? (
           <>
             <div className="tabs" role="tablist">

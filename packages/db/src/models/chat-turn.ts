@@ -1,9 +1,10 @@
-// The ChatTurn of seed 001: created when the prompt arrives and updated while the turn runs,
+// The ChatTurn (docs/architecture.md, "Words"): created when the prompt arrives and updated while the turn runs,
 // with the turn's own messages so an interrupted turn can be resumed on any drone.
 import type {
   ExitReason,
   FileChange,
   ITurnMessage,
+  TurnDelivery,
   TurnLimits,
   TurnMode,
   TurnStats,
@@ -43,6 +44,8 @@ export interface ChatTurnDocument {
   limits: TurnLimits;
   stats: TurnStats;
   changes: FileChange[];
+  /** The session's branch as this turn delivered it (pushed, or why not); null when not delivered. */
+  delivery: TurnDelivery | null;
   /** Highest stored event seq (flushed with the other updates; TurnEvent is the truth). */
   lastSeq: number;
   /** The turn's own messages from the latest checkpoint (turn_checkpoint). */
@@ -59,6 +62,9 @@ export interface ChatTurnDocument {
   queuedAt: Date;
   startedAt: Date | null;
   finishedAt: Date | null;
+  /** When a revert commit undid the turn's changes on the session's branch. */
+  revertedAt: Date | null;
+  revertCommit: string | null;
 }
 
 const statsSchema = new Schema<TurnStats>(
@@ -96,6 +102,7 @@ export const chatTurnSchema = new Schema<ChatTurnDocument>(
       type: [new Schema<FileChange>({ path: String, status: String }, { _id: false })],
       default: [],
     },
+    delivery: { type: Schema.Types.Mixed, default: null },
     lastSeq: { type: Number, default: 0 },
     messages: { type: Schema.Types.Mixed, default: () => [] },
     resumeState: { type: Schema.Types.Mixed, default: null },
@@ -109,6 +116,8 @@ export const chatTurnSchema = new Schema<ChatTurnDocument>(
     queuedAt: { type: Date, required: true, default: () => new Date() },
     startedAt: { type: Date, default: null },
     finishedAt: { type: Date, default: null },
+    revertedAt: { type: Date, default: null },
+    revertCommit: { type: String, default: null },
   },
   { versionKey: false, minimize: false },
 );

@@ -10,6 +10,8 @@ export interface DroneDocument {
   hostname: string | null;
   platform: string | null;
   version: string | null;
+  /** What confines its commands, as it said when it last connected (null before that). */
+  sandbox: { kind: string; version: string | null; network: string } | null;
   capacity: number;
   /** Project slugs whose workspace the drone last reported holding. */
   workspaces: string[];
@@ -35,6 +37,13 @@ export const droneSchema = new Schema<DroneDocument>(
     hostname: { type: String, default: null },
     platform: { type: String, default: null },
     version: { type: String, default: null },
+    sandbox: {
+      type: new Schema(
+        { kind: String, version: { type: String, default: null }, network: String },
+        { _id: false },
+      ),
+      default: null,
+    },
     capacity: { type: Number, required: true, default: 1 },
     workspaces: { type: [String], default: [] },
     lastSeenAt: { type: Date, default: null },

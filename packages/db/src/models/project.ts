@@ -1,4 +1,5 @@
 // A git project of a user; drones clone it into a workspace named by its slug.
+import type { CommitAuthor, DeliveryMode } from "@gadget/protocol";
 import { type Connection, Schema, type Types } from "mongoose";
 
 export interface ProjectDocument {
@@ -10,6 +11,16 @@ export interface ProjectDocument {
   gitUrl: string;
   defaultBranch: string | null;
   verifyCommands: string[];
+  /** What the drone's sandbox lets the project's commands reach: none, allowlist or open. */
+  network: "none" | "allowlist" | "open";
+  /** Hosts reachable when `network` is allowlist; empty allows none. */
+  allowedHosts: string[];
+  /** Start of each session's branch name on the drones (`gadget/` unless the user changes it). */
+  branchPrefix: string;
+  /** Whether drones push a session's branch after each turn (`workspace`: they keep it). */
+  delivery: DeliveryMode;
+  /** The author of the turns' commits; null: the drone machine's git identity. */
+  commitAuthor: CommitAuthor | null;
   createdAt: Date;
 }
 
@@ -21,6 +32,14 @@ export const projectSchema = new Schema<ProjectDocument>(
     gitUrl: { type: String, required: true },
     defaultBranch: { type: String, default: null },
     verifyCommands: { type: [String], default: [] },
+    network: { type: String, enum: ["none", "allowlist", "open"], default: "none" },
+    allowedHosts: { type: [String], default: [] },
+    branchPrefix: { type: String, default: "gadget/" },
+    delivery: { type: String, enum: ["workspace", "branch", "pull-request"], default: "workspace" },
+    commitAuthor: {
+      type: new Schema<CommitAuthor>({ name: String, email: String }, { _id: false }),
+      default: null,
+    },
     createdAt: { type: Date, required: true, default: () => new Date() },
   },
   { versionKey: false },

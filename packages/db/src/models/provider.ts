@@ -1,5 +1,5 @@
 // An OpenAI-compatible provider of a user. The apiKey is stored only encrypted (AES-256-GCM).
-import type { ModelParams, Pricing } from "@gadget/protocol";
+import type { ModelParams, Pricing, ProviderQuirk } from "@gadget/protocol";
 import { type Connection, Schema, type Types } from "mongoose";
 
 export interface ProviderDocument {
@@ -15,6 +15,8 @@ export interface ProviderDocument {
   escalationModelId: string | null;
   contextWindow: number | null;
   pricing: Pricing | null;
+  /** What turns learned the provider refuses or demands (one entry per code). */
+  quirks: ProviderQuirk[];
   createdAt: Date;
 }
 
@@ -30,6 +32,7 @@ export const providerSchema = new Schema<ProviderDocument>(
     escalationModelId: { type: String, default: null },
     contextWindow: { type: Number, default: null },
     pricing: { type: Schema.Types.Mixed, default: null },
+    quirks: { type: Schema.Types.Mixed, default: () => [] },
     createdAt: { type: Date, required: true, default: () => new Date() },
   },
   { versionKey: false, minimize: false },

@@ -1,70 +1,131 @@
-// Signup, login (rate-limited per email and per IP) and /api/me.
-
-import { isDuplicateKeyError } from "@gadget/db";
+// Signup (open, by invite, or closed), login (slowed per account and address, never locked for
+// the owner), logout, the user's sign-ins, and /api/me.
+import { isDuplicateKeyError, type Models } from "@gadget/db";
 import { loginBodySchema, parseOrThrow, signupBodySchema, UserError } from "@gadget/protocol";
 import type { FastifyPluginAsync } from "fastify";
-import type { Types } from "mongoose";
-import { requireUser } from "../../auth/authenticate.ts";
-import { dummyPasswordHash, hashPassword, verifyPassword } from "../../auth/passwords.ts";
-import { limit } from "../../auth/rate-limit.ts";
-import type { ServerContext } from "../../context.ts";
-import { randomSecret, sha256 } from "../../crypto/tokens.ts";
+import { bearerToken, requireUser } from "../../auth/authenticate.ts";
+import {
+  dummyPasswordHash,
+  hashPassword,
+  needsRehash,
+  verifyPassword,
+} from "../../auth/passwords.ts";
+import type { RateLimits } from "../../auth/rate-limit.ts";
+import type { SignIns } from "../../auth/sign-ins.ts";
+import type { ResolvedConfig } from "../../config.ts";
+import { sha256 } from "../../crypto/tokens.ts";
 import { toUser } from "../../serialize.ts";
 
-export function authRoutes(context: ServerContext): FastifyPluginAsync {
-  const { models, redis, config } = context;
-  const rateLimited = async (kind: string, email: string, ip: string) => {
-    const { max, windowMs } = config.loginRateLimit;
-    await limit(redis, `${config.redisPrefix}:rl:${kind}:ip:${ip}`, max * 5, windowMs);
-    if (email) await limit(redis, `${config.redisPrefix}:rl:${kind}:email:${email}`, max, windowMs);
-  };
-  const issueToken = async (userId: Types.ObjectId) => {
-    const token = randomSecret("gat");
-    const tokenHash = sha256(token);
-    await models.ApiToken.create({ _id: tokenHash, user: userId, tokenHash });
-    return token;
-  };
+/** Bodies here are a few fields: anything larger is refused before it is parsed. */
+const authBodyLimit = 16 * 1024;
+
+/** The same answer for a taken email as for any other refusal: it does not say which emails exist. */
+const cannotSignUp = () =>
+  new UserError(
+    "signup_failed",
+    "Could not create an account with these details. If you already have one, log in.",
+  );
+
+export interface AuthRouteDependencies {
+  models: Models;
+  config: ResolvedConfig;
+  limits: RateLimits;
+  signIns: SignIns;
+}
+
+export function authRoutes(dependencies: AuthRouteDependencies): FastifyPluginAsync {
+  const { models, config, limits, signIns } = dependencies;
+  const cost = config.passwordCost;
 
   return async (app) => {
-    app.post("/auth/signup", async (request, reply) => {
-      await rateLimited("signup", "", request.ip);
+    app.post("/auth/signup", { bodyLimit: authBodyLimit }, async (request, reply) => {
+      const { max, windowMs } = config.loginRateLimit;
+      await limits.count("signup-ip", [request.ip], max * 10, windowMs);
+      if (config.signup === "closed") {
+        throw new UserError(
+          "forbidden",
+          "Signup is closed on this server: an administrator creates accounts",
+        );
+      }
       const body = parseOrThrow(signupBodySchema, request.body, "signup");
-      const passwordHash = await hashPassword(body.password);
+      // An invite is taken before the account is made (one use, even for two racing signups) and
+      // given back if the account cannot be made. A bad invite reads like any other refusal.
+      const inviteHash = config.signup === "invite" ? sha256(body.invite ?? "") : null;
+      if (inviteHash) {
+        const taken = await models.Invite.findOneAndUpdate(
+          { _id: inviteHash, usedAt: null, expiresAt: { $gt: new Date() } },
+          { $set: { usedAt: new Date() } },
+        ).lean();
+        if (!taken || !body.invite) throw cannotSignUp();
+      }
+      const passwordHash = await hashPassword(body.password, cost);
       const user = await models.User.create({
         email: body.email,
         name: body.name ?? body.email.split("@")[0] ?? body.email,
         passwordHash,
-      }).catch((error: unknown) => {
-        if (isDuplicateKeyError(error)) {
-          throw new UserError(
-            "conflict",
-            "An account with this email already exists; log in instead",
-            {
-              details: [{ path: "email", message: "already registered" }],
-            },
-          );
+      }).catch(async (error: unknown) => {
+        if (inviteHash) {
+          await models.Invite.updateOne({ _id: inviteHash }, { $set: { usedAt: null } });
         }
+        if (isDuplicateKeyError(error)) throw cannotSignUp();
         throw error;
       });
-      const token = await issueToken(user._id);
+      const token = await signIns.issue(user._id);
       reply.status(201).send({ user: toUser(user), token });
     });
 
-    app.post("/auth/login", async (request) => {
-      const email = (request.body as { email?: unknown } | undefined)?.email;
-      await rateLimited("login", typeof email === "string" ? email.toLowerCase() : "", request.ip);
+    app.post("/auth/login", { bodyLimit: authBodyLimit }, async (request) => {
+      const { max, windowMs } = config.loginRateLimit;
+      await limits.count("login-ip", [request.ip], max * 10, windowMs);
+      // Validated before anything is keyed by it; keys are hashes.
       const body = parseOrThrow(loginBodySchema, request.body, "login");
+      await limits.checkLogin(body.email, request.ip, max);
       const user = await models.User.findOne({ email: body.email }).lean();
       const valid = await verifyPassword(
         body.password,
-        user?.passwordHash ?? (await dummyPasswordHash),
+        user?.passwordHash ?? (await dummyPasswordHash(cost)),
       );
-      if (!user || !valid) throw new UserError("unauthorized", "Wrong email or password");
-      return { user: toUser(user), token: await issueToken(user._id) };
+      if (!user || !valid) {
+        await limits.loginFailed(body.email, request.ip);
+        throw new UserError("unauthorized", "Wrong email or password");
+      }
+      await limits.loginSucceeded(body.email, request.ip);
+      if (needsRehash(user.passwordHash, cost)) {
+        const stronger = await hashPassword(body.password, cost);
+        await models.User.updateOne({ _id: user._id }, { $set: { passwordHash: stronger } });
+      }
+      return { user: toUser(user), token: await signIns.issue(user._id) };
+    });
+
+    /** Ends this sign-in: the token stops working and its live connections close. */
+    app.post("/auth/logout", async (request, reply) => {
+      const userId = await requireUser(dependencies, request);
+      await signIns.revoke(userId, sha256(bearerToken(request) ?? ""));
+      reply.status(204).send();
+    });
+
+    /** The user's sign-ins (devices, scripts), newest first. */
+    app.get("/auth/sign-ins", async (request) => {
+      const userId = await requireUser(dependencies, request);
+      const current = sha256(bearerToken(request) ?? "");
+      return { signIns: await signIns.list(userId, current) };
+    });
+
+    app.delete("/auth/sign-ins/:id", async (request, reply) => {
+      const userId = await requireUser(dependencies, request);
+      const id = (request.params as { id?: unknown }).id;
+      if (
+        typeof id !== "string" ||
+        !/^[0-9a-f]{64}$/.test(id) ||
+        !(await signIns.revoke(userId, id))
+      ) {
+        throw new UserError("not_found", "Sign-in not found");
+      }
+      reply.status(204).send();
     });
 
     app.get("/me", async (request) => {
-      const userId = await requireUser(context, request);
+      const userId = await requireUser(dependencies, request);
       const user = await models.User.findById(userId).lean();
       if (!user) throw new UserError("unauthorized", "Invalid token: log in again");
       return { user: toUser(user) };

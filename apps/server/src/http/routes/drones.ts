@@ -1,15 +1,22 @@
 // Drone registration (single-use 15-minute tokens → a long-lived credential shown once),
 // the fleet list with presence, and revocation (disconnects the drone at once, anywhere).
-import { type DroneDocument, isDuplicateKeyError } from "@gadget/db";
+import { type DroneDocument, isDuplicateKeyError, type Models } from "@gadget/db";
 import { parseOrThrow, registerDroneBodySchema, UserError } from "@gadget/protocol";
 import type { FastifyPluginAsync } from "fastify";
 import { Types } from "mongoose";
 import { bearerToken, requireUser } from "../../auth/authenticate.ts";
-import { droneRoom, type ServerContext } from "../../context.ts";
+import { requireDrone } from "../../auth/drone-credential.ts";
+import type { SignIns } from "../../auth/sign-ins.ts";
+import type { ResolvedConfig } from "../../config.ts";
 import { randomSecret, sha256 } from "../../crypto/tokens.ts";
 import { viewDrones } from "../../drones/drone-view.ts";
+import type { PresenceStore } from "../../drones/presence.ts";
 import { ownedBy } from "../../owned.ts";
+import type { QuotaDependencies } from "../../quotas.ts";
+import { createWithinQuota } from "../../quotas.ts";
+import { type DronesNamespace, droneRoom } from "../../sockets/rooms.ts";
 import type { TurnService } from "../../turns/turn-service.ts";
+import { pageOf, pageRows } from "../pages.ts";
 import { idParam } from "../params.ts";
 
 /** Quotes a shell argument when it needs it. */
@@ -17,22 +24,48 @@ function shellQuote(value: string): string {
   return /^[A-Za-z0-9_:/.=@%+-]+$/.test(value) ? value : `'${value.replaceAll("'", `'\\''`)}'`;
 }
 
-export function droneRoutes(context: ServerContext, turns: TurnService): FastifyPluginAsync {
-  const { models, config } = context;
+export interface DroneRouteDependencies extends QuotaDependencies {
+  config: Pick<ResolvedConfig, "quotas" | "registrationTokenTtlMs">;
+  models: Models;
+  signIns: SignIns;
+  presence: PresenceStore;
+  /** The URL put into `gadget-drone register` commands (known once the server listens). */
+  publicUrl: () => string;
+  /** The drones' namespace (a getter: it exists only once the HTTP server is built). */
+  drones: () => DronesNamespace;
+}
+
+export function droneRoutes(
+  dependencies: DroneRouteDependencies,
+  turns: TurnService,
+): FastifyPluginAsync {
+  const { models, config } = dependencies;
   return async (app) => {
     app.post("/drones/registration-tokens", async (request, reply) => {
-      const userId = await requireUser(context, request);
+      const userId = await requireUser(dependencies, request);
       const token = randomSecret("gdr");
       const expiresAt = new Date(Date.now() + config.registrationTokenTtlMs);
       const tokenHash = sha256(token);
-      await models.RegistrationToken.create({ _id: tokenHash, user: userId, tokenHash, expiresAt });
-      const command = `gadget-drone register --server ${shellQuote(context.publicUrl)} --token ${token}`;
+      await createWithinQuota(
+        dependencies,
+        "registrationTokens",
+        userId,
+        () =>
+          models.RegistrationToken.countDocuments({
+            user: new Types.ObjectId(userId),
+            usedAt: null,
+            expiresAt: { $gt: new Date() },
+          }),
+        () =>
+          models.RegistrationToken.create({ _id: tokenHash, user: userId, tokenHash, expiresAt }),
+      );
+      const command = `gadget-drone register --server ${shellQuote(dependencies.publicUrl())} --token ${token}`;
       reply.status(201).send({ token, expiresAt, command });
     });
 
     app.post("/drones/register", async (request, reply) => {
       const raw = (request.body ?? {}) as Record<string, unknown>;
-      // The registration token is the auth: in the body (SPEC) or as a bearer header.
+      // The registration token is the auth: in the body or as a bearer header.
       const body = parseOrThrow(
         registerDroneBodySchema,
         { ...raw, token: raw.token ?? bearerToken(request) ?? undefined },
@@ -65,31 +98,41 @@ export function droneRoutes(context: ServerContext, turns: TurnService): Fastify
         { _id: registration._id },
         { $set: { usedAt: new Date(), drone: drone._id } },
       );
-      const [view] = await viewDrones(context, [drone.toObject() as DroneDocument]);
+      const [view] = await viewDrones(dependencies, [drone.toObject() as DroneDocument]);
       reply.status(201).send({ drone: view, credential });
     });
 
     app.get("/drones", async (request) => {
-      const userId = await requireUser(context, request);
-      const drones = await models.Drone.find({ user: new Types.ObjectId(userId), revokedAt: null })
-        .sort({ createdAt: 1 })
-        .lean<DroneDocument[]>();
-      return { drones: await viewDrones(context, drones) };
+      const userId = await requireUser(dependencies, request);
+      const page = pageOf(request.query);
+      const { rows, nextCursor } = pageRows(
+        page,
+        await models.Drone.find({
+          user: new Types.ObjectId(userId),
+          revokedAt: null,
+          ...page.filter,
+        })
+          .sort({ _id: 1 })
+          .limit(page.fetch)
+          .lean<DroneDocument[]>(),
+      );
+      return { drones: await viewDrones(dependencies, rows), nextCursor };
     });
 
     /** Revokes a drone: its credential stops working, it is disconnected, its turns are interrupted. */
     const revoke = async (droneId: string, userId: string, reason: string): Promise<boolean> => {
-      const revoked = await context.locks.with(`drone:${droneId}`, async () => {
+      const revoked = await dependencies.locks.with(`drone:${droneId}`, async () => {
         const drone = ownedBy(await models.Drone.findById(droneId).lean(), userId);
         if (!drone || drone.revokedAt) return false;
         await models.Drone.updateOne({ _id: droneId }, { $set: { revokedAt: new Date() } });
+        // Out of presence for good before anything else: dispatch stops choosing it now.
+        await dependencies.presence.revoke(droneId, userId);
         return true;
       });
       if (!revoked) return false;
       const room = droneRoom(droneId);
-      context.drones.to(room).emit("revoked", { reason });
-      await context.drones.in(room).disconnectSockets(true);
-      await context.presence.remove(droneId, userId);
+      dependencies.drones().to(room).emit("revoked", { reason });
+      await dependencies.drones().in(room).disconnectSockets(true);
       const drone = await models.Drone.findById(droneId).select({ activeTurns: 1 }).lean();
       for (const turnId of drone?.activeTurns ?? []) {
         await turns.finishNow(
@@ -101,23 +144,23 @@ export function droneRoutes(context: ServerContext, turns: TurnService): Fastify
       return true;
     };
 
+    // A drone whose socket was refused asks here why: the socket's HTTP request is refused before
+    // Socket.IO can say anything, and the drone should stop for good only when its credential is.
+    app.get("/drones/self", async (request) => {
+      const drone = await requireDrone(dependencies, request.headers.authorization);
+      return { drone: (await viewDrones(dependencies, [drone]))[0] };
+    });
+
     // `gadget-drone unregister`: the drone revokes itself with its own credential.
     app.delete("/drones/self", async (request, reply) => {
-      const match = /^Drone ([0-9a-f]{24}):(.+)$/i.exec(request.headers.authorization ?? "");
-      if (!match) {
-        throw new UserError("unauthorized", "Send Authorization: Drone <droneId>:<credential>");
-      }
-      const [, droneId = "", credential = ""] = match;
-      const drone = await models.Drone.findById(droneId).lean<DroneDocument>();
-      if (!drone || drone.revokedAt || drone.credentialHash !== sha256(credential)) {
-        throw new UserError("unauthorized", "Unknown drone or wrong credential");
-      }
+      const drone = await requireDrone(dependencies, request.headers.authorization);
+      const droneId = String(drone._id);
       await revoke(droneId, String(drone.user), "This drone unregistered itself");
       reply.status(204).send();
     });
 
     app.delete("/drones/:id", async (request, reply) => {
-      const userId = await requireUser(context, request);
+      const userId = await requireUser(dependencies, request);
       const droneId = idParam(request.params, "id", "Drone");
       if (!(await revoke(String(droneId), userId, "This drone was revoked by its owner"))) {
         throw new UserError("not_found", "Drone not found");

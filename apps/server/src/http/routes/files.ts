@@ -5,17 +5,24 @@ import {
   UserError,
   writeFileBodySchema,
 } from "@gadget/protocol";
-import type { FastifyPluginAsync } from "fastify";
+import type { FastifyPluginAsync, FastifyRequest } from "fastify";
 import { requireUser } from "../../auth/authenticate.ts";
-import type { ServerContext } from "../../context.ts";
-import { relayFileRequest } from "../../files/file-relay.ts";
+import type { SignIns } from "../../auth/sign-ins.ts";
+import { type FileRelayDependencies, relayFileRequest } from "../../files/file-relay.ts";
 import { ownedBy } from "../../owned.ts";
 import { idParam } from "../params.ts";
 
-export function fileRoutes(context: ServerContext): FastifyPluginAsync {
+/** File writes carry up to 10 MiB of content, as JSON; only this route reads a body that large. */
+const fileBodyLimit = 12 * 1024 * 1024;
+
+export interface FileRouteDependencies extends FileRelayDependencies {
+  signIns: SignIns;
+}
+
+export function fileRoutes(dependencies: FileRouteDependencies): FastifyPluginAsync {
   const ownedProject = async (userId: string, params: unknown) => {
     const project = ownedBy(
-      await context.models.Project.findById(idParam(params, "id", "Project")).lean(),
+      await dependencies.models.Project.findById(idParam(params, "id", "Project")).lean(),
       userId,
     );
     if (!project) throw new UserError("not_found", "Project not found");
@@ -24,10 +31,10 @@ export function fileRoutes(context: ServerContext): FastifyPluginAsync {
 
   return async (app) => {
     app.get("/projects/:id/files", async (request) => {
-      const userId = await requireUser(context, request);
+      const userId = await requireUser(dependencies, request);
       const project = await ownedProject(userId, request.params);
       const { path } = parseOrThrow(filePathQuerySchema, request.query, "query");
-      return relayFileRequest(context, project, {
+      return relayFileRequest(dependencies, project, {
         op: "list",
         projectSlug: project.slug,
         gitUrl: project.gitUrl,
@@ -36,14 +43,14 @@ export function fileRoutes(context: ServerContext): FastifyPluginAsync {
     });
 
     app.get("/projects/:id/file", async (request) => {
-      const userId = await requireUser(context, request);
+      const userId = await requireUser(dependencies, request);
       const project = await ownedProject(userId, request.params);
       const { path } = parseOrThrow(filePathQuerySchema, request.query, "query");
       if (!path)
         throw new UserError("validation_failed", "Give the file's path as ?path=", {
           details: [{ path: "path", message: "required" }],
         });
-      return relayFileRequest(context, project, {
+      return relayFileRequest(dependencies, project, {
         op: "read",
         projectSlug: project.slug,
         gitUrl: project.gitUrl,
@@ -51,11 +58,15 @@ export function fileRoutes(context: ServerContext): FastifyPluginAsync {
       });
     });
 
-    app.put("/projects/:id/file", async (request) => {
-      const userId = await requireUser(context, request);
+    // Authenticated before the body is read: a stranger's 12 MiB is refused unread.
+    const signedIn = {
+      onRequest: async (request: FastifyRequest) => void (await requireUser(dependencies, request)),
+    };
+    app.put("/projects/:id/file", { bodyLimit: fileBodyLimit, ...signedIn }, async (request) => {
+      const userId = await requireUser(dependencies, request);
       const project = await ownedProject(userId, request.params);
       const body = parseOrThrow(writeFileBodySchema, request.body, "file");
-      return relayFileRequest(context, project, {
+      return relayFileRequest(dependencies, project, {
         op: "write",
         projectSlug: project.slug,
         gitUrl: project.gitUrl,

@@ -1,21 +1,32 @@
 // Liveness, readiness (MongoDB + Redis answer, not shutting down) and Prometheus metrics.
-import type { FastifyPluginAsync } from "fastify";
-import type { ServerContext } from "../../context.ts";
 
-export function healthRoutes(context: ServerContext): FastifyPluginAsync {
+import type { Models } from "@gadget/db";
+import type { FastifyPluginAsync } from "fastify";
+import type { Redis } from "ioredis";
+import type { Lifecycle } from "../../lifecycle.ts";
+import type { Metrics } from "../../metrics/metrics.ts";
+
+export interface HealthRouteDependencies {
+  models: Models;
+  redis: Redis;
+  metrics: Metrics;
+  lifecycle: Lifecycle;
+}
+
+export function healthRoutes(dependencies: HealthRouteDependencies): FastifyPluginAsync {
   return async (app) => {
     app.get("/healthz", async () => ({ ok: true }));
     app.get("/readyz", async (_request, reply) => {
-      const checks = { mongo: false, redis: false, accepting: context.accepting };
+      const checks = { mongo: false, redis: false, accepting: dependencies.lifecycle.accepting };
       await Promise.all([
-        context.models.User.db
+        dependencies.models.User.db
           .db!.admin()
           .ping()
           .then(() => {
             checks.mongo = true;
           })
           .catch(() => undefined),
-        context.redis
+        dependencies.redis
           .ping()
           .then(() => {
             checks.redis = true;
@@ -26,8 +37,8 @@ export function healthRoutes(context: ServerContext): FastifyPluginAsync {
       reply.status(ready ? 200 : 503).send({ ok: ready, checks });
     });
     app.get("/metrics", async (_request, reply) => {
-      reply.header("content-type", context.metrics.registry.contentType);
-      return context.metrics.registry.metrics();
+      reply.header("content-type", dependencies.metrics.registry.contentType);
+      return dependencies.metrics.registry.metrics();
     });
   };
 }

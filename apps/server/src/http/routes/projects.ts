@@ -1,68 +1,111 @@
 // Projects (with a per-user unique slug naming the drone workspace) and their chat sessions.
-import { isDuplicateKeyError } from "@gadget/db";
+import { isDuplicateKeyError, type Models } from "@gadget/db";
 import {
   createProjectBodySchema,
   createSessionBodySchema,
   parseOrThrow,
+  slugify as slugifyName,
   UserError,
+  updateProjectBodySchema,
 } from "@gadget/protocol";
 import type { FastifyPluginAsync } from "fastify";
 import { Types } from "mongoose";
 import { requireUser } from "../../auth/authenticate.ts";
-import type { ServerContext } from "../../context.ts";
+import type { SignIns } from "../../auth/sign-ins.ts";
 import { ownedBy } from "../../owned.ts";
+import type { QuotaDependencies } from "../../quotas.ts";
+import { createWithinQuota } from "../../quotas.ts";
 import { toProject, toSession } from "../../serialize.ts";
+import { pageOf, pageRows } from "../pages.ts";
 import { idParam } from "../params.ts";
 
 /** "My Cool App!" → "my-cool-app". */
 export function slugify(name: string): string {
-  const slug = name
-    .normalize("NFKD")
-    .toLowerCase()
-    .replace(/[^a-z0-9]+/g, "-")
-    .replace(/^-+|-+$/g, "")
-    .slice(0, 60)
-    .replace(/-+$/, "");
-  return slug || "project";
+  return slugifyName(name, "project");
 }
 
-export function projectRoutes(context: ServerContext): FastifyPluginAsync {
-  const { models } = context;
+function dedupe(values: string[]): string[] {
+  return [...new Set(values)];
+}
+
+export interface ProjectRouteDependencies extends QuotaDependencies {
+  models: Models;
+  signIns: SignIns;
+}
+
+export function projectRoutes(dependencies: ProjectRouteDependencies): FastifyPluginAsync {
+  const { models } = dependencies;
   return async (app) => {
     app.post("/projects", async (request, reply) => {
-      const userId = await requireUser(context, request);
+      const userId = await requireUser(dependencies, request);
       const body = parseOrThrow(createProjectBodySchema, request.body, "project");
       const base = slugify(body.name);
-      for (let attempt = 1; attempt <= 50; attempt++) {
-        const slug = attempt === 1 ? base : `${base}-${attempt}`;
-        try {
-          const project = await models.Project.create({
-            user: userId,
-            name: body.name,
-            slug,
-            gitUrl: body.gitUrl,
-            defaultBranch: body.defaultBranch ?? null,
-            verifyCommands: body.verifyCommands ?? [],
-          });
-          reply.status(201).send({ project: toProject(project.toObject()) });
-          return;
-        } catch (error) {
-          if (!isDuplicateKeyError(error)) throw error;
-        }
-      }
-      throw new UserError("conflict", "Too many projects with this name; choose another name");
+      const user = new Types.ObjectId(userId);
+      const project = await createWithinQuota(
+        dependencies,
+        "projects",
+        userId,
+        () => models.Project.countDocuments({ user }),
+        async () => {
+          for (let attempt = 1; attempt <= 50; attempt++) {
+            const slug = attempt === 1 ? base : `${base}-${attempt}`;
+            try {
+              return await models.Project.create({
+                user: userId,
+                name: body.name,
+                slug,
+                gitUrl: body.gitUrl,
+                defaultBranch: body.defaultBranch ?? null,
+                verifyCommands: body.verifyCommands ?? [],
+                network: body.network ?? "none",
+                allowedHosts: dedupe(body.allowedHosts ?? []),
+                ...(body.branchPrefix === undefined ? {} : { branchPrefix: body.branchPrefix }),
+                ...(body.delivery === undefined ? {} : { delivery: body.delivery }),
+                ...(body.commitAuthor ? { commitAuthor: body.commitAuthor } : {}),
+              });
+            } catch (error) {
+              if (!isDuplicateKeyError(error)) throw error;
+            }
+          }
+          throw new UserError("conflict", "Too many projects with this name; choose another name");
+        },
+      );
+      reply.status(201).send({ project: toProject(project.toObject()) });
     });
 
     app.get("/projects", async (request) => {
-      const userId = await requireUser(context, request);
-      const projects = await models.Project.find({ user: new Types.ObjectId(userId) })
-        .sort({ createdAt: 1 })
-        .lean();
-      return { projects: projects.map(toProject) };
+      const userId = await requireUser(dependencies, request);
+      const page = pageOf(request.query);
+      const { rows, nextCursor } = pageRows(
+        page,
+        await models.Project.find({ user: new Types.ObjectId(userId), ...page.filter })
+          .sort({ _id: 1 })
+          .limit(page.fetch)
+          .lean(),
+      );
+      return { projects: rows.map(toProject), nextCursor };
+    });
+
+    /** Changes a project's settings; the next turn's work order carries them. */
+    app.patch("/projects/:id", async (request) => {
+      const userId = await requireUser(dependencies, request);
+      const projectId = idParam(request.params, "id", "Project");
+      const body = parseOrThrow(updateProjectBodySchema, request.body ?? {}, "project");
+      const changes = {
+        ...body,
+        ...(body.allowedHosts ? { allowedHosts: dedupe(body.allowedHosts) } : {}),
+      };
+      const project = await models.Project.findOneAndUpdate(
+        { _id: projectId, user: new Types.ObjectId(userId) },
+        { $set: changes },
+        { returnDocument: "after" },
+      ).lean();
+      if (!project) throw new UserError("not_found", "Project not found");
+      return { project: toProject(project) };
     });
 
     app.post("/projects/:id/sessions", async (request, reply) => {
-      const userId = await requireUser(context, request);
+      const userId = await requireUser(dependencies, request);
       const projectId = idParam(request.params, "id", "Project");
       const project = ownedBy(await models.Project.findById(projectId).lean(), userId);
       if (!project) throw new UserError("not_found", "Project not found");
@@ -78,7 +121,7 @@ export function projectRoutes(context: ServerContext): FastifyPluginAsync {
     });
 
     app.get("/projects/:id/sessions", async (request) => {
-      const userId = await requireUser(context, request);
+      const userId = await requireUser(dependencies, request);
       const projectId = idParam(request.params, "id", "Project");
       const user = new Types.ObjectId(userId);
       const project = ownedBy(
@@ -86,10 +129,15 @@ export function projectRoutes(context: ServerContext): FastifyPluginAsync {
         userId,
       );
       if (!project) throw new UserError("not_found", "Project not found");
-      const sessions = await models.ChatSession.find({ user, project: projectId })
-        .sort({ createdAt: 1 })
-        .lean();
-      return { sessions: sessions.map(toSession) };
+      const page = pageOf(request.query);
+      const { rows, nextCursor } = pageRows(
+        page,
+        await models.ChatSession.find({ user, project: projectId, ...page.filter })
+          .sort({ _id: 1 })
+          .limit(page.fetch)
+          .lean(),
+      );
+      return { sessions: rows.map(toSession), nextCursor };
     });
   };
 }

@@ -1,4 +1,6 @@
 // OpenAI-compatible providers. The apiKey goes in, is sealed with AES-256-GCM, and never comes out.
+
+import type { Models } from "@gadget/db";
 import {
   createProviderBodySchema,
   parseOrThrow,
@@ -8,65 +10,109 @@ import {
 import type { FastifyPluginAsync } from "fastify";
 import { Types } from "mongoose";
 import { requireUser } from "../../auth/authenticate.ts";
-import { limit } from "../../auth/rate-limit.ts";
-import type { ServerContext } from "../../context.ts";
+import type { RateLimits } from "../../auth/rate-limit.ts";
+import type { SignIns } from "../../auth/sign-ins.ts";
+import type { SecretBox } from "../../crypto/secret-box.ts";
 import { ownedBy } from "../../owned.ts";
-import { checkProvider } from "../../providers/check-provider.ts";
+import type { ProviderChecks } from "../../providers/provider-checks.ts";
+import type { ProviderQuirks } from "../../providers/provider-quirks.ts";
+import type { QuotaDependencies } from "../../quotas.ts";
+import { createWithinQuota } from "../../quotas.ts";
 import { toProvider } from "../../serialize.ts";
+import { pageOf, pageRows } from "../pages.ts";
 import { idParam } from "../params.ts";
 
 /** Checks reach out to the network; a user gets this many a minute. */
 const checksPerMinute = 30;
 
-export function providerRoutes(context: ServerContext): FastifyPluginAsync {
-  const { models, secretBox, redis, config } = context;
+export interface ProviderRouteDependencies extends QuotaDependencies {
+  models: Models;
+  secretBox: SecretBox;
+  limits: RateLimits;
+  providerChecks: ProviderChecks;
+  providerQuirks: ProviderQuirks;
+  signIns: SignIns;
+}
+
+export function providerRoutes(dependencies: ProviderRouteDependencies): FastifyPluginAsync {
+  const { models, secretBox, limits, providerChecks } = dependencies;
   const limitChecks = (userId: string) =>
-    limit(redis, `${config.redisPrefix}:rl:provider-check:${userId}`, checksPerMinute, 60_000);
+    limits.count("provider-check", [userId], checksPerMinute, 60_000);
   return async (app) => {
     app.post("/providers", async (request, reply) => {
-      const userId = await requireUser(context, request);
+      const userId = await requireUser(dependencies, request);
       const body = parseOrThrow(createProviderBodySchema, request.body, "provider");
-      const provider = await models.Provider.create({
-        user: userId,
-        name: body.name,
-        baseUrl: body.baseUrl,
-        apiKeyEncrypted: secretBox.seal(body.apiKey),
-        hasApiKey: body.apiKey.length > 0,
-        modelId: body.modelId,
-        params: body.params ?? {},
-        escalationModelId: body.escalationModelId ?? null,
-        contextWindow: body.contextWindow ?? null,
-        pricing: body.pricing ?? null,
-      });
+      const user = new Types.ObjectId(userId);
+      const provider = await createWithinQuota(
+        dependencies,
+        "providers",
+        userId,
+        () => models.Provider.countDocuments({ user }),
+        () =>
+          models.Provider.create({
+            user: userId,
+            name: body.name,
+            baseUrl: body.baseUrl,
+            apiKeyEncrypted: secretBox.seal(body.apiKey),
+            hasApiKey: body.apiKey.length > 0,
+            modelId: body.modelId,
+            params: body.params ?? {},
+            escalationModelId: body.escalationModelId ?? null,
+            contextWindow: body.contextWindow ?? null,
+            pricing: body.pricing ?? null,
+          }),
+      );
       reply.status(201).send({ provider: toProvider(provider.toObject()) });
     });
 
     app.get("/providers", async (request) => {
-      const userId = await requireUser(context, request);
-      const providers = await models.Provider.find({ user: new Types.ObjectId(userId) })
-        .sort({ createdAt: 1 })
-        .lean();
-      return { providers: providers.map(toProvider) };
+      const userId = await requireUser(dependencies, request);
+      const page = pageOf(request.query);
+      const { rows, nextCursor } = pageRows(
+        page,
+        await models.Provider.find({ user: new Types.ObjectId(userId), ...page.filter })
+          .sort({ _id: 1 })
+          .limit(page.fetch)
+          .lean(),
+      );
+      return { providers: rows.map(toProvider), nextCursor };
     });
 
     app.post("/providers/check", async (request) => {
-      const userId = await requireUser(context, request);
+      const userId = await requireUser(dependencies, request);
       const body = parseOrThrow(providerCheckBodySchema, request.body, "provider check");
       await limitChecks(userId);
-      return checkProvider(body);
+      return providerChecks.check(userId, body);
+    });
+
+    app.delete("/providers/:id/quirks", async (request) => {
+      const userId = await requireUser(dependencies, request);
+      const id = idParam(request.params, "id", "Provider");
+      const provider = ownedBy(await models.Provider.findById(id).lean(), userId);
+      if (!provider) throw new UserError("not_found", "Provider not found");
+      await dependencies.providerQuirks.forget(provider._id);
+      return { provider: toProvider({ ...provider, quirks: [] }) };
     });
 
     app.post("/providers/:id/check", async (request) => {
-      const userId = await requireUser(context, request);
+      const userId = await requireUser(dependencies, request);
       const id = idParam(request.params, "id", "Provider");
       const provider = ownedBy(await models.Provider.findById(id).lean(), userId);
       if (!provider) throw new UserError("not_found", "Provider not found");
       await limitChecks(userId);
-      return checkProvider({
-        baseUrl: provider.baseUrl,
-        apiKey: provider.hasApiKey ? secretBox.open(provider.apiKeyEncrypted) : "",
-        modelId: provider.modelId,
-      });
+      return providerChecks.check(
+        userId,
+        {
+          baseUrl: provider.baseUrl,
+          apiKey: provider.hasApiKey ? secretBox.open(provider.apiKeyEncrypted) : "",
+          modelId: provider.modelId,
+        },
+        {
+          _id: provider._id,
+          params: provider.params ?? {},
+          quirks: (provider.quirks ?? []).map((quirk) => quirk.code),
+        },
+      );
     });
   };
 }

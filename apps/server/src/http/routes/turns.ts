@@ -1,26 +1,46 @@
 // Turns: create (202, queued), list, read, page events, stream them as Server-Sent Events,
-// cancel, decide approvals, resume.
+// cancel, decide approvals, resume, revert.
+
+import type { Models } from "@gadget/db";
 import {
   approvalDecisionBodySchema,
   type CreateTurnBody,
   createTurnBodySchema,
   eventsQuerySchema,
+  isFinalTurnStatus,
   parseOrThrow,
   UserError,
 } from "@gadget/protocol";
 import type { FastifyPluginAsync } from "fastify";
 import { Types } from "mongoose";
 import { requireUser } from "../../auth/authenticate.ts";
-import type { ServerContext } from "../../context.ts";
+import type { SignIns } from "../../auth/sign-ins.ts";
 import { ownedBy } from "../../owned.ts";
 import { toTurn } from "../../serialize.ts";
+import type { StorageHealth } from "../../storage/health.ts";
+import type { LiveRelay, LiveSubscription } from "../../turns/live-relay.ts";
+import type { TurnReverts } from "../../turns/turn-reverts.ts";
 import type { TurnService } from "../../turns/turn-service.ts";
+import type { TurnStore } from "../../turns/turn-store.ts";
+import { pageOf, pageRows } from "../pages.ts";
 import { idParam } from "../params.ts";
 
 const keepAliveMs = 15_000;
 
-export function turnRoutes(context: ServerContext, turns: TurnService): FastifyPluginAsync {
-  const { models, store, relay } = context;
+export interface TurnRouteDependencies {
+  models: Models;
+  store: TurnStore;
+  relay: LiveRelay;
+  health: StorageHealth;
+  signIns: SignIns;
+  reverts: TurnReverts;
+}
+
+export function turnRoutes(
+  dependencies: TurnRouteDependencies,
+  turns: TurnService,
+): FastifyPluginAsync {
+  const { models, store, relay } = dependencies;
 
   const ownedTurn = async (userId: string, params: unknown) => {
     const turnId = idParam(params, "id", "Turn");
@@ -32,7 +52,7 @@ export function turnRoutes(context: ServerContext, turns: TurnService): FastifyP
   return async (app) => {
     app.post("/sessions/:id/turns", async (request, reply) => {
       // The token is checked while the session and provider are read: one database round less.
-      const authenticated = requireUser(context, request);
+      const authenticated = requireUser(dependencies, request);
       let input: { sessionId: string; body: CreateTurnBody };
       try {
         input = {
@@ -48,7 +68,7 @@ export function turnRoutes(context: ServerContext, turns: TurnService): FastifyP
     });
 
     app.get("/sessions/:id/turns", async (request) => {
-      const userId = await requireUser(context, request);
+      const userId = await requireUser(dependencies, request);
       const sessionId = idParam(request.params, "id", "Session");
       const user = new Types.ObjectId(userId);
       const session = ownedBy(
@@ -56,20 +76,26 @@ export function turnRoutes(context: ServerContext, turns: TurnService): FastifyP
         userId,
       );
       if (!session) throw new UserError("not_found", "Session not found");
-      const list = await models.ChatTurn.find({ session: sessionId, user })
-        .sort({ createdAt: 1 })
-        .select({ messages: 0, resumeState: 0 })
-        .lean();
-      return { turns: list.map(toTurn) };
+      const page = pageOf(request.query);
+      const { rows, nextCursor } = pageRows(
+        page,
+        await models.ChatTurn.find({ session: sessionId, user, ...page.filter })
+          .sort({ _id: 1 })
+          .limit(page.fetch)
+          .select({ messages: 0, resumeState: 0 })
+          .lean(),
+      );
+      return { turns: rows.map(toTurn), nextCursor };
     });
 
     app.get("/turns/:id", async (request) => {
-      const userId = await requireUser(context, request);
-      return { turn: toTurn(await ownedTurn(userId, request.params)) };
+      const userId = await requireUser(dependencies, request);
+      const turn = toTurn(await ownedTurn(userId, request.params));
+      return { turn: { ...turn, waiting: dependencies.health.waitingOf(turn._id) } };
     });
 
     app.get("/turns/:id/events", async (request) => {
-      const userId = await requireUser(context, request);
+      const userId = await requireUser(dependencies, request);
       const turn = await ownedTurn(userId, request.params);
       const query = parseOrThrow(eventsQuerySchema, request.query, "query");
       const events = await relay.storedEvents(
@@ -82,7 +108,7 @@ export function turnRoutes(context: ServerContext, turns: TurnService): FastifyP
     });
 
     app.get("/turns/:id/stream", async (request, reply) => {
-      const userId = await requireUser(context, request);
+      const userId = await requireUser(dependencies, request);
       const turn = await ownedTurn(userId, request.params);
       const lastEventId = request.headers["last-event-id"];
       const { after } = parseOrThrow(
@@ -97,6 +123,12 @@ export function turnRoutes(context: ServerContext, turns: TurnService): FastifyP
       );
       reply.hijack();
       const response = reply.raw;
+      // The client may have left while the turn was read: then there is nothing to stream to
+      // (and no "close" would come to end a subscription opened now).
+      if (response.destroyed || request.raw.socket.destroyed) {
+        response.destroy();
+        return;
+      }
       response.writeHead(200, {
         "content-type": "text/event-stream; charset=utf-8",
         "cache-control": "no-cache, no-transform",
@@ -105,15 +137,18 @@ export function turnRoutes(context: ServerContext, turns: TurnService): FastifyP
       });
       response.write(": stream of turn events\n\n");
       let finished = false;
+      let subscription: LiveSubscription | null = null;
       const keepAlive = setInterval(() => response.write(": keep-alive\n\n"), keepAliveMs);
       const finish = () => {
         if (finished) return;
         finished = true;
         clearInterval(keepAlive);
-        subscription.close();
+        subscription?.close();
         response.end();
       };
-      const subscription = relay.subscribe({
+      // The response's "close" comes when the connection ends, however it ends.
+      response.on("close", finish);
+      subscription = relay.subscribe({
         turnId: String(turn._id),
         sessionId: String(turn.session),
         after,
@@ -127,19 +162,19 @@ export function turnRoutes(context: ServerContext, turns: TurnService): FastifyP
           }
         },
       });
-      request.raw.on("close", finish);
+      if (finished) subscription.close();
       await subscription.ready.catch(() => finish());
     });
 
     app.post("/turns/:id/cancel", async (request, reply) => {
-      const userId = await requireUser(context, request);
+      const userId = await requireUser(dependencies, request);
       const turn = await ownedTurn(userId, request.params);
       const updated = await turns.cancel(userId, String(turn._id));
       reply.status(202).send({ turn: toTurn(updated) });
     });
 
     app.post("/turns/:id/approvals/:approvalId", async (request) => {
-      const userId = await requireUser(context, request);
+      const userId = await requireUser(dependencies, request);
       const turn = await ownedTurn(userId, request.params);
       const approvalId = (request.params as { approvalId: string }).approvalId;
       const body = parseOrThrow(approvalDecisionBodySchema, request.body, "approval decision");
@@ -149,10 +184,45 @@ export function turnRoutes(context: ServerContext, turns: TurnService): FastifyP
     });
 
     app.post("/turns/:id/resume", async (request, reply) => {
-      const userId = await requireUser(context, request);
+      const userId = await requireUser(dependencies, request);
       const turn = await ownedTurn(userId, request.params);
       const updated = await turns.resume(userId, String(turn._id));
       reply.status(202).send({ turn: toTurn(updated) });
+    });
+
+    app.post("/turns/:id/revert", async (request, reply) => {
+      const userId = await requireUser(dependencies, request);
+      const turn = await ownedTurn(userId, request.params);
+      if (!isFinalTurnStatus(turn.status)) {
+        throw new UserError(
+          "conflict",
+          "This turn is still running; revert it when it has finished",
+          {
+            details: { reason: "turn_running", turnId: String(turn._id) },
+          },
+        );
+      }
+      const { turn: updated, result } = await dependencies.reverts.revert(turn);
+      if (result.outcome === "unchanged") {
+        return {
+          revert: null,
+          message: "This turn changed no files: nothing to revert",
+          turn: toTurn(updated),
+        };
+      }
+      reply.status(202).send({
+        revert: {
+          commit: result.outcome === "reverted" ? result.commit : null,
+          files: result.files,
+          ...(result.outcome === "reverted" && result.pushed !== undefined
+            ? {
+                pushed: result.pushed,
+                ...(result.pushError ? { pushError: result.pushError } : {}),
+              }
+            : {}),
+        },
+        turn: toTurn(updated),
+      });
     });
   };
 }

@@ -1,0 +1,6 @@
+// gadget-drone/testing: fixtures for tests of the drone that live outside it (tests/e2e): a
+// project's remote repository and the machine's real sandbox for a Drone built in-process.
+
+export { worktreeDirectory } from "../workspace/worktree.ts";
+export { createRemote, type RemoteFixture } from "./git-fixtures.ts";
+export { droneSandbox } from "./sandbox.ts";

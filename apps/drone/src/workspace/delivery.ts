@@ -1,0 +1,122 @@
+// Delivery: the drone pushes a session's branch to `origin` with the machine's own git credentials
+// (the user's credential helpers and SSH setup), outside the sandbox; the agent never pushes.
+import { existsSync } from "node:fs";
+import path from "node:path";
+import type { DeliverRequest, DeliverResult } from "@gadget/protocol";
+import { UserError } from "@gadget/protocol";
+import { type DroneGitOptions, droneGit } from "./git.ts";
+import { tryLock } from "./lock.ts";
+import {
+  commitSessionWork,
+  readWorktreeRecord,
+  worktreeDirectory,
+  worktreeLockFile,
+} from "./worktree.ts";
+
+/** What a push did: the branch's commit, and why it failed in words when it did. */
+export interface PushOutcome {
+  branch: string;
+  commit: string | null;
+  pushed: boolean;
+  error?: string;
+}
+
+/**
+ * Pushes the worktree's `branch` to `origin` under the same name. Never throws: a failed push is
+ * an outcome whose `error` says why in words, with any credential in git's output left out.
+ * @example const outcome = await pushSessionBranch(worktree.directory, "gadget/fix-login-a1b2c3");
+ */
+export async function pushSessionBranch(
+  directory: string,
+  branch: string,
+  options: DroneGitOptions & { commit?: string | null } = {},
+): Promise<PushOutcome> {
+  const worktree = await droneGit(directory, options, true);
+  // The turn's commit is the branch's head when it made one; else ask git.
+  const commit =
+    options.commit ??
+    (await worktree
+      .revparse([`refs/heads/${branch}`])
+      .then((found) => found.trim() || null)
+      .catch(() => null));
+  if (!commit) return { branch, commit, pushed: false, error: `branch ${branch} has no commit` };
+  try {
+    await worktree.raw([
+      "push",
+      // receivepack runs a program (locally, for a path remote): git's own, whatever the clone says.
+      "--receive-pack=git-receive-pack",
+      "--recurse-submodules=no",
+      "--no-verify",
+      "--porcelain",
+      "origin",
+      `refs/heads/${branch}:refs/heads/${branch}`,
+    ]);
+    return { branch, commit, pushed: true };
+  } catch (error) {
+    return { branch, commit, pushed: false, error: pushProblem(error) };
+  }
+}
+
+/** Why a push failed, in a few words a user can act on; git's own line otherwise, without secrets. */
+export function pushProblem(error: unknown): string {
+  const output = withoutCredentials(error instanceof Error ? error.message : String(error));
+  if (
+    /authentication failed|could not read (username|password)|terminal prompts disabled|\b(401|403)\b|permission denied \(publickey|access denied/i.test(
+      output,
+    )
+  ) {
+    return "authentication failed for origin";
+  }
+  if (/\[rejected\]|non-fast-forward|fetch first|stale info/i.test(output)) {
+    return "origin's branch has commits the session's branch lacks (not a fast-forward)";
+  }
+  if (
+    /could not resolve host|connection refused|couldn't connect|timed out|unable to access/i.test(
+      output,
+    )
+  ) {
+    return "could not reach origin";
+  }
+  if (/does not appear to be a git repository|repository .* not found|not found/i.test(output)) {
+    return "origin's repository was not found";
+  }
+  const line = output
+    .split("\n")
+    .map((entry) => entry.replace(/^(fatal|error|remote):\s*/i, "").trim())
+    .find((entry) => entry && !entry.startsWith("To ") && entry !== "Done");
+  return `the push to origin failed: ${line ?? "no reason given"}`;
+}
+
+/** Removes `user:password@` from URLs (a credential written into the remote's URL). */
+function withoutCredentials(text: string): string {
+  return text.replace(/(\w+:\/\/)[^/@\s]+@/g, "$1");
+}
+
+/**
+ * `session_deliver`: commits what is uncommitted in the session's worktree and pushes its branch.
+ * Refuses (409) while a turn of the session holds the worktree; 404 when this drone has none.
+ */
+export async function deliverSession(
+  workspaceRoot: string,
+  request: DeliverRequest,
+): Promise<DeliverResult> {
+  const directory = worktreeDirectory(workspaceRoot, request.projectSlug, request.sessionId);
+  const record = await readWorktreeRecord(directory);
+  if (!record || !existsSync(path.join(directory, ".git"))) {
+    throw new UserError("not_found", "This drone has no worktree of that session");
+  }
+  const lockFile = worktreeLockFile(workspaceRoot, request.projectSlug, request.sessionId);
+  const lock = await tryLock(lockFile, `deliver-${request.sessionId}`);
+  if (!lock) {
+    throw new UserError("conflict", "A turn of this session is running; deliver when it ends");
+  }
+  try {
+    const committed = await commitSessionWork(directory, request.message, {
+      ...(request.commitAuthor ? { author: request.commitAuthor } : {}),
+    });
+    const outcome = await pushSessionBranch(directory, record.branch, { commit: committed });
+    return { ...outcome, committed: committed !== null };
+  } finally {
+    await lock.release();
+  }
+}

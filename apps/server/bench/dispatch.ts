@@ -1,0 +1,176 @@
+// Dispatch: how long a turn takes from `POST /api/sessions/:id/turns` to a drone's work order,
+// with 100 drones online, beside the database's floor and the raw baselines.
+import { randomUUID } from "node:crypto";
+import type { Database } from "@gadget/db";
+import { ms, now, percentile, pool, sleep } from "@gadget/testkit/measure";
+import { ScriptedDrone, setupWorkspace, signup } from "@gadget/testkit/wire";
+import { Types } from "mongoose";
+import { sha256 } from "../src/crypto/tokens.ts";
+import { baselineBullmq, baselineEmitWithAck } from "./baselines.ts";
+import { type Env, rows, seedDrones, startServer } from "./harness.ts";
+
+export async function benchDispatch(env: Env) {
+  console.error("dispatch: starting server and 100 drones");
+  const { server, database, url } = await startServer(env, `dispatch_${randomUUID().slice(0, 6)}`);
+  const drones: ScriptedDrone[] = [];
+  try {
+    const users = await Promise.all(
+      Array.from({ length: 10 }, (_, index) => signup(url, `bench${index}`)),
+    );
+    const workspaces = await Promise.all(users.map((user) => setupWorkspace(user)));
+    const waiters = new Map<string, (at: number) => void>();
+    for (const [index, user] of users.entries()) {
+      const credentials = await seedDrones(database, user.userId, 10, `u${index}`);
+      const connected = await pool(credentials, 10, (credential) =>
+        ScriptedDrone.connect({
+          url,
+          ...credential,
+          capacity: 8,
+          heartbeatMs: 5_000,
+          onWorkOrder: (order) => {
+            waiters.get(order.prompt)?.(now());
+            return { ok: true };
+          },
+        }),
+      );
+      drones.push(...connected);
+    }
+    await sleep(1_000);
+    const samples = 200;
+    const warmup = 10;
+    const latencies: number[] = [];
+    for (let index = 0; index < samples + warmup; index++) {
+      const userIndex = index % users.length;
+      const prompt = `prompt ${index} ${randomUUID()}`;
+      const arrived = new Promise<number>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error("work order did not arrive")), 10_000);
+        waiters.set(prompt, (at) => {
+          clearTimeout(timer);
+          resolve(at);
+        });
+      });
+      const start = now();
+      const posted = await users[userIndex]!.post(
+        `/api/sessions/${workspaces[userIndex]!.sessionId}/turns`,
+        {
+          prompt,
+          providerId: workspaces[userIndex]!.providerId,
+        },
+      );
+      if (posted.status !== 202) throw new Error(`POST turn: ${posted.status}`);
+      const at = await arrived.catch(async (error: unknown) => {
+        const turn = await database.models.ChatTurn.findById(posted.body.turn._id).lean();
+        const events = await database.models.TurnEvent.find({ turn: turn?._id }).lean();
+        const chosen = drones.find((drone) => drone.options.droneId === String(turn?.drone));
+        console.error({
+          chosenConnected: chosen?.connected,
+          orders: chosen?.workOrders.length,
+          disconnected: drones.filter((drone) => !drone.connected).length,
+        });
+        const active = await database.models.ChatTurn.find({ user: turn?.user })
+          .select({ status: 1, drone: 1 })
+          .lean();
+        console.error({
+          index,
+          status: turn?.status,
+          events: events.map((event) => [event.type, JSON.stringify(event.data)]),
+          active: active.map((item) => `${item.status}:${item.drone}`).join(" "),
+          output: server.output().slice(-3000),
+        });
+        throw error;
+      });
+      waiters.delete(prompt);
+      if (index >= warmup) latencies.push(at - start);
+    }
+    console.error("dispatch: baselines");
+    const floor = await storeFloor(database, users[0]!.token!, workspaces[0]!, samples);
+    const emit = await baselineEmitWithAck(samples);
+    const bull = await baselineBullmq(env.redisUrl, samples);
+    const baselineP50 = percentile(emit, 50) + percentile(bull, 50);
+    const baselineP99 = percentile(emit, 99) + percentile(bull, 99);
+    rows.push(
+      {
+        benchmark: "Dispatch, 100 drones (POST turn → work order at drone)",
+        measure: "p50",
+        gadget: ms(percentile(latencies, 50)),
+        baseline: `${ms(baselineP50)} (emitWithAck ${ms(percentile(emit, 50))} + BullMQ ${ms(percentile(bull, 50))})`,
+        target: "< 15 ms",
+      },
+      {
+        benchmark: "",
+        measure: "p99",
+        gadget: ms(percentile(latencies, 99)),
+        baseline: `${ms(baselineP99)} (emitWithAck ${ms(percentile(emit, 99))} + BullMQ ${ms(percentile(bull, 99))})`,
+        target: "< 50 ms",
+      },
+      {
+        benchmark:
+          "Raw store floor of a dispatch: the three database rounds stored before a drone is told (token + session + provider reads; turn + `queued` event inserts; `dispatched` event + turn update), nothing else",
+        measure: "p50 / p99",
+        gadget: "—",
+        baseline: `${ms(percentile(floor, 50))} / ${ms(percentile(floor, 99))}`,
+        target: "",
+      },
+    );
+  } finally {
+    for (const drone of drones) drone.close();
+    await server.stop();
+    await database.connection.dropDatabase();
+    await database.close();
+  }
+}
+
+/**
+ * The database rounds a dispatch cannot do without, on their own and in the server's order: the
+ * token, session and provider reads; the turn and `queued` event inserts; the claim (`dispatched`
+ * event insert and turn update) that is stored before the order leaves.
+ */
+async function storeFloor(
+  database: Database,
+  token: string,
+  workspace: { sessionId: string; providerId: string },
+  samples: number,
+): Promise<number[]> {
+  const { ApiToken, ChatSession, Provider } = database.models;
+  const suffix = randomUUID().slice(0, 6);
+  const turns = database.connection.collection(`bench_raw_turns_${suffix}`);
+  const events = database.connection.collection(`bench_raw_events_${suffix}`);
+  await events.createIndex({ turn: 1, seq: 1 }, { unique: true });
+  const latencies: number[] = [];
+  for (let index = 0; index < samples; index++) {
+    const start = now();
+    await Promise.all([
+      ApiToken.findById(sha256(token)).select({ user: 1 }).lean(),
+      ChatSession.findById(workspace.sessionId).lean(),
+      Provider.findById(workspace.providerId).lean(),
+    ]);
+    const turn = new Types.ObjectId();
+    await Promise.all([
+      turns.insertOne({
+        _id: turn,
+        prompt: `floor ${index}`,
+        status: "queued",
+        createdAt: new Date(),
+      }),
+      events.insertOne({ turn, seq: 1, type: "queued", data: {}, at: new Date() }),
+    ]);
+    await Promise.all([
+      events.insertMany([{ turn, seq: 2, type: "dispatched", data: {}, at: new Date() }]),
+      turns.updateOne(
+        { _id: turn },
+        {
+          $set: {
+            status: "dispatched",
+            drone: new Types.ObjectId(),
+            startedAt: new Date(),
+            leaseExpiresAt: new Date(),
+            lastSeq: 2,
+          },
+        },
+      ),
+    ]);
+    latencies.push(now() - start);
+  }
+  await Promise.all([turns.drop(), events.drop()]);
+  return latencies;
+}

@@ -1,0 +1,128 @@
+// `POST /api/sessions/:id/deliver`: asks an online drone holding the session's worktree to commit
+// its uncommitted changes and push the branch, then records the outcome on the session's last turn.
+import type { ChatSessionDocument, Models } from "@gadget/db";
+import { activeTurnStatuses } from "@gadget/db";
+import {
+  type Ack,
+  type DeliverRequest,
+  type DeliverResult,
+  relayedCode,
+  type SessionDeliveryAnswer,
+  SystemError,
+  UserError,
+} from "@gadget/protocol";
+import { Types } from "mongoose";
+import type { ResolvedConfig } from "../config.ts";
+import { onlineDrones } from "../drones/online-drones.ts";
+import type { PresenceStore } from "../drones/presence.ts";
+import { type DronesNamespace, droneRoom } from "../sockets/rooms.ts";
+import type { TurnStore } from "../turns/turn-store.ts";
+
+export interface SessionDeliveryDependencies {
+  models: Models;
+  presence: PresenceStore;
+  store: TurnStore;
+  config: Pick<ResolvedConfig, "droneRequestTimeoutMs">;
+  /** The drones' namespace (a getter: it exists only once the HTTP server is built). */
+  drones: () => DronesNamespace;
+}
+
+/** Delivers sessions on demand through the drone that holds their worktree. */
+export class SessionDelivery {
+  constructor(private readonly dependencies: SessionDeliveryDependencies) {}
+
+  /**
+   * Commits and pushes the session's work now. 404 for a session not the user's; 409 while a turn
+   * of the session runs; 503 when no online drone holds the worktree.
+   */
+  async deliver(userId: string, sessionId: string): Promise<SessionDeliveryAnswer> {
+    const { models } = this.dependencies;
+    const session = await models.ChatSession.findOne({
+      _id: sessionId,
+      user: new Types.ObjectId(userId),
+    }).lean<ChatSessionDocument>();
+    if (!session) throw new UserError("not_found", "Session not found");
+    const project = await models.Project.findById(session.project).lean();
+    if (!project) throw new UserError("not_found", "The session's project no longer exists");
+    const busy = await models.ChatTurn.exists({
+      session: session._id,
+      status: { $in: ["queued", ...activeTurnStatuses] },
+    });
+    if (busy) {
+      throw new UserError(
+        "conflict",
+        "A turn of this session is queued or running; deliver when it has ended",
+      );
+    }
+    const last = await models.ChatTurn.findOne({ session: session._id })
+      .sort({ createdAt: -1, _id: -1 })
+      .select({ _id: 1, drone: 1 })
+      .lean();
+    const result = await this.ask(userId, project.name, last?.drone ? String(last.drone) : null, {
+      projectSlug: project.slug,
+      sessionId: String(session._id),
+      message: `Hand edits in ${session.name}`.slice(0, 72),
+      ...(project.commitAuthor
+        ? { commitAuthor: { name: project.commitAuthor.name, email: project.commitAuthor.email } }
+        : {}),
+    });
+    if (last) {
+      await this.dependencies.store.mutate(String(last._id), () => ({
+        set: {
+          delivery: {
+            branch: result.branch,
+            commit: result.commit,
+            pushedAt: result.pushed ? new Date() : null,
+            pullRequestUrl: null,
+            error: result.error ?? null,
+          },
+        },
+      }));
+    }
+    return { ...result, turnId: last ? String(last._id) : null };
+  }
+
+  /** Sends the request to the drones holding the project's clone, the session's last drone first. */
+  private async ask(
+    userId: string,
+    projectName: string,
+    lastDrone: string | null,
+    request: DeliverRequest,
+  ): Promise<DeliverResult> {
+    const { dependencies } = this;
+    const slug = request.projectSlug;
+    const holders = (
+      await onlineDrones(dependencies, userId, (presence) => presence.workspaces.includes(slug))
+    )
+      .map(({ droneId }) => droneId)
+      .sort((a, b) => Number(b === lastDrone) - Number(a === lastDrone));
+    if (holders.length === 0) {
+      throw new SystemError(
+        "no_drone_online",
+        `No online drone holds project "${projectName}": start the drone that ran this session`,
+      );
+    }
+    for (const droneId of holders) {
+      let answers: Array<Ack<{ result: DeliverResult }>>;
+      try {
+        answers = (await dependencies
+          .drones()
+          .to(droneRoom(droneId))
+          .timeout(dependencies.config.droneRequestTimeoutMs)
+          .emitWithAck("session_deliver", request)) as Array<Ack<{ result: DeliverResult }>>;
+      } catch {
+        continue;
+      }
+      const answer = answers[0];
+      if (!answer) continue;
+      if (answer.ok) return answer.result;
+      // Another drone of the user may hold the session's worktree.
+      if (answer.error.code === "not_found") continue;
+      throw new UserError(relayedCode(answer.error.code), answer.error.message);
+    }
+    throw new SystemError(
+      "no_drone_online",
+      `No online drone holds this session's worktree: start the drone that ran it`,
+    );
+  }
+}

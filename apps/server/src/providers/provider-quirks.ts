@@ -1,0 +1,64 @@
+// What a provider is known to refuse or demand, remembered on it: a drone reports a quirk it
+// learned (`provider_adapted`, or a check's probe), and every later work order for the provider
+// carries it, so the next turn sends the adapted request at once.
+import type { Models } from "@gadget/db";
+import type { ProviderQuirk, ProviderQuirkCode } from "@gadget/protocol";
+import type { Types } from "mongoose";
+
+/** The longest message kept with a quirk (the schema's limit). */
+const maxMessageLength = 500;
+
+/** Quirks that contradict each other: learning one forgets the other. */
+const opposite: Partial<Record<ProviderQuirkCode, ProviderQuirkCode>> = {
+  echo_reasoning: "no_reasoning_echo",
+  no_reasoning_echo: "echo_reasoning",
+};
+
+export interface LearnedQuirk {
+  quirk: ProviderQuirkCode;
+  message: string;
+}
+
+export class ProviderQuirks {
+  constructor(
+    private readonly models: Models,
+    private readonly now: () => Date = () => new Date(),
+  ) {}
+
+  /** Remembers quirks a turn's drone learned on the turn's provider. */
+  async rememberForTurn(turnId: string, learned: LearnedQuirk[]): Promise<void> {
+    if (learned.length === 0) return;
+    const turn = await this.models.ChatTurn.findById(turnId).select({ provider: 1 }).lean();
+    if (turn) await this.remember(turn.provider, learned);
+  }
+
+  /**
+   * Adds `learned` to the provider's quirks, one entry per code (a known code keeps its first
+   * message). A read and a `$set`, not an array operator, as FerretDB v1 serves both alike; two
+   * turns learning at once may lose one entry, which the next refusal teaches again.
+   */
+  async remember(providerId: Types.ObjectId | string, learned: LearnedQuirk[]): Promise<void> {
+    if (learned.length === 0) return;
+    const provider = await this.models.Provider.findById(providerId).select({ quirks: 1 }).lean();
+    if (!provider) return;
+    let quirks: ProviderQuirk[] = [...(provider.quirks ?? [])];
+    let changed = false;
+    for (const { quirk, message } of learned) {
+      if (quirks.some((known) => known.code === quirk)) continue;
+      const contradicted = opposite[quirk];
+      if (contradicted) quirks = quirks.filter((known) => known.code !== contradicted);
+      quirks.push({
+        code: quirk,
+        message: message.slice(0, maxMessageLength),
+        learnedAt: this.now().toISOString(),
+      });
+      changed = true;
+    }
+    if (changed) await this.models.Provider.updateOne({ _id: provider._id }, { $set: { quirks } });
+  }
+
+  /** Forgets everything learned about the provider: the next turn sends the plain request. */
+  async forget(providerId: Types.ObjectId | string): Promise<void> {
+    await this.models.Provider.updateOne({ _id: providerId }, { $set: { quirks: [] } });
+  }
+}

@@ -1,0 +1,96 @@
+// The project settings form: the network policy and verification commands as the user sets them.
+import type { Project, UpdateProjectBody } from "@gadget/protocol";
+import { render, screen } from "@testing-library/react";
+import userEvent from "@testing-library/user-event";
+import { describe, expect, it } from "vitest";
+import { ApiError } from "../api/api-error.ts";
+import { ProjectSettings } from "./project-settings.tsx";
+
+const project: Project = {
+  _id: "p1",
+  name: "App",
+  slug: "app",
+  gitUrl: "https://example.com/app.git",
+  defaultBranch: null,
+  verifyCommands: ["npm test"],
+  network: "none",
+  allowedHosts: [],
+  branchPrefix: "gadget/",
+  delivery: "workspace",
+  commitAuthor: null,
+  createdAt: new Date(),
+};
+
+describe("project settings", () => {
+  it("shows the network policy, asks for hosts only for an allowlist, and saves one per line", async () => {
+    const saved: UpdateProjectBody[] = [];
+    render(<ProjectSettings project={project} onSave={async (body) => void saved.push(body)} />);
+    const network = screen.getByRole("combobox", { name: /Network/ });
+    expect(network).toHaveValue("none");
+    expect(screen.queryByRole("textbox", { name: "Allowed hosts" })).toBeNull();
+
+    await userEvent.selectOptions(network, "allowlist");
+    const hosts = screen.getByRole("textbox", { name: "Allowed hosts" });
+    await userEvent.type(hosts, "registry.npmjs.org{enter}{enter}  *.github.com  ");
+    await userEvent.click(screen.getByRole("button", { name: "Save settings" }));
+    expect(saved).toEqual([
+      {
+        network: "allowlist",
+        allowedHosts: ["registry.npmjs.org", "*.github.com"],
+        verifyCommands: ["npm test"],
+      },
+    ]);
+    expect(await screen.findByText(/the next turn uses them/)).toBeInTheDocument();
+  });
+
+  it("shows the branch prefix and saves it when changed", async () => {
+    const saved: UpdateProjectBody[] = [];
+    render(<ProjectSettings project={project} onSave={async (body) => void saved.push(body)} />);
+    const prefix = screen.getByRole("textbox", { name: "Branch prefix" });
+    expect(prefix).toHaveValue("gadget/");
+    await userEvent.clear(prefix);
+    await userEvent.type(prefix, "ai/");
+    await userEvent.click(screen.getByRole("button", { name: "Save settings" }));
+    expect(saved).toEqual([
+      { network: "none", allowedHosts: [], verifyCommands: ["npm test"], branchPrefix: "ai/" },
+    ]);
+  });
+
+  it("saves the delivery and the commit author when changed", async () => {
+    const saved: UpdateProjectBody[] = [];
+    render(<ProjectSettings project={project} onSave={async (body) => void saved.push(body)} />);
+    await userEvent.selectOptions(screen.getByRole("combobox", { name: "Delivery" }), "branch");
+    await userEvent.type(screen.getByRole("textbox", { name: "Commit author name" }), "Ada");
+    await userEvent.type(
+      screen.getByRole("textbox", { name: "Commit author email" }),
+      "ada@example.com",
+    );
+    await userEvent.click(screen.getByRole("button", { name: "Save settings" }));
+    expect(saved).toEqual([
+      {
+        network: "none",
+        allowedHosts: [],
+        verifyCommands: ["npm test"],
+        delivery: "branch",
+        commitAuthor: { name: "Ada", email: "ada@example.com" },
+      },
+    ]);
+  });
+
+  it("shows the server's refusal with the field that is wrong", async () => {
+    render(
+      <ProjectSettings
+        project={{ ...project, network: "allowlist", allowedHosts: ["bad host"] }}
+        onSave={async () => {
+          throw new ApiError("validation_failed", "Invalid project", 400, [
+            { path: "allowedHosts.0", message: "must be a host name" },
+          ]);
+        }}
+      />,
+    );
+    await userEvent.click(screen.getByRole("button", { name: "Save settings" }));
+    const alert = await screen.findByRole("alert");
+    expect(alert).toHaveTextContent("allowedHosts.0");
+    expect(alert).toHaveTextContent("must be a host name");
+  });
+});

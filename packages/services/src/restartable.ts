@@ -1,0 +1,118 @@
+// A private Redis or MongoDB-compatible server that a fault test can kill and bring back on the
+// same port (and, for the database, the same data): what an outage looks like to its clients.
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdirSync, openSync } from "node:fs";
+import path from "node:path";
+import { ensureFerretdb } from "./ferretdb.ts";
+import { startReaper } from "./reaper.ts";
+import { which } from "./which.ts";
+import { freePort, pingMongo, pingRedis, waitUntil } from "./wire.ts";
+
+export interface RestartableService {
+  url: string;
+  /** Ends the server at once (SIGKILL by default): clients see connections refused. */
+  kill(signal?: NodeJS.Signals): Promise<void>;
+  /** Starts it again on the same port (the database on the same data; Redis empty). */
+  start(): Promise<void>;
+  /** Kills it for good. */
+  stop(): Promise<void>;
+  /** Whether it runs now. */
+  readonly running: boolean;
+}
+
+function launcher(
+  command: string,
+  args: string[],
+  logFile: string,
+  ping: () => Promise<void>,
+  url: string,
+): RestartableService {
+  let child: ChildProcess | null = null;
+  const start = async () => {
+    const output = openSync(logFile, "a");
+    child = spawn(command, args, { stdio: ["ignore", output, output], detached: true });
+    child.on("error", () => {});
+    if (child.pid) startReaper([child.pid]);
+    await waitUntil(url, ping, 30_000);
+  };
+  const kill = async (signal: NodeJS.Signals = "SIGKILL") => {
+    const current = child;
+    child = null;
+    if (!current || current.exitCode !== null || current.signalCode !== null) return;
+    await new Promise<void>((resolve) => {
+      current.once("exit", () => resolve());
+      current.kill(signal);
+    });
+  };
+  return {
+    url,
+    kill,
+    start,
+    stop: () => kill("SIGKILL"),
+    get running() {
+      return child !== null;
+    },
+  };
+}
+
+/**
+ * A private redis-server without persistence: after `kill` and `start` it is empty, as a Redis
+ * restarted without AOF would be.
+ * @example const redis = await startRestartableRedis(dataDir); await redis.kill(); await redis.start();
+ */
+export async function startRestartableRedis(dataDir: string): Promise<RestartableService> {
+  const redisServer = which("redis-server");
+  if (!redisServer) throw new Error("redis-server is not on PATH");
+  const port = await freePort();
+  mkdirSync(dataDir, { recursive: true });
+  const url = `redis://127.0.0.1:${port}`;
+  const service = launcher(
+    redisServer,
+    [
+      "--port",
+      String(port),
+      "--bind",
+      "127.0.0.1",
+      "--dir",
+      dataDir,
+      "--save",
+      "",
+      "--appendonly",
+      "no",
+    ],
+    path.join(dataDir, "redis.log"),
+    () => pingRedis(url),
+    url,
+  );
+  await service.start();
+  return service;
+}
+
+/**
+ * A private MongoDB-compatible server (mongod, else FerretDB) on its own data directory; after
+ * `kill` and `start` it has the data it had.
+ */
+export async function startRestartableMongo(
+  rootDir: string,
+  dataDir: string,
+): Promise<RestartableService> {
+  const port = await freePort();
+  mkdirSync(dataDir, { recursive: true });
+  const url = `mongodb://127.0.0.1:${port}`;
+  const mongod = which("mongod");
+  const ferretdb = mongod ? null : await ensureFerretdb(rootDir, () => {});
+  if (!mongod && !ferretdb)
+    throw new Error("neither mongod nor Go (to build FerretDB) is available");
+  const [command, args] = mongod
+    ? [mongod, ["--port", String(port), "--bind_ip", "127.0.0.1", "--dbpath", dataDir, "--quiet"]]
+    : [ferretdb as string, ["-listen", `127.0.0.1:${port}`, "-data", dataDir]];
+  const service = launcher(
+    command,
+    args,
+    path.join(dataDir, "server.log"),
+    () => pingMongo(url),
+    url,
+  );
+  await service.start();
+  return service;
+}
