@@ -25,6 +25,8 @@ import {
   parseOrThrow,
   providerCheckRequestSchema,
   relayedCode,
+  type SessionWorktreeState,
+  sessionWorktreeRequestSchema,
   type TurnRevertResult,
   toGadgetError,
   turnControlSchema,
@@ -42,6 +44,7 @@ import { type DroneSocket, EventSender } from "./streaming/sender.ts";
 import { ActiveTurn, type TurnProgress, type TurnRunnerSettings } from "./turn-runner.ts";
 import { deliverSession } from "./workspace/delivery.ts";
 import { revertTurn } from "./workspace/revert.ts";
+import { describeSessionWorktree } from "./workspace/worktree-state.ts";
 
 export interface DroneSettings {
   config: DroneConfig;
@@ -232,6 +235,13 @@ export class Drone {
       reply(ack, async (): Promise<{ result: DeliverResult }> => {
         const request = parseOrThrow(deliverRequestSchema, payload, "deliver request");
         return { result: await deliverSession(this.settings.config.workspace, request) };
+      }),
+    );
+
+    socket.on("session_worktree", (payload, ack) =>
+      reply(ack, async (): Promise<{ result: SessionWorktreeState }> => {
+        const request = parseOrThrow(sessionWorktreeRequestSchema, payload, "session worktree");
+        return { result: await describeSessionWorktree(this.settings.config.workspace, request) };
       }),
     );
 

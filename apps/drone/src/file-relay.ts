@@ -8,6 +8,8 @@ import { ToolError } from "@gadget/agent";
 import { type FileEntry, type FileRequest, type FileResponse, UserError } from "@gadget/protocol";
 import { resolveInWorkspace } from "@gadget/tools";
 import { projectDirectory } from "./workspace/prepare.ts";
+import { reopenSessionWorktree } from "./workspace/reopen.ts";
+import { worktreeDirectory } from "./workspace/worktree.ts";
 
 /** Largest file the editor reads or writes through the relay. */
 const maxFileBytes = 5 * 1024 * 1024;
@@ -17,18 +19,17 @@ export function contentSha(content: Buffer | string): string {
   return createHash("sha256").update(content).digest("hex");
 }
 
-/** Answers one file request against `workspaceRoot`; errors are UserErrors with stable codes. */
+/**
+ * Answers one file request against `workspaceRoot`: in the session's worktree when it names one
+ * (a pruned one is checked out again), else in the project's default-branch checkout, which is
+ * read-only (turns start their branches from what was fetched, never from hand edits there).
+ * Errors are UserErrors with stable codes.
+ */
 export async function handleFileRequest(
   workspaceRoot: string,
   request: FileRequest,
 ): Promise<FileResponse> {
-  const root = projectDirectory(workspaceRoot, request.projectSlug);
-  if (!existsSync(path.join(root, ".git"))) {
-    throw new UserError(
-      "not_found",
-      `This drone has no checkout of project "${request.projectSlug}" yet`,
-    );
-  }
+  const root = await rootOf(workspaceRoot, request);
   try {
     switch (request.op) {
       case "list":
@@ -51,6 +52,37 @@ export async function handleFileRequest(
     }
     throw error;
   }
+}
+
+/** The directory the request works in; `not_found` (reason `no_worktree`) names what is missing. */
+async function rootOf(workspaceRoot: string, request: FileRequest): Promise<string> {
+  const { projectSlug, sessionId } = request;
+  if (!sessionId) {
+    const checkout = projectDirectory(workspaceRoot, projectSlug);
+    if (!existsSync(path.join(checkout, ".git"))) {
+      throw new UserError(
+        "not_found",
+        `This drone has no checkout of project "${projectSlug}" yet`,
+      );
+    }
+    if (request.op === "write") {
+      throw new UserError(
+        "conflict",
+        "The project's default-branch checkout is read-only: choose a session to edit its worktree",
+        { details: { reason: "read_only" } },
+      );
+    }
+    return checkout;
+  }
+  const directory = worktreeDirectory(workspaceRoot, projectSlug, sessionId);
+  if (existsSync(path.join(directory, ".git"))) return directory;
+  if (await reopenSessionWorktree(workspaceRoot, { projectSlug, sessionId }, `files-${sessionId}`))
+    return directory;
+  throw new UserError(
+    "not_found",
+    "This drone holds no worktree of that session: it has no files until its first turn",
+    { details: { reason: "no_worktree" } },
+  );
 }
 
 async function listDirectory(root: string, relative: string): Promise<FileEntry[]> {

@@ -361,14 +361,6 @@ export class ActiveTurn {
         `${subject}\n\nGadget-Turn: ${order.turnId}`,
         order.project.commitAuthor ? { author: order.project.commitAuthor } : {},
       );
-      if (commit) {
-        this.emit(
-          agentEvent("status", {
-            phase: "workspace",
-            message: `Committed the turn's changes to ${worktree.branch} (${commit.slice(0, 7)})`,
-          }),
-        );
-      }
     } catch (error) {
       failed = true;
       const message = error instanceof Error ? error.message : String(error);
@@ -381,6 +373,8 @@ export class ActiveTurn {
         }),
       );
     }
+    // The turn records its branch and commit (null: nothing changed, or the commit failed).
+    this.emit(agentEvent("commit", { branch: worktree.branch, commit }));
     await touchWorktree(worktree.directory, {
       sessionId: this.sessionId,
       branch: worktree.branch,

@@ -107,6 +107,8 @@ export function toTurn(turn: ChatTurnDocument): ChatTurn {
     limits: turn.limits ?? {},
     stats: { ...emptyTurnStats(), ...turn.stats },
     changes: (turn.changes ?? []).map((change) => ({ path: change.path, status: change.status })),
+    branch: turn.branch ?? null,
+    commit: turn.commit ?? null,
     delivery: turn.delivery ?? null,
     lastSeq: turn.lastSeq ?? 0,
     createdAt: turn.createdAt,

@@ -19,6 +19,7 @@ import { SignIns } from "./auth/sign-ins.ts";
 import { type ResolvedConfig, resolveConfig, type ServerConfig } from "./config.ts";
 import { createSecretBox, type SecretBox } from "./crypto/secret-box.ts";
 import { SessionDelivery } from "./delivery/session-delivery.ts";
+import { SessionWorktrees } from "./delivery/session-worktrees.ts";
 import { Dispatcher } from "./dispatch/dispatcher.ts";
 import { PresenceStore } from "./drones/presence.ts";
 import { createHttpApp } from "./http/app.ts";
@@ -255,9 +256,17 @@ export async function createGadgetServer(input: ServerConfig): Promise<GadgetSer
     drones: dronesNamespace,
   });
 
+  const sessionWorktrees = new SessionWorktrees({
+    models,
+    presence,
+    config,
+    drones: dronesNamespace,
+  });
+
   const http = createHttpApp(
     {
       sessionDelivery,
+      sessionWorktrees,
       config,
       logger,
       models,

@@ -14,7 +14,7 @@ import {
   turnLimitsSchema,
   turnModeSchema,
 } from "./common.ts";
-import { commitAuthorSchema, deliveryModeSchema } from "./delivery.ts";
+import { commitAuthorSchema, deliveryModeSchema, sessionWorktreeStateSchema } from "./delivery.ts";
 import { branchPrefixSchema } from "./session-branch.ts";
 
 const email = z
@@ -246,6 +246,18 @@ export const chatSessionSchema = z.object({
 });
 export type ChatSession = z.infer<typeof chatSessionSchema>;
 
+/**
+ * `GET /api/sessions/:id`: the session with its branch (null until a turn made it) and where its
+ * worktree stands on the drone holding it (null when no online drone holds it).
+ */
+export const sessionDetailSchema = chatSessionSchema.extend({
+  branch: z.string().nullable(),
+  worktree: sessionWorktreeStateSchema
+    .pick({ ahead: true, behind: true, dirty: true, head: true, base: true })
+    .nullable(),
+});
+export type SessionDetail = z.infer<typeof sessionDetailSchema>;
+
 export const createTurnBodySchema = z.object({
   prompt: z.string().trim().min(1).max(100_000),
   providerId: z.string().min(1),
@@ -275,9 +287,15 @@ export const eventsQuerySchema = z.object({
   limit: z.coerce.number().int().min(1).max(1000).default(200),
 });
 
-export const filePathQuerySchema = z.object({ path: z.string().max(4096).default("") });
+/** `?session=`: the session's worktree; without it, the project's default-branch checkout. */
+export const filePathQuerySchema = z.object({
+  path: z.string().max(4096).default(""),
+  session: objectIdSchema.optional(),
+});
 
 export const writeFileBodySchema = z.object({
+  /** The session whose worktree gets the edit (the default-branch checkout is read-only). */
+  sessionId: objectIdSchema.optional(),
   path: z.string().min(1).max(4096),
   content: z.string().max(10 * 1024 * 1024),
   baseSha: z.string().optional(),

@@ -61,3 +61,27 @@ export const sessionDeliveryAnswerSchema = deliverResultSchema.extend({
   turnId: z.string().nullable(),
 });
 export type SessionDeliveryAnswer = z.infer<typeof sessionDeliveryAnswerSchema>;
+
+/** `session_worktree`: where the session's worktree stands on the drone holding it. */
+export const sessionWorktreeRequestSchema = z.object({
+  projectSlug: z.string().min(1),
+  sessionId: objectIdSchema,
+  /** The project's default branch, when set; else the remote's HEAD. */
+  defaultBranch: z.string().min(1).max(255).optional(),
+});
+export type SessionWorktreeRequest = z.infer<typeof sessionWorktreeRequestSchema>;
+
+/**
+ * The session's branch against the default branch it started from (`base`, as last fetched):
+ * `ahead` commits of its own, `behind` commits the default branch gained since; `dirty` when the
+ * worktree holds uncommitted changes (hand edits, or a turn's failed commit).
+ */
+export const sessionWorktreeStateSchema = z.object({
+  branch: z.string(),
+  head: z.string().nullable(),
+  base: z.string(),
+  ahead: z.number().int().nonnegative(),
+  behind: z.number().int().nonnegative(),
+  dirty: z.boolean(),
+});
+export type SessionWorktreeState = z.infer<typeof sessionWorktreeStateSchema>;

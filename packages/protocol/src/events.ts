@@ -87,6 +87,11 @@ export const turnEventDataSchemas = {
     ),
     repairPasses: z.number().int().nonnegative().optional(),
   }),
+  /**
+   * The turn's work committed to the session's branch (every delivery mode): `commit` is null when
+   * the turn changed nothing or the commit failed (its changes then stay in the worktree).
+   */
+  commit: z.object({ branch: z.string(), commit: z.string().nullable() }),
   /** The session's branch after the turn's commit, pushed to `origin` or why not (delivery `branch`). */
   delivery: z.object({
     branch: z.string(),

@@ -4,7 +4,12 @@ import type { Drone, ProviderCheckRequest, ProviderCheckResult } from "./api.ts"
 import { fileContentSchema, fileEntrySchema } from "./api.ts";
 import { turnMessageSchema } from "./chat.ts";
 import { dateSchema, objectIdSchema, sandboxInfoSchema } from "./common.ts";
-import type { DeliverRequest, DeliverResult } from "./delivery.ts";
+import type {
+  DeliverRequest,
+  DeliverResult,
+  SessionWorktreeRequest,
+  SessionWorktreeState,
+} from "./delivery.ts";
 import type { ApiErrorBody } from "./errors.ts";
 import type { AgentEvent, TurnEvent } from "./events.ts";
 import { envelopedEventSchema } from "./events.ts";
@@ -132,23 +137,30 @@ export const approvalDecisionSchema = z.object({
 });
 export type ApprovalDecision = z.infer<typeof approvalDecisionSchema>;
 
+/**
+ * The web IDE's file access. With `sessionId`, in that session's worktree (read and write);
+ * without, in the project's default-branch checkout, which is read-only.
+ */
 export const fileRequestSchema = z.discriminatedUnion("op", [
   z.object({
     op: z.literal("list"),
     projectSlug: z.string(),
     gitUrl: z.string(),
+    sessionId: objectIdSchema.optional(),
     path: z.string(),
   }),
   z.object({
     op: z.literal("read"),
     projectSlug: z.string(),
     gitUrl: z.string(),
+    sessionId: objectIdSchema.optional(),
     path: z.string(),
   }),
   z.object({
     op: z.literal("write"),
     projectSlug: z.string(),
     gitUrl: z.string(),
+    sessionId: objectIdSchema.optional(),
     path: z.string().min(1),
     content: z.string(),
     baseSha: z.string().optional(),
@@ -214,6 +226,11 @@ export interface DroneServerToClientEvents {
   session_deliver: (
     request: DeliverRequest,
     ack: (result: Ack<{ result: DeliverResult }>) => void,
+  ) => void;
+  /** Where the session's worktree stands: its branch against the default branch, and hand edits. */
+  session_worktree: (
+    request: SessionWorktreeRequest,
+    ack: (result: Ack<{ result: SessionWorktreeState }>) => void,
   ) => void;
   /** Sent right before the server disconnects a revoked drone. */
   revoked: (notice: { reason: string }) => void;

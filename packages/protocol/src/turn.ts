@@ -78,6 +78,10 @@ export const chatTurnSchema = z.object({
   limits: turnLimitsSchema.optional(),
   stats: turnStatsSchema,
   changes: z.array(fileChangeSchema),
+  /** The session's branch the turn worked on, once it committed (null before, or for older turns). */
+  branch: z.string().nullable().optional(),
+  /** The turn's commit on that branch; null when it changed nothing or the commit failed. */
+  commit: z.string().nullable().optional(),
   /** The session's branch as this turn delivered it (project delivery `branch`); null otherwise. */
   delivery: turnDeliverySchema.nullable().optional(),
   lastSeq: z.number().int().nonnegative().optional(),

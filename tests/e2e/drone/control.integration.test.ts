@@ -35,6 +35,8 @@ describe("drone control end to end", () => {
   let providerId: string;
   let projectId: string;
   let projectSlug: string;
+  // The approval test's session: its worktree holds a turn's commit, for the hand-edit test.
+  let editedSession = "";
   const name = `drone_control_${process.pid}`;
   // The restart test needs the grace period to outlast a server's stop and start on a loaded
   // machine (1.5 s did not, once); the drone heartbeats every 200 ms, so nothing else waits on it.
@@ -198,23 +200,42 @@ describe("drone control end to end", () => {
     const checkout = worktreeDirectory(workspaceRoot, projectSlug, sessionId);
     expect(await readFile(path.join(checkout, "approved.txt"), "utf8")).toBe("yes\n");
     expect(existsSync(path.join(checkout, "denied.txt"))).toBe(false);
+    editedSession = sessionId;
   });
 
-  it("relays hand edits: read and write with a content hash, refuse a stale write and every escape", async () => {
-    const read = await user.get(`/api/projects/${projectId}/file?path=src.txt`);
+  it("relays hand edits into a session's worktree: content hashes, stale writes, every escape refused", async () => {
+    const sessionId = editedSession;
+    const worktree = worktreeDirectory(workspaceRoot, projectSlug, sessionId);
+    const checkout = path.join(workspaceRoot, projectSlug);
+    // The default-branch checkout reads, but never takes an edit.
+    const original = await user.get(`/api/projects/${projectId}/file?path=src.txt`);
+    expect(original.body).toMatchObject({ path: "src.txt", content: "hello\n" });
+    const refused = await user.put(`/api/projects/${projectId}/file`, {
+      path: "src.txt",
+      content: "into the default branch\n",
+      baseSha: original.body.sha,
+    });
+    expect(refused.status).toBe(409);
+    expect(refused.body.error.details).toEqual({ reason: "read_only" });
+    expect(await readFile(path.join(checkout, "src.txt"), "utf8")).toBe("hello\n");
+
+    const read = await user.get(
+      `/api/projects/${projectId}/file?path=src.txt&session=${sessionId}`,
+    );
     expect(read.status).toBe(200);
     expect(read.body).toMatchObject({ path: "src.txt", content: "hello\n" });
     const written = await user.put(`/api/projects/${projectId}/file`, {
+      sessionId,
       path: "src.txt",
       content: "hello from the editor\n",
       baseSha: read.body.sha,
     });
     expect(written.status).toBe(200);
-    expect(await readFile(path.join(workspaceRoot, projectSlug, "src.txt"), "utf8")).toBe(
-      "hello from the editor\n",
-    );
+    expect(await readFile(path.join(worktree, "src.txt"), "utf8")).toBe("hello from the editor\n");
+    expect(await readFile(path.join(checkout, "src.txt"), "utf8")).toBe("hello\n");
 
     const stale = await user.put(`/api/projects/${projectId}/file`, {
+      sessionId,
       path: "src.txt",
       content: "x",
       baseSha: read.body.sha,
@@ -222,28 +243,41 @@ describe("drone control end to end", () => {
     expect(stale.status).toBe(409);
     expect(stale.body.error.code).toBe("conflict");
 
-    const listing = await user.get(`/api/projects/${projectId}/files?path=`);
+    // The session's listing has its own work; the default branch's has not.
+    const listing = await user.get(`/api/projects/${projectId}/files?path=&session=${sessionId}`);
     expect(listing.status).toBe(200);
-    expect(JSON.stringify(listing.body)).toContain("src.txt");
+    expect(JSON.stringify(listing.body)).toContain("approved.txt");
+    const defaultListing = await user.get(`/api/projects/${projectId}/files?path=`);
+    expect(JSON.stringify(defaultListing.body)).not.toContain("approved.txt");
+
+    // Its branch is one turn ahead of the default branch, with the hand edit uncommitted.
+    const detail = await user.get(`/api/sessions/${sessionId}`);
+    expect(detail.status).toBe(200);
+    expect(detail.body.session.branch).toMatch(/^gadget\//);
+    expect(detail.body.session.worktree).toMatchObject({ ahead: 1, behind: 0, dirty: true });
 
     const outside = path.join(path.dirname(workspaceRoot), `outside-${process.pid}.txt`);
     for (const attempt of ["../outside.txt", "/etc/passwd", `../../${path.basename(outside)}`]) {
       const response = await user.get(
-        `/api/projects/${projectId}/file?path=${encodeURIComponent(attempt)}`,
+        `/api/projects/${projectId}/file?session=${sessionId}&path=${encodeURIComponent(attempt)}`,
       );
       expect(response.status, attempt).toBe(403);
     }
-    for (const attempt of [".git/hooks/pre-commit", "../escape.txt"]) {
+    for (const attempt of [".git/hooks/pre-commit", "../escape.txt", ".git"]) {
       const response = await user.put(`/api/projects/${projectId}/file`, {
+        sessionId,
         path: attempt,
         content: "#!/bin/sh\n",
       });
       expect(response.status, attempt).toBe(403);
     }
-    expect(existsSync(path.join(workspaceRoot, projectSlug, ".git", "hooks", "pre-commit"))).toBe(
-      false,
-    );
+    expect(existsSync(path.join(checkout, ".git", "hooks", "pre-commit"))).toBe(false);
     expect(existsSync(path.join(workspaceRoot, "escape.txt"))).toBe(false);
+    // Another project's session, or none at all, is not found.
+    const unknown = await user.get(
+      `/api/projects/${projectId}/files?path=&session=665f1c2e9b1d4a00123456aa`,
+    );
+    expect(unknown.status).toBe(404);
   });
 
   it("keeps the provider key and the drone credential out of commands and events", async () => {

@@ -128,10 +128,18 @@ describe("session worktrees end to end", () => {
       runTurn(north._id, "Write the north file"),
       runTurn(south._id, "Write the south file"),
     ]);
-    for (const turnId of turns) {
-      const turn = await waitForTurn(user, turnId, ["completed", "failed", "interrupted"], 60_000);
-      expect(turn.status, JSON.stringify(turn)).toBe("completed");
-    }
+    const [turn0] = await Promise.all(
+      turns.map(async (turnId) => {
+        const turn = await waitForTurn(
+          user,
+          turnId,
+          ["completed", "failed", "interrupted"],
+          60_000,
+        );
+        expect(turn.status, JSON.stringify(turn)).toBe("completed");
+        return turn;
+      }),
+    );
     model.setHandler(undefined);
 
     const northBranch = sessionBranch("team/", north);
@@ -158,11 +166,9 @@ describe("session worktrees end to end", () => {
       .filter((event) => event.type === "status" && event.data.phase === "workspace")
       .map((event) => event.data.message as string);
     expect(messages).toContain(`New branch ${northBranch} from main`);
-    expect(
-      messages.some((message) =>
-        message.startsWith(`Committed the turn's changes to ${northBranch}`),
-      ),
-    ).toBe(true);
+    // The turn records the commit it made on its branch.
+    const northHead = git(path.join(workspace, projectSlug), "rev-parse", northBranch).trim();
+    expect(turn0).toMatchObject({ branch: northBranch, commit: northHead });
 
     // The session's next turn finds its own work, and adds to its branch.
     let seen = "";

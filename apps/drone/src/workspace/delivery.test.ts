@@ -108,4 +108,18 @@ describe("delivery", () => {
       deliverSession(workspaceRoot, { ...request, sessionId: "665f1c2e9b1d4a00123456aa" }),
     ).rejects.toMatchObject({ code: "not_found" });
   });
+
+  it("delivers a worktree pruned for idleness: checks its branch out again, then pushes", async () => {
+    const { remote, workspaceRoot, clone, worktree } = await sessionWorktree();
+    await writeFile(path.join(worktree.directory, "kept.txt"), "kept\n");
+    const commit = await commitSessionWork(worktree.directory, "Keep a file");
+    runGit(clone, "worktree", "remove", worktree.directory);
+    expect(existsSync(worktree.directory)).toBe(false);
+
+    const request = { projectSlug: "demo", sessionId: session._id, message: "Hand edits" };
+    const result = await deliverSession(workspaceRoot, request);
+    expect(result).toEqual({ branch: worktree.branch, commit, committed: false, pushed: true });
+    expect(runGit(remote.bare, "show", `${worktree.branch}:kept.txt`)).toBe("kept\n");
+    expect(existsSync(path.join(worktree.directory, "kept.txt"))).toBe(true);
+  });
 });

@@ -6,6 +6,7 @@ import type { DeliverRequest, DeliverResult } from "@gadget/protocol";
 import { UserError } from "@gadget/protocol";
 import { type DroneGitOptions, droneGit } from "./git.ts";
 import { tryLock } from "./lock.ts";
+import { reopenSessionWorktree } from "./reopen.ts";
 import {
   commitSessionWork,
   readWorktreeRecord,
@@ -94,23 +95,34 @@ function withoutCredentials(text: string): string {
 
 /**
  * `session_deliver`: commits what is uncommitted in the session's worktree and pushes its branch.
- * Refuses (409) while a turn of the session holds the worktree; 404 when this drone has none.
+ * Refuses (409) while a turn of the session holds the worktree; 404 when this drone has none. A
+ * worktree pruned for idleness is checked out again from its branch first.
  */
 export async function deliverSession(
   workspaceRoot: string,
   request: DeliverRequest,
 ): Promise<DeliverResult> {
   const directory = worktreeDirectory(workspaceRoot, request.projectSlug, request.sessionId);
+  const noWorktree = () =>
+    new UserError("not_found", "This drone has no worktree of that session", {
+      details: { reason: "no_worktree" },
+    });
+  // A pruned worktree leaves its record (and branch) behind; without either, it was never here.
   const record = await readWorktreeRecord(directory);
-  if (!record || !existsSync(path.join(directory, ".git"))) {
-    throw new UserError("not_found", "This drone has no worktree of that session");
-  }
+  if (!record) throw noWorktree();
   const lockFile = worktreeLockFile(workspaceRoot, request.projectSlug, request.sessionId);
   const lock = await tryLock(lockFile, `deliver-${request.sessionId}`);
   if (!lock) {
     throw new UserError("conflict", "A turn of this session is running; deliver when it ends");
   }
   try {
+    const present = existsSync(path.join(directory, ".git"));
+    if (
+      !present &&
+      !(await reopenSessionWorktree(workspaceRoot, request, `deliver-${request.sessionId}`))
+    ) {
+      throw noWorktree();
+    }
     const committed = await commitSessionWork(directory, request.message, {
       ...(request.commitAuthor ? { author: request.commitAuthor } : {}),
     });

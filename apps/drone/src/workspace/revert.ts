@@ -14,11 +14,9 @@ import { changesSince } from "@gadget/tools";
 import { pushSessionBranch } from "./delivery.ts";
 import { droneGit, firstLine } from "./git.ts";
 import { tryLock } from "./lock.ts";
-import { projectDirectory } from "./prepare.ts";
+import { reopenSessionWorktree } from "./reopen.ts";
 import {
-  cloneLockFile,
   commitIdentity,
-  prepareSessionWorktree,
   readWorktreeRecord,
   touchWorktree,
   worktreeDirectory,
@@ -70,7 +68,11 @@ export async function revertTurn(
     );
   }
   try {
-    if (!present && !(await checkOutAgain(workspaceRoot, request))) throw noWorktree();
+    if (
+      !present &&
+      !(await reopenSessionWorktree(workspaceRoot, request, `revert-${request.turnId}`))
+    )
+      throw noWorktree();
     const result = await revertIn(await droneGit(directory, {}, true), directory, request.turnId);
     if (result.outcome !== "reverted" || !request.deliver) return result;
     // The project delivers: the remote branch must lose the turn's changes too.
@@ -84,48 +86,6 @@ export async function revertTurn(
     };
   } finally {
     await lock.release();
-  }
-}
-
-/**
- * Adds the pruned worktree again on the branch its record names, under the clone's lock (as a
- * turn does); false when the clone or the branch is gone.
- */
-async function checkOutAgain(
-  workspaceRoot: string,
-  request: Pick<TurnRevertRequest, "projectSlug" | "sessionId" | "turnId">,
-): Promise<boolean> {
-  const clone = projectDirectory(workspaceRoot, request.projectSlug);
-  const directory = worktreeDirectory(workspaceRoot, request.projectSlug, request.sessionId);
-  const record = await readWorktreeRecord(directory);
-  if (!record || !existsSync(path.join(clone, ".git"))) return false;
-  const cloneLock = await tryLock(
-    cloneLockFile(workspaceRoot, request.projectSlug),
-    `revert-${request.turnId}`,
-  );
-  if (!cloneLock) {
-    throw new UserError("conflict", "Another turn is fetching the project's clone; try again", {
-      details: { reason: "clone_busy" },
-    });
-  }
-  try {
-    const repository = await droneGit(clone, {}, true);
-    const branch = await repository
-      .raw(["rev-parse", "--verify", "--quiet", `refs/heads/${record.branch}`])
-      .catch(() => "");
-    if (!branch.trim()) return false;
-    // With its record's branch present this checks that branch out; it never makes a new one.
-    await prepareSessionWorktree({
-      workspaceRoot,
-      slug: request.projectSlug,
-      clone,
-      session: { _id: request.sessionId, name: "" },
-      branchPrefix: "",
-      defaultBranch: null,
-    });
-    return true;
-  } finally {
-    await cloneLock.release();
   }
 }
 

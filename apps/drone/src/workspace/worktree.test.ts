@@ -15,6 +15,7 @@ import {
   worktreeDirectory,
   worktreeLockFile,
 } from "./worktree.ts";
+import { describeSessionWorktree } from "./worktree-state.ts";
 
 const first = { _id: "665f1c2e9b1d4a0012345678", name: "Fix the login page" };
 const second = { _id: "665f1c2e9b1d4a00123456aa", name: "Add a footer" };
@@ -105,6 +106,84 @@ describe("session worktrees", () => {
     await rm(restored.directory, { recursive: true, force: true });
     expect(await worktree(first)).toMatchObject({ outcome: "restored", branch: made.branch });
     expect(await readFile(path.join(restored.directory, "step-1.txt"), "utf8")).toBe("one\n");
+  });
+
+  it("goes on from the session's branch another drone pushed, on a drone that never held it", async () => {
+    const { remote, clone, worktree } = await project();
+    const made = await worktree(first);
+    await writeFile(path.join(made.directory, "login.txt"), "fixed on the laptop\n");
+    const commit = await commitSessionWork(made.directory, "Fix the login page");
+    runGit(made.directory, "push", "origin", `${made.branch}:${made.branch}`);
+
+    // A second drone: its own workspace, its own clone of the same origin.
+    const elsewhere = await makeTempDir("gadget-ws-");
+    const prepared = await prepareWorkspace({
+      workspaceRoot: elsewhere,
+      slug: "demo",
+      gitUrl: remote.bare,
+    });
+    const continued = await prepareSessionWorktree({
+      workspaceRoot: elsewhere,
+      slug: "demo",
+      clone: prepared.directory,
+      session: first,
+      branchPrefix: "gadget/",
+      defaultBranch: prepared.defaultBranch,
+    });
+    expect(continued).toMatchObject({ outcome: "restored", branch: made.branch });
+    expect(continued.message).toBe(`Continuing on branch ${made.branch} as pushed to origin`);
+    expect(runGit(continued.directory, "rev-parse", "HEAD").trim()).toBe(commit);
+    expect(await readFile(path.join(continued.directory, "login.txt"), "utf8")).toBe(
+      "fixed on the laptop\n",
+    );
+    // The other session of the project still starts from the default branch there.
+    const other = await prepareSessionWorktree({
+      workspaceRoot: elsewhere,
+      slug: "demo",
+      clone: prepared.directory,
+      session: second,
+      branchPrefix: "gadget/",
+      defaultBranch: prepared.defaultBranch,
+    });
+    expect(other.outcome).toBe("created");
+    expect(changedOn(clone, made.branch)).toEqual(["login.txt"]);
+  });
+
+  it("says where a session's worktree stands: ahead, behind, dirty, also once pruned", async () => {
+    const { remote, workspaceRoot, clone, worktree } = await project();
+    const made = await worktree(first);
+    const request = { projectSlug: "demo", sessionId: first._id };
+    expect(await describeSessionWorktree(workspaceRoot, request)).toMatchObject({
+      branch: made.branch,
+      base: "origin/main",
+      ahead: 0,
+      behind: 0,
+      dirty: false,
+    });
+    await writeFile(path.join(made.directory, "a.txt"), "a\n");
+    const commit = await commitSessionWork(made.directory, "Write a");
+    await writeFile(path.join(made.directory, "by-hand.txt"), "typed in the editor\n");
+    await remote.commit("news.txt", "someone else's work\n");
+    await prepareWorkspace({ workspaceRoot, slug: "demo", gitUrl: remote.bare });
+    expect(await describeSessionWorktree(workspaceRoot, request)).toEqual({
+      branch: made.branch,
+      head: commit,
+      base: "origin/main",
+      ahead: 1,
+      behind: 1,
+      dirty: true,
+    });
+    await rm(path.join(made.directory, "by-hand.txt"));
+    runGit(clone, "worktree", "remove", made.directory);
+    expect(await describeSessionWorktree(workspaceRoot, request)).toMatchObject({
+      head: commit,
+      ahead: 1,
+      behind: 1,
+      dirty: false,
+    });
+    await expect(
+      describeSessionWorktree(workspaceRoot, { ...request, sessionId: second._id }),
+    ).rejects.toMatchObject({ code: "not_found", details: { reason: "no_worktree" } });
   });
 
   it("sets aside a worktree whose clone was deleted, and starts the session again from the new clone", async () => {

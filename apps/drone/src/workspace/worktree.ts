@@ -138,6 +138,18 @@ async function findOrAddWorktree(options: SessionWorktreeOptions): Promise<Sessi
       };
     }
     const branch = chosen.branch;
+    const pushed = `refs/remotes/origin/${branch}`;
+    if (await refExists(clone, pushed)) {
+      // Another drone ran the session's earlier turns and pushed its branch: go on from there.
+      await clone.raw(["worktree", "add", "--no-track", "-b", branch, directory, pushed]);
+      await clone.raw(["config", ownerKey(branch), options.session._id]);
+      return {
+        directory,
+        branch,
+        outcome: "restored",
+        message: `Continuing on branch ${branch} as pushed to origin`,
+      };
+    }
     const base = await startPoint(clone, options.defaultBranch);
     // --no-track: the session's branch is its own, not a follower of the default branch.
     await clone.raw(["worktree", "add", "--no-track", "-b", branch, directory, base.ref]);
@@ -177,8 +189,12 @@ async function belongsTo(directory: string, clone: string): Promise<boolean> {
 }
 
 async function branchExists(repository: Repository, branch: string): Promise<boolean> {
+  return refExists(repository, `refs/heads/${branch}`);
+}
+
+async function refExists(repository: Repository, ref: string): Promise<boolean> {
   return repository
-    .raw(["rev-parse", "--verify", "--quiet", `refs/heads/${branch}`])
+    .raw(["rev-parse", "--verify", "--quiet", ref])
     .then((output) => output.trim() !== "")
     .catch(() => false);
 }

@@ -1,30 +1,21 @@
 // `POST /api/sessions/:id/deliver`: asks an online drone holding the session's worktree to commit
 // its uncommitted changes and push the branch, then records the outcome on the session's last turn.
-import type { ChatSessionDocument, Models } from "@gadget/db";
+import type { ChatSessionDocument } from "@gadget/db";
 import { activeTurnStatuses } from "@gadget/db";
 import {
-  type Ack,
   type DeliverRequest,
   type DeliverResult,
-  relayedCode,
+  deliverResultSchema,
   type SessionDeliveryAnswer,
   SystemError,
   UserError,
 } from "@gadget/protocol";
 import { Types } from "mongoose";
-import type { ResolvedConfig } from "../config.ts";
-import { onlineDrones } from "../drones/online-drones.ts";
-import type { PresenceStore } from "../drones/presence.ts";
-import { type DronesNamespace, droneRoom } from "../sockets/rooms.ts";
+import { type AskHoldersDependencies, askHolders } from "../drones/ask-holders.ts";
 import type { TurnStore } from "../turns/turn-store.ts";
 
-export interface SessionDeliveryDependencies {
-  models: Models;
-  presence: PresenceStore;
+export interface SessionDeliveryDependencies extends AskHoldersDependencies {
   store: TurnStore;
-  config: Pick<ResolvedConfig, "droneRequestTimeoutMs">;
-  /** The drones' namespace (a getter: it exists only once the HTTP server is built). */
-  drones: () => DronesNamespace;
 }
 
 /** Delivers sessions on demand through the drone that holds their worktree. */
@@ -89,40 +80,22 @@ export class SessionDelivery {
     lastDrone: string | null,
     request: DeliverRequest,
   ): Promise<DeliverResult> {
-    const { dependencies } = this;
-    const slug = request.projectSlug;
-    const holders = (
-      await onlineDrones(dependencies, userId, (presence) => presence.workspaces.includes(slug))
-    )
-      .map(({ droneId }) => droneId)
-      .sort((a, b) => Number(b === lastDrone) - Number(a === lastDrone));
-    if (holders.length === 0) {
-      throw new SystemError(
-        "no_drone_online",
-        `No online drone holds project "${projectName}": start the drone that ran this session`,
-      );
-    }
-    for (const droneId of holders) {
-      let answers: Array<Ack<{ result: DeliverResult }>>;
-      try {
-        answers = (await dependencies
-          .drones()
-          .to(droneRoom(droneId))
-          .timeout(dependencies.config.droneRequestTimeoutMs)
-          .emitWithAck("session_deliver", request)) as Array<Ack<{ result: DeliverResult }>>;
-      } catch {
-        continue;
-      }
-      const answer = answers[0];
-      if (!answer) continue;
-      if (answer.ok) return answer.result;
+    const answer = await askHolders(this.dependencies, {
+      userId,
+      projectSlug: request.projectSlug,
+      event: "session_deliver",
+      request,
+      preferred: lastDrone,
       // Another drone of the user may hold the session's worktree.
-      if (answer.error.code === "not_found") continue;
-      throw new UserError(relayedCode(answer.error.code), answer.error.message);
-    }
+      passOn: (error) => error.code === "not_found",
+      parse: (result) => deliverResultSchema.parse(result),
+    });
+    if (answer.answered) return answer.result;
     throw new SystemError(
       "no_drone_online",
-      `No online drone holds this session's worktree: start the drone that ran it`,
+      answer.holders === 0
+        ? `No online drone holds project "${projectName}": start the drone that ran this session`
+        : "No online drone holds this session's worktree: start the drone that ran it",
     );
   }
 }

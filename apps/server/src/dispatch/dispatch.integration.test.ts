@@ -200,6 +200,50 @@ describe("dispatch", () => {
     expect((await plainDrone.nextWorkOrder()).turnId).toBe(requested.body.turn._id);
   });
 
+  it("sends a session's turns to the drone holding its worktree, among drones with the project", async () => {
+    const user = await signup(fixture.server.url, "affinity");
+    const workspace = await setupWorkspace(user);
+    const fleet = await Promise.all(
+      ["east", "west"].map(async (name) => {
+        const registered = await registerDrone(user, { name });
+        const drone = await connect({
+          droneId: registered.droneId,
+          credential: registered.credential,
+          capacity: 2,
+          workspaces: [workspace.projectSlug],
+        });
+        return { droneId: registered.droneId, drone };
+      }),
+    );
+    await waitFor(async () =>
+      (await user.get("/api/drones")).body.drones.every(
+        (drone: { status: string }) => drone.status === "online",
+      ),
+    );
+    // Both hold the project's clone; only one holds the session's worktree after its first turn.
+    // Without the preference, eight turns in a row on one drone would happen once in 128 runs.
+    const ranOn: string[] = [];
+    for (let index = 0; index < 8; index++) {
+      const posted = await user.post(`/api/sessions/${workspace.sessionId}/turns`, {
+        prompt: `turn ${index}`,
+        providerId: workspace.providerId,
+      });
+      const turnId = posted.body.turn._id as string;
+      await waitFor(async () =>
+        fleet.some(({ drone }) => drone.workOrders.some((order) => order.turnId === turnId)),
+      );
+      const holder = fleet.find(({ drone }) =>
+        drone.workOrders.some((order) => order.turnId === turnId),
+      )!;
+      ranOn.push(holder.droneId);
+      await holder.drone.stream(turnId, finish(`answer ${index}`));
+      await waitFor(
+        async () => (await user.get(`/api/turns/${turnId}`)).body.turn.status === "completed",
+      );
+    }
+    expect(new Set(ranOn).size).toBe(1);
+  });
+
   it("gives a refused work order to another drone", async () => {
     const user = await signup(fixture.server.url, "refusal");
     const workspace = await setupWorkspace(user);

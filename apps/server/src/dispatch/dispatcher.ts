@@ -36,6 +36,8 @@ interface DispatchJob {
 
 interface Candidate extends SlotCandidate {
   name: string | null;
+  /** It ran the session's latest turn, so it holds the session's worktree and branch. */
+  holdsSession: boolean;
   hasWorkspace: boolean;
   order: number;
 }
@@ -301,30 +303,53 @@ export class Dispatcher {
         ]);
         throw error;
       });
+      const session = parts.value.session;
+      if (String(session.drone ?? "") !== droneId) {
+        // Written only when the session moves to another drone: its next turn prefers this one.
+        await models.ChatSession.updateOne(
+          { _id: session._id },
+          { $set: { drone: new Types.ObjectId(droneId) } },
+        ).catch((error: unknown) =>
+          this.dependencies.logger.warn(
+            { err: error, turnId },
+            "could not record the session's drone",
+          ),
+        );
+      }
       const held = drones.find((item) => item.droneId === droneId)?.presence ?? null;
       const answer = this.send(droneId, { ...order, nextSeq: seq + 1 }, held);
       return { kind: "sent", droneId, turn: outcome.turn, answer };
     });
   }
 
-  /** Online drones of the user with their presence, workspace holders first, then at random. */
+  /**
+   * Online drones of the user with their presence: the one holding the session's worktree first,
+   * then those holding the project's clone, then at random.
+   */
   private candidates(
     drones: Array<{ droneId: string; presence: Presence }>,
     parts: OrderParts,
     declined: ReadonlySet<string>,
   ): Candidate[] {
     const candidates: Candidate[] = [];
+    const sessionDrone = parts.session.drone ? String(parts.session.drone) : null;
     for (const { droneId, presence } of drones) {
       if (!presence.online || declined.has(droneId)) continue;
       candidates.push({
         droneId,
         capacity: presence.capacity ?? 1,
         name: presence.name,
+        holdsSession: droneId === sessionDrone,
         hasWorkspace: presence.workspaces.includes(parts.project.slug),
         order: Math.random(),
       });
     }
-    candidates.sort((a, b) => Number(b.hasWorkspace) - Number(a.hasWorkspace) || a.order - b.order);
+    candidates.sort(
+      (a, b) =>
+        Number(b.holdsSession) - Number(a.holdsSession) ||
+        Number(b.hasWorkspace) - Number(a.hasWorkspace) ||
+        a.order - b.order,
+    );
     return candidates;
   }
 

@@ -1,40 +1,41 @@
-// The web IDE's file access: list/read/write in a project's workspace, relayed to an online drone
-// of the user that holds that workspace. The drone decides (e.g. 409 on a stale baseSha).
-import type { Models, ProjectDocument } from "@gadget/db";
+// The web IDE's file access: list/read/write in a project's default-branch checkout (read-only) or
+// in a session's worktree, relayed to an online drone of the user that holds it. The drone
+// decides (e.g. 409 on a stale baseSha).
+import type { ProjectDocument } from "@gadget/db";
 import {
-  type Ack,
   type FileRequest,
   type FileResponse,
-  relayedCode,
+  fileResponseSchema,
   SystemError,
-  UserError,
 } from "@gadget/protocol";
-import type { ResolvedConfig } from "../config.ts";
-import { onlineDrones } from "../drones/online-drones.ts";
-import type { PresenceStore } from "../drones/presence.ts";
-import { type DronesNamespace, droneRoom } from "../sockets/rooms.ts";
+import { type AskHoldersDependencies, askHolders } from "../drones/ask-holders.ts";
 
-export interface FileRelayDependencies {
-  models: Models;
-  presence: PresenceStore;
-  config: Pick<ResolvedConfig, "droneRequestTimeoutMs">;
-  /** The drones' namespace (a getter: it exists only once the HTTP server is built). */
-  drones: () => DronesNamespace;
-}
+export type FileRelayDependencies = AskHoldersDependencies;
 
-/** Sends `request` to a drone holding the project's workspace and answers its result. */
+/**
+ * Sends `request` to a drone holding the project's workspace (for a session, the drone that ran
+ * its last turn first) and answers its result.
+ */
 export async function relayFileRequest(
   dependencies: FileRelayDependencies,
   project: ProjectDocument,
   request: FileRequest,
+  sessionDrone: string | null = null,
 ): Promise<FileResponse> {
   const userId = String(project.user);
-  const holders = (
-    await onlineDrones(dependencies, userId, (presence) =>
-      presence.workspaces.includes(project.slug),
-    )
-  ).map(({ droneId }) => droneId);
-  if (holders.length === 0) {
+  const answer = await askHolders(dependencies, {
+    userId,
+    projectSlug: project.slug,
+    event: "file_request",
+    request,
+    preferred: sessionDrone,
+    // Another drone of the user may hold the session's worktree.
+    passOn: (error) =>
+      (error.details as { reason?: unknown } | undefined)?.reason === "no_worktree",
+    parse: (result) => fileResponseSchema.parse(result),
+  });
+  if (answer.answered) return answer.result;
+  if (answer.holders === 0) {
     // Two different fixes for the user: start a drone, or let an online one clone the project.
     throw new SystemError(
       "no_drone_online",
@@ -43,26 +44,10 @@ export async function relayFileRequest(
         : `No online drone has a checkout of project "${project.name}" yet: a drone clones it when it runs the project's first turn`,
     );
   }
-  for (const droneId of holders) {
-    let answers: Array<Ack<{ result: FileResponse }>>;
-    try {
-      answers = (await dependencies
-        .drones()
-        .to(droneRoom(droneId))
-        .timeout(dependencies.config.droneRequestTimeoutMs)
-        .emitWithAck("file_request", request)) as Array<Ack<{ result: FileResponse }>>;
-    } catch {
-      continue;
-    }
-    const answer = answers[0];
-    if (!answer) continue;
-    if (answer.ok) return answer.result;
-    throw new UserError(relayedCode(answer.error.code), answer.error.message, {
-      details: answer.error.details,
-    });
-  }
   throw new SystemError(
     "no_drone_online",
-    `No drone holding project "${project.name}" answered in time; try again`,
+    request.sessionId
+      ? `No online drone holds this session's worktree of project "${project.name}": start the drone that ran the session's turns`
+      : `No drone holding project "${project.name}" answered in time; try again`,
   );
 }

@@ -13,6 +13,7 @@ import { type FileRouteDependencies, fileRoutes } from "./routes/files.ts";
 import { type HealthRouteDependencies, healthRoutes } from "./routes/health.ts";
 import { type ProjectRouteDependencies, projectRoutes } from "./routes/projects.ts";
 import { type ProviderRouteDependencies, providerRoutes } from "./routes/providers.ts";
+import { type SessionRouteDependencies, sessionRoutes } from "./routes/sessions.ts";
 import { type TurnRouteDependencies, turnRoutes } from "./routes/turns.ts";
 import { registerWebApp } from "./web.ts";
 
@@ -64,6 +65,7 @@ export type HttpDependencies = HealthRouteDependencies &
   FileRouteDependencies &
   ProjectRouteDependencies &
   ProviderRouteDependencies &
+  SessionRouteDependencies &
   TurnRouteDependencies & {
     config: ResolvedConfig;
     logger: Logger;
@@ -148,6 +150,7 @@ export function createHttpApp(dependencies: HttpDependencies, turns: TurnService
   app.register(turnRoutes(dependencies, turns), { prefix: "/api" });
   app.register(fileRoutes(dependencies), { prefix: "/api" });
   app.register(deliveryRoutes(dependencies), { prefix: "/api" });
+  app.register(sessionRoutes(dependencies), { prefix: "/api" });
   registerWebApp(app, dependencies.config.webDir);
   return app;
 }

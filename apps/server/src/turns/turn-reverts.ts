@@ -1,29 +1,19 @@
 // Undoing a turn: the user's online drone holding the session's worktree makes a revert commit of
 // the turn's commit (or, when that commit failed, restores the turn's starting snapshot); the turn
 // then records it (`revertedAt`, `revertCommit`).
-import { activeTurnStatuses, type ChatTurnDocument, type Models } from "@gadget/db";
+import { activeTurnStatuses, type ChatTurnDocument } from "@gadget/db";
 import {
-  type Ack,
-  relayedCode,
   SystemError,
   type TurnRevertRequest,
   type TurnRevertResult,
   turnRevertResultSchema,
   UserError,
 } from "@gadget/protocol";
-import type { ResolvedConfig } from "../config.ts";
-import { onlineDrones } from "../drones/online-drones.ts";
-import type { PresenceStore } from "../drones/presence.ts";
-import { type DronesNamespace, droneRoom } from "../sockets/rooms.ts";
+import { type AskHoldersDependencies, askHolders } from "../drones/ask-holders.ts";
 import type { TurnStore } from "./turn-store.ts";
 
-export interface TurnRevertDependencies {
-  models: Models;
-  presence: PresenceStore;
+export interface TurnRevertDependencies extends AskHoldersDependencies {
   store: TurnStore;
-  config: Pick<ResolvedConfig, "droneRequestTimeoutMs">;
-  /** The drones' namespace (a getter: it exists only once the HTTP server is built). */
-  drones: () => DronesNamespace;
 }
 
 /** What a revert did: the turn as now stored, and the drone's result. */
@@ -100,37 +90,17 @@ export class TurnReverts {
     project: { slug: string; name: string },
     request: TurnRevertRequest,
   ): Promise<TurnRevertResult> {
-    const holders = await onlineDrones(this.dependencies, userId, (presence) =>
-      presence.workspaces.includes(project.slug),
-    );
-    for (const { droneId } of holders) {
-      let answers: Array<Ack<{ result: unknown }>>;
-      try {
-        answers = (await this.dependencies
-          .drones()
-          .to(droneRoom(droneId))
-          .timeout(this.dependencies.config.droneRequestTimeoutMs)
-          .emitWithAck("turn_revert", request)) as Array<Ack<{ result: unknown }>>;
-      } catch {
-        continue;
-      }
-      const answer = answers[0];
-      if (!answer) continue;
-      if (answer.ok) {
-        // A peer's data: checked before the turn records it.
-        const parsed = turnRevertResultSchema.safeParse(answer.result);
-        if (parsed.success) return parsed.data;
-        throw new SystemError(
-          "internal",
-          "The drone answered the revert with something unreadable",
-        );
-      }
-      const reason = (answer.error.details as { reason?: unknown } | undefined)?.reason;
-      if (reason === "no_worktree") continue; // another drone may hold the session's worktree
-      throw new UserError(relayedCode(answer.error.code), answer.error.message, {
-        details: answer.error.details,
-      });
-    }
+    const answer = await askHolders(this.dependencies, {
+      userId,
+      projectSlug: project.slug,
+      event: "turn_revert",
+      request,
+      // Another drone may hold the session's worktree.
+      passOn: (error) =>
+        (error.details as { reason?: unknown } | undefined)?.reason === "no_worktree",
+      parse: (result) => turnRevertResultSchema.parse(result),
+    });
+    if (answer.answered) return answer.result;
     throw new SystemError(
       "no_drone_online",
       `No online drone holds this session's worktree of project "${project.name}": start the drone that ran the session's turns, then revert again`,

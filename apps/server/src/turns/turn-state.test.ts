@@ -10,6 +10,8 @@ const fresh = (): TurnState => ({
   error: null,
   exitReason: null,
   changes: [],
+  branch: null,
+  commit: null,
   delivery: null,
   pendingApprovals: [],
   createdAt: new Date(0),

@@ -19,6 +19,8 @@ export interface TurnState {
   error: { code: string; message: string } | null;
   exitReason: ExitReason | null;
   changes: FileChange[];
+  branch: string | null;
+  commit: string | null;
   delivery: TurnDelivery | null;
   pendingApprovals: PendingApproval[];
   createdAt: Date;
@@ -101,6 +103,11 @@ function applyEvent(state: TurnState, event: AgentEvent, now: Date): void {
       return;
     case "changes":
       state.changes = event.data.files;
+      settle();
+      return;
+    case "commit":
+      state.branch = event.data.branch;
+      state.commit = event.data.commit;
       settle();
       return;
     case "delivery":

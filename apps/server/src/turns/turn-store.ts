@@ -62,6 +62,8 @@ function stateOf(turn: ChatTurnDocument): TurnState {
     error: turn.error ?? null,
     exitReason: turn.exitReason ?? null,
     changes: turn.changes ?? [],
+    branch: turn.branch ?? null,
+    commit: turn.commit ?? null,
     delivery: turn.delivery ?? null,
     pendingApprovals: turn.pendingApprovals ?? [],
     createdAt: turn.createdAt,

@@ -89,6 +89,7 @@ export interface TurnView {
   changes: { files: FileChange[]; diff: string; truncated: boolean } | null;
   verification: TurnEventData<"verification"> | null;
   /** The session's branch as the drone pushed it after the turn (or why it could not). */
+  commit: TurnEventData<"commit"> | null;
   delivery: TurnEventData<"delivery"> | null;
   done: { reason: ExitReason; passes: number; totalCost: number; at: number } | null;
   errors: { code: string; message: string; seq: number }[];
@@ -130,6 +131,7 @@ export function emptyTurnView(): TurnView {
     approvals: [],
     changes: null,
     verification: null,
+    commit: null,
     delivery: null,
     done: null,
     errors: [],
@@ -346,6 +348,9 @@ function applyInOrder(draft: Draft, event: TurnEvent): void {
       break;
     case "verification":
       draft.verification = event.data;
+      break;
+    case "commit":
+      draft.commit = event.data;
       break;
     case "delivery":
       draft.delivery = event.data;

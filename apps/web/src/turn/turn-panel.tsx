@@ -69,7 +69,8 @@ function elapsedOf(turn: ChatTurn, view: TurnView, now: number): number | null {
 }
 
 /**
- * Where the turn's work went: the branch, its short commit, and pushed or why not. The stored
+ * Where the turn's work went: the branch, its short commit, and pushed or why not (or only the
+ * commit, when the project keeps work on the drone). The stored
  * turn wins over the live event: "Deliver now" updates it after the turn ended.
  */
 export function DeliveryLine({ turn, view }: { turn: ChatTurn; view: TurnView }) {
@@ -84,7 +85,18 @@ export function DeliveryLine({ turn, view }: { turn: ChatTurn; view: TurnView })
     : view.delivery
       ? { ...view.delivery, error: view.delivery.error ?? null }
       : null;
-  if (!delivery) return null;
+  if (!delivery) {
+    // Delivery `workspace`: the commit stays on the drone, on the session's branch.
+    const branch = turn.branch ?? view.commit?.branch ?? null;
+    const commit = turn.commit ?? view.commit?.commit ?? null;
+    if (!branch || !commit) return null;
+    return (
+      <div className="verification" role="status" aria-label="Commit">
+        Committed <code>{commit.slice(0, 7)}</code> on branch <code>{branch}</code> (kept on the
+        drone)
+      </div>
+    );
+  }
   return (
     <div
       className={`verification ${delivery.pushed ? "ok" : "bad"}`}

@@ -13,6 +13,8 @@ export interface ChatSessionDocument {
   history: IChatMessage[];
   /** Turns whose exchange is in `history`, so a retried completion does not add it twice. */
   rememberedTurns: Types.ObjectId[];
+  /** The drone the session's latest turn went to: it holds the session's worktree. */
+  drone?: Types.ObjectId | null;
   createdAt: Date;
 }
 
@@ -25,6 +27,7 @@ export const chatSessionSchema = new Schema<ChatSessionDocument>(
     approval: { type: String, required: true, default: "auto" },
     history: { type: Schema.Types.Mixed, default: () => [] },
     rememberedTurns: { type: [Schema.Types.ObjectId], default: () => [] },
+    drone: { type: Schema.Types.ObjectId, default: null },
     createdAt: { type: Date, required: true, default: () => new Date() },
   },
   { versionKey: false },

@@ -44,6 +44,10 @@ export interface ChatTurnDocument {
   limits: TurnLimits;
   stats: TurnStats;
   changes: FileChange[];
+  /** The session's branch the turn worked on (from its `commit` event); null before it committed. */
+  branch: string | null;
+  /** The turn's commit on its branch; null when it changed nothing or the commit failed. */
+  commit: string | null;
   /** The session's branch as this turn delivered it (pushed, or why not); null when not delivered. */
   delivery: TurnDelivery | null;
   /** Highest stored event seq (flushed with the other updates; TurnEvent is the truth). */
@@ -102,6 +106,8 @@ export const chatTurnSchema = new Schema<ChatTurnDocument>(
       type: [new Schema<FileChange>({ path: String, status: String }, { _id: false })],
       default: [],
     },
+    branch: { type: String, default: null },
+    commit: { type: String, default: null },
     delivery: { type: Schema.Types.Mixed, default: null },
     lastSeq: { type: Number, default: 0 },
     messages: { type: Schema.Types.Mixed, default: () => [] },

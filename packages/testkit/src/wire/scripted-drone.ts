@@ -17,6 +17,8 @@ import {
   type ProviderCheckRequest,
   type ProviderCheckResult,
   type SandboxInfo,
+  type SessionWorktreeRequest,
+  type SessionWorktreeState,
 } from "@gadget/protocol";
 import { io, type Socket } from "socket.io-client";
 
@@ -48,6 +50,10 @@ export interface ScriptedDroneOptions {
   onProviderCheck?: (
     request: ProviderCheckRequest,
   ) => Ack<{ result: ProviderCheckResult }> | Promise<Ack<{ result: ProviderCheckResult }>>;
+  /** Answer to `session_worktree`; default `not_found` (no worktree of the session here). */
+  onSessionWorktree?: (
+    request: SessionWorktreeRequest,
+  ) => Ack<{ result: SessionWorktreeState }> | Promise<Ack<{ result: SessionWorktreeState }>>;
   /** Answer to approval decisions; default ok. */
   onApprovalDecision?: (decision: ApprovalDecision) => Ack;
   /** Answer to cancels; default ok (the test then streams `done`). */
@@ -175,6 +181,16 @@ export class ScriptedDrone {
         options.onFileRequest
           ? options.onFileRequest(request)
           : ({ ok: false, error: { code: "not_found", message: "no such file" } } as const),
+      ).then(ack);
+    });
+    socket.on("session_worktree", (request, ack) => {
+      void Promise.resolve(
+        options.onSessionWorktree
+          ? options.onSessionWorktree(request)
+          : ({
+              ok: false,
+              error: { code: "not_found", message: "This drone holds no worktree of the session" },
+            } as const),
       ).then(ack);
     });
     socket.on("provider_check", (request, ack) => {

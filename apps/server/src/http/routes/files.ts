@@ -1,4 +1,5 @@
-// GET /projects/:id/files, GET /projects/:id/file, PUT /projects/:id/file: relayed to a drone.
+// GET /projects/:id/files, GET /projects/:id/file, PUT /projects/:id/file: relayed to a drone;
+// `?session=` (a body's `sessionId` for PUT) works in that session's worktree.
 import {
   filePathQuerySchema,
   parseOrThrow,
@@ -6,6 +7,7 @@ import {
   writeFileBodySchema,
 } from "@gadget/protocol";
 import type { FastifyPluginAsync, FastifyRequest } from "fastify";
+import type { Types } from "mongoose";
 import { requireUser } from "../../auth/authenticate.ts";
 import type { SignIns } from "../../auth/sign-ins.ts";
 import { type FileRelayDependencies, relayFileRequest } from "../../files/file-relay.ts";
@@ -29,33 +31,62 @@ export function fileRoutes(dependencies: FileRouteDependencies): FastifyPluginAs
     return project;
   };
 
+  /** The session (the user's, of this project) whose worktree a request reads, and its last drone. */
+  const sessionOf = async (project: { _id: Types.ObjectId }, sessionId: string | undefined) => {
+    if (!sessionId) return { sessionId: undefined, drone: null };
+    const { models } = dependencies;
+    const session = await models.ChatSession.findOne({ _id: sessionId, project: project._id })
+      .select({ _id: 1 })
+      .lean();
+    if (!session) throw new UserError("not_found", "Session not found in this project");
+    const last = await models.ChatTurn.findOne({ session: session._id, drone: { $ne: null } })
+      .sort({ createdAt: -1, _id: -1 })
+      .select({ drone: 1 })
+      .lean();
+    return { sessionId, drone: last?.drone ? String(last.drone) : null };
+  };
+
   return async (app) => {
     app.get("/projects/:id/files", async (request) => {
       const userId = await requireUser(dependencies, request);
       const project = await ownedProject(userId, request.params);
-      const { path } = parseOrThrow(filePathQuerySchema, request.query, "query");
-      return relayFileRequest(dependencies, project, {
-        op: "list",
-        projectSlug: project.slug,
-        gitUrl: project.gitUrl,
-        path,
-      });
+      const query = parseOrThrow(filePathQuerySchema, request.query, "query");
+      const session = await sessionOf(project, query.session);
+      return relayFileRequest(
+        dependencies,
+        project,
+        {
+          op: "list",
+          projectSlug: project.slug,
+          gitUrl: project.gitUrl,
+          ...(session.sessionId ? { sessionId: session.sessionId } : {}),
+          path: query.path,
+        },
+        session.drone,
+      );
     });
 
     app.get("/projects/:id/file", async (request) => {
       const userId = await requireUser(dependencies, request);
       const project = await ownedProject(userId, request.params);
-      const { path } = parseOrThrow(filePathQuerySchema, request.query, "query");
-      if (!path)
+      const query = parseOrThrow(filePathQuerySchema, request.query, "query");
+      if (!query.path)
         throw new UserError("validation_failed", "Give the file's path as ?path=", {
           details: [{ path: "path", message: "required" }],
         });
-      return relayFileRequest(dependencies, project, {
-        op: "read",
-        projectSlug: project.slug,
-        gitUrl: project.gitUrl,
-        path,
-      });
+      const session = await sessionOf(project, query.session);
+      return relayFileRequest(
+        dependencies,
+        project,
+        {
+          op: "read",
+          projectSlug: project.slug,
+          gitUrl: project.gitUrl,
+          ...(session.sessionId ? { sessionId: session.sessionId } : {}),
+          path: query.path,
+        },
+        session.drone,
+      );
     });
 
     // Authenticated before the body is read: a stranger's 12 MiB is refused unread.
@@ -66,14 +97,21 @@ export function fileRoutes(dependencies: FileRouteDependencies): FastifyPluginAs
       const userId = await requireUser(dependencies, request);
       const project = await ownedProject(userId, request.params);
       const body = parseOrThrow(writeFileBodySchema, request.body, "file");
-      return relayFileRequest(dependencies, project, {
-        op: "write",
-        projectSlug: project.slug,
-        gitUrl: project.gitUrl,
-        path: body.path,
-        content: body.content,
-        ...(body.baseSha ? { baseSha: body.baseSha } : {}),
-      });
+      const session = await sessionOf(project, body.sessionId);
+      return relayFileRequest(
+        dependencies,
+        project,
+        {
+          op: "write",
+          projectSlug: project.slug,
+          gitUrl: project.gitUrl,
+          ...(session.sessionId ? { sessionId: session.sessionId } : {}),
+          path: body.path,
+          content: body.content,
+          ...(body.baseSha ? { baseSha: body.baseSha } : {}),
+        },
+        session.drone,
+      );
     });
   };
 }

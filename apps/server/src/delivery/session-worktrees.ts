@@ -1,0 +1,85 @@
+// `GET /api/sessions/:id`: a session with its branch, and where its worktree stands — asked of the
+// drone holding it, since the worktree lives only there.
+import type { ChatSessionDocument } from "@gadget/db";
+import {
+  type SessionDetail,
+  type SessionWorktreeRequest,
+  type SessionWorktreeState,
+  sessionWorktreeStateSchema,
+  UserError,
+} from "@gadget/protocol";
+import { Types } from "mongoose";
+import { type AskHoldersDependencies, askHolders } from "../drones/ask-holders.ts";
+import { toSession } from "../serialize.ts";
+
+export class SessionWorktrees {
+  constructor(private readonly dependencies: AskHoldersDependencies) {}
+
+  /**
+   * The user's session (404 otherwise) with `branch` and `worktree`; `worktree` is null when no
+   * online drone holds the session's worktree, and the branch is then the one its turns recorded.
+   * @example const session = await worktrees.describe(userId, sessionId);
+   */
+  async describe(userId: string, sessionId: string): Promise<SessionDetail> {
+    const { models } = this.dependencies;
+    const session = await models.ChatSession.findOne({
+      _id: sessionId,
+      user: new Types.ObjectId(userId),
+    }).lean<ChatSessionDocument>();
+    if (!session) throw new UserError("not_found", "Session not found");
+    const [project, last] = await Promise.all([
+      models.Project.findById(session.project).select({ slug: 1, defaultBranch: 1 }).lean(),
+      models.ChatTurn.findOne({ session: session._id, drone: { $ne: null } })
+        .sort({ createdAt: -1, _id: -1 })
+        .select({ drone: 1, branch: 1 })
+        .lean(),
+    ]);
+    const worktree = project
+      ? await this.ask(
+          userId,
+          {
+            projectSlug: project.slug,
+            sessionId: String(session._id),
+            ...(project.defaultBranch ? { defaultBranch: project.defaultBranch } : {}),
+          },
+          last?.drone ?? null,
+        )
+      : null;
+    return {
+      ...toSession(session),
+      branch: worktree?.branch ?? last?.branch ?? null,
+      worktree: worktree
+        ? {
+            ahead: worktree.ahead,
+            behind: worktree.behind,
+            dirty: worktree.dirty,
+            head: worktree.head,
+            base: worktree.base,
+          }
+        : null,
+    };
+  }
+
+  /** The holding drone's answer; null when none holds the worktree or none answered. */
+  private async ask(
+    userId: string,
+    request: SessionWorktreeRequest,
+    lastDrone: Types.ObjectId | null,
+  ): Promise<SessionWorktreeState | null> {
+    try {
+      const answer = await askHolders(this.dependencies, {
+        userId,
+        projectSlug: request.projectSlug,
+        event: "session_worktree",
+        request,
+        preferred: lastDrone ? String(lastDrone) : null,
+        passOn: (error) => error.code === "not_found",
+        parse: (result) => sessionWorktreeStateSchema.parse(result),
+      });
+      return answer.answered ? answer.result : null;
+    } catch {
+      // Where the worktree stands is a detail of the answer, never a reason to fail it.
+      return null;
+    }
+  }
+}
