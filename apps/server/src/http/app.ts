@@ -14,6 +14,7 @@ import { type HealthRouteDependencies, healthRoutes } from "./routes/health.ts";
 import { type ProjectRouteDependencies, projectRoutes } from "./routes/projects.ts";
 import { type ProviderRouteDependencies, providerRoutes } from "./routes/providers.ts";
 import { type TurnRouteDependencies, turnRoutes } from "./routes/turns.ts";
+import { type WebhookRouteDependencies, webhookRoutes } from "./routes/webhooks.ts";
 import { registerWebApp } from "./web.ts";
 
 const statusCodes: Record<number, ErrorCode> = {
@@ -64,7 +65,8 @@ export type HttpDependencies = HealthRouteDependencies &
   FileRouteDependencies &
   ProjectRouteDependencies &
   ProviderRouteDependencies &
-  TurnRouteDependencies & {
+  TurnRouteDependencies &
+  WebhookRouteDependencies & {
     config: ResolvedConfig;
     logger: Logger;
     health: StorageHealth;
@@ -148,6 +150,7 @@ export function createHttpApp(dependencies: HttpDependencies, turns: TurnService
   app.register(turnRoutes(dependencies, turns), { prefix: "/api" });
   app.register(fileRoutes(dependencies), { prefix: "/api" });
   app.register(deliveryRoutes(dependencies), { prefix: "/api" });
+  app.register(webhookRoutes(dependencies), { prefix: "/api" });
   registerWebApp(app, dependencies.config.webDir);
   return app;
 }
