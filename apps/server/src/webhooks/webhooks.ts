@@ -38,11 +38,14 @@ const eventOfStatus: Partial<Record<TurnStatus, WebhookEvent>> = {
 const maxAnswerBytes = 64 * 1024;
 /** Finished jobs stay this long: a job id seen again within it is not queued again. */
 const keepJobsSeconds = 7 * 24 * 60 * 60;
-/** Deliveries older than this are removed when the webhook gets a new one. */
+/** Deliveries older than this are removed when the webhook gets a new one (hourly at most). */
 const keepDeliveriesMs = 30 * 24 * 60 * 60 * 1000;
+const pruneEveryMs = 60 * 60 * 1000;
 
 interface DeliveryJob {
   deliveryId: string;
+  /** Read beside the delivery, in the same round. */
+  webhookId: string;
 }
 
 export interface WebhookDependencies extends QuotaDependencies {
@@ -71,6 +74,8 @@ export class Webhooks {
   private readonly queue: Queue<DeliveryJob>;
   private worker: Worker<DeliveryJob> | null = null;
   private readonly connections: Redis[] = [];
+  /** When this process last removed old deliveries of each webhook. */
+  private readonly pruned = new Map<string, number>();
 
   constructor(private readonly dependencies: WebhookDependencies) {
     this.queue = new Queue<DeliveryJob>("webhooks", {
@@ -234,10 +239,6 @@ export class Webhooks {
     let stored: WebhookDeliveryDocument;
     try {
       stored = (await models.WebhookDelivery.create(delivery)).toObject();
-      await models.WebhookDelivery.deleteMany({
-        webhook: delivery.webhook,
-        createdAt: { $lt: new Date(Date.now() - keepDeliveriesMs) },
-      });
     } catch (error) {
       if (!isDuplicateKeyError(error)) throw error;
       // Already recorded by whoever saw this change first; the job's add below is a no-op too.
@@ -247,7 +248,7 @@ export class Webhooks {
     }
     await this.queue.add(
       "deliver",
-      { deliveryId: delivery._id },
+      { deliveryId: delivery._id, webhookId: String(delivery.webhook) },
       {
         jobId: delivery._id,
         attempts: config.webhookAttempts,
@@ -256,16 +257,29 @@ export class Webhooks {
         removeOnFail: { age: keepJobsSeconds },
       },
     );
+    await this.prune(String(delivery.webhook));
     return stored;
+  }
+
+  /** Removes a webhook's deliveries past their keeping time, at most hourly per process. */
+  private async prune(webhookId: string): Promise<void> {
+    const last = this.pruned.get(webhookId) ?? 0;
+    if (Date.now() - last < pruneEveryMs) return;
+    this.pruned.set(webhookId, Date.now());
+    await this.dependencies.models.WebhookDelivery.deleteMany({
+      webhook: new Types.ObjectId(webhookId),
+      createdAt: { $lt: new Date(Date.now() - keepDeliveriesMs) },
+    });
   }
 
   /** One attempt: POST the stored body; a 2xx delivers it, anything else throws for a retry. */
   private async attempt(job: Job<DeliveryJob>): Promise<void> {
     const { models, secretBox, outbound, config } = this.dependencies;
-    const delivery = await models.WebhookDelivery.findById(job.data.deliveryId).lean();
-    if (delivery?.status !== "pending") return;
-    const webhook = await models.Webhook.findById(delivery.webhook).lean();
-    if (!webhook) return;
+    const [delivery, webhook] = await Promise.all([
+      models.WebhookDelivery.findById(job.data.deliveryId).lean(),
+      models.Webhook.findById(job.data.webhookId).lean(),
+    ]);
+    if (delivery?.status !== "pending" || !webhook) return;
     const secret = secretBox.open(webhook.secretEncrypted);
     let statusCode: number | null = null;
     let problem: string | null = null;
