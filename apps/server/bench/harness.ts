@@ -51,6 +51,8 @@ export function cpuNow(): Map<string, number> {
 export async function startServer(
   env: Env,
   name: string,
+  /** More of the server's environment, e.g. GADGET_ALLOW_PRIVATE_NETWORK. */
+  extra: Record<string, string> = {},
 ): Promise<{ server: ServerProcess; database: Database; url: string }> {
   const mongo = databaseUrl(env.mongoUrl, `bench_${name}`);
   const server = await startServerProcess(
@@ -59,6 +61,7 @@ export async function startServer(
       REDIS_URL: env.redisUrl,
       GADGET_REDIS_PREFIX: `bench_${name}`,
       LOG_LEVEL: "warn",
+      ...extra,
     },
     60_000,
     // BENCH_PROFILE=<dir> writes a CPU profile of the server process there.

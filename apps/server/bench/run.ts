@@ -1,9 +1,9 @@
 // Benchmarks of the gadget-code server, each next to a raw baseline measured in the same run:
 // dispatch latency with 100 drones, live relay at 5,000 events/s over 100 turns, a browser
-// catching up on a 20,000-event turn, and the memory of 2,000 idle drones plus 2,000 subscribed
+// catching up on a 20,000-event turn, webhook delivery after a turn's `done`, and the memory of 2,000 idle drones plus 2,000 subscribed
 // browsers. Loopback only; every loop is bounded. Each subject is a module of this folder; this
 // file runs them (`tsx bench/run.ts [dispatch | relay | relay:<events/s> | relay-starts |
-// relay-small | catch-up | memory]`) and prints one table.
+// relay-small | catch-up | webhooks | memory]`) and prints one table.
 // BENCH_PROFILE=<dir> writes a CPU profile of the server; BENCH_BUCKETS=1 prints each relay run's
 // latencies per half second of sending (where a run's p99 comes from), BENCH_BUCKETS=<ms> per <ms>.
 import { mkdtemp, rm } from "node:fs/promises";
@@ -15,6 +15,7 @@ import { benchDispatch } from "./dispatch.ts";
 import { rows, watchedProcesses } from "./harness.ts";
 import { benchMemory } from "./memory.ts";
 import { benchRelay } from "./relay.ts";
+import { benchWebhooks } from "./webhooks.ts";
 
 async function main() {
   const dataDir = await mkdtemp(path.join(tmpdir(), "gadget-bench-"));
@@ -62,6 +63,7 @@ async function main() {
       await benchRelay(env, { turns: 10, eventsPerSecond: 500, seconds: 2, batchIntervalMs: 100 });
     }
     if (!only || only === "catch-up") await benchCatchUp(env, 20_000);
+    if (!only || only === "webhooks") await benchWebhooks(env);
     if (!only || only === "memory") await benchMemory(env, 2_000, 2_000);
   } finally {
     await services.stop();

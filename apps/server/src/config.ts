@@ -72,7 +72,11 @@ export interface ServerConfig {
    * private and metadata addresses; default false.
    */
   allowPrivateNetwork?: boolean;
-  /** Per-user limits: queued turns, projects, providers, live registration tokens. */
+  /** How many times a webhook delivery is tried before it counts as failed; default 8. */
+  webhookAttempts?: number;
+  /** The first retry's delay of a webhook delivery, doubling after each; default 1 000 ms. */
+  webhookRetryDelayMs?: number;
+  /** Per-user limits: queued turns, projects, providers, live registration tokens, webhooks. */
   quotas?: Partial<UserQuotas>;
   /** scrypt's cost for new password hashes; default OWASP's N=2^17, r=8, p=1 (tests lower it). */
   passwordCost?: PasswordCost;
@@ -84,6 +88,7 @@ export interface UserQuotas {
   projects: number;
   providers: number;
   registrationTokens: number;
+  webhooks: number;
 }
 
 export const defaultQuotas: UserQuotas = {
@@ -91,6 +96,7 @@ export const defaultQuotas: UserQuotas = {
   projects: 500,
   providers: 100,
   registrationTokens: 20,
+  webhooks: 20,
 };
 
 export type ResolvedConfig = Required<Omit<ServerConfig, "logger" | "publicUrl" | "quotas">> & {
@@ -141,6 +147,8 @@ export function resolveConfig(config: ServerConfig): ResolvedConfig {
     signup: config.signup ?? serverDefaults.signup,
     tokenTtlDays: config.tokenTtlDays ?? serverDefaults.tokenTtlDays,
     allowPrivateNetwork: config.allowPrivateNetwork ?? serverDefaults.allowPrivateNetwork,
+    webhookAttempts: config.webhookAttempts ?? 8,
+    webhookRetryDelayMs: config.webhookRetryDelayMs ?? 1_000,
     quotas: { ...defaultQuotas, ...config.quotas },
     passwordCost: config.passwordCost ?? defaultPasswordCost,
   };

@@ -1,5 +1,6 @@
-// Per-user limits on what piles up (queued turns, projects, providers, registration tokens): one
-// account cannot fill the database or the queue. Past a limit the API answers 429 naming it.
+// Per-user limits on what piles up (queued turns, projects, providers, registration tokens,
+// webhooks): one account cannot fill the database or the queue. Past a limit the API answers 429
+// naming it.
 import { UserError } from "@gadget/protocol";
 import type { UserQuotas } from "./config.ts";
 import type { Locks } from "./redis/locks.ts";
@@ -9,6 +10,7 @@ const words: Record<keyof UserQuotas, string> = {
   projects: "projects",
   providers: "providers",
   registrationTokens: "unused drone registration tokens",
+  webhooks: "webhooks",
 };
 
 /**

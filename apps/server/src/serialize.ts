@@ -7,6 +7,8 @@ import type {
   ProviderDocument,
   TurnEventDocument,
   UserDocument,
+  WebhookDeliveryDocument,
+  WebhookDocument,
 } from "@gadget/db";
 import type {
   ChatSession,
@@ -16,6 +18,8 @@ import type {
   Provider,
   TurnEvent,
   User,
+  Webhook,
+  WebhookDelivery,
 } from "@gadget/protocol";
 import { DEFAULT_BRANCH_PREFIX, emptyTurnStats } from "@gadget/protocol";
 import type { Presence } from "./drones/presence.ts";
@@ -121,4 +125,31 @@ export function toTurn(turn: ChatTurnDocument): ChatTurn {
 
 export function toEvent(event: Pick<TurnEventDocument, "seq" | "type" | "data" | "at">): TurnEvent {
   return { seq: event.seq, type: event.type, data: event.data, at: event.at } as TurnEvent;
+}
+
+/** A webhook as the API shows it: never its secret. */
+export function toWebhook(webhook: WebhookDocument): Webhook {
+  return {
+    _id: String(webhook._id),
+    url: webhook.url,
+    events: webhook.events,
+    createdAt: webhook.createdAt,
+  };
+}
+
+/** A delivery as listed: what happened, never the body (the receiver has it). */
+export function toWebhookDelivery(delivery: WebhookDeliveryDocument): WebhookDelivery {
+  return {
+    _id: delivery._id,
+    webhook: String(delivery.webhook),
+    event: delivery.event as WebhookDelivery["event"],
+    turn: delivery.turn ? String(delivery.turn) : null,
+    status: delivery.status,
+    attempts: delivery.attempts ?? 0,
+    lastStatusCode: delivery.lastStatusCode ?? null,
+    lastError: delivery.lastError ?? null,
+    createdAt: delivery.createdAt,
+    lastAttemptAt: delivery.lastAttemptAt ?? null,
+    deliveredAt: delivery.deliveredAt ?? null,
+  };
 }

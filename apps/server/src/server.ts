@@ -45,6 +45,7 @@ import { TurnIndex } from "./turns/turn-index.ts";
 import { TurnReverts } from "./turns/turn-reverts.ts";
 import { TurnService } from "./turns/turn-service.ts";
 import { TurnStore } from "./turns/turn-store.ts";
+import { Webhooks } from "./webhooks/webhooks.ts";
 
 /** The parts of one server instance, as built by createGadgetServer. */
 export interface ServerParts {
@@ -66,6 +67,7 @@ export interface ServerParts {
   seqs: SeqStore;
   turnIndex: TurnIndex;
   dispatcher: Dispatcher;
+  webhooks: Webhooks;
   ingest: TurnIngest;
   lifecycle: Lifecycle;
 }
@@ -163,11 +165,23 @@ export async function createGadgetServer(input: ServerConfig): Promise<GadgetSer
     flushIntervalMs: config.turnFlushIntervalMs,
   });
   const providerQuirks = new ProviderQuirks(models);
+  // One policy for every request the server sends out: provider checks and webhooks.
+  const outbound = new OutboundPolicy({ allowPrivateNetwork: config.allowPrivateNetwork });
   const providerChecks = new ProviderChecks(
     { models, presence, config, drones: dronesNamespace },
-    new OutboundPolicy({ allowPrivateNetwork: config.allowPrivateNetwork }),
+    outbound,
     providerQuirks,
   );
+  const webhooks = new Webhooks({
+    config,
+    logger,
+    models,
+    locks,
+    secretBox,
+    outbound,
+    lifecycle,
+    publicUrl: () => publicUrl,
+  });
   const dispatcher = new Dispatcher({
     config,
     logger,
@@ -240,6 +254,7 @@ export async function createGadgetServer(input: ServerConfig): Promise<GadgetSer
       });
     })
     .on("written", ({ turn, statusChanged }) => turnUpdates.push(turn, statusChanged))
+    .on("written", ({ turn, statusChanged }) => webhooks.turnChanged(turn, statusChanged))
     .on("finished", (turn) => {
       metrics.turnsFinished.inc({ status: turn.status });
       // A drone slot was freed (or a queued turn ended): start the user's next queued turn.
@@ -284,6 +299,7 @@ export async function createGadgetServer(input: ServerConfig): Promise<GadgetSer
       store,
       relay,
       reverts,
+      webhooks,
       publicUrl: () => publicUrl,
       drones: dronesNamespace,
     },
@@ -357,6 +373,7 @@ export async function createGadgetServer(input: ServerConfig): Promise<GadgetSer
   attachIdeNamespace(ide, { logger, models, relay, signIns });
   await relay.start();
   dispatcher.start();
+  webhooks.start();
   sweeper.start();
   // Redis back after an outage may have come back empty: its indexes are rebuilt from the
   // database and queued turns enqueued again now, not at the next periodic repair.
@@ -407,6 +424,7 @@ export async function createGadgetServer(input: ServerConfig): Promise<GadgetSer
       drones?.local.disconnectSockets(true);
       ide?.local.disconnectSockets(true);
       await lifecycle.settled();
+      await webhooks.close();
       await eventWriter.drain();
       await accumulator.flushAll();
       turnUpdates.flushAll();
@@ -441,6 +459,7 @@ export async function createGadgetServer(input: ServerConfig): Promise<GadgetSer
     seqs,
     turnIndex,
     dispatcher,
+    webhooks,
     ingest,
     lifecycle,
   };

@@ -11,6 +11,8 @@ import { providerModel } from "./models/provider.ts";
 import { registrationTokenModel } from "./models/registration-token.ts";
 import { turnEventModel } from "./models/turn-event.ts";
 import { userModel } from "./models/user.ts";
+import { webhookModel } from "./models/webhook.ts";
+import { webhookDeliveryModel } from "./models/webhook-delivery.ts";
 
 /** Binds every model to `connection`. */
 export function createModels(connection: Connection) {
@@ -25,6 +27,8 @@ export function createModels(connection: Connection) {
     ChatSession: chatSessionModel(connection),
     ChatTurn: chatTurnModel(connection),
     TurnEvent: turnEventModel(connection),
+    Webhook: webhookModel(connection),
+    WebhookDelivery: webhookDeliveryModel(connection),
   };
 }
 

@@ -22,3 +22,5 @@ export type { ProviderDocument } from "./models/provider.ts";
 export type { RegistrationTokenDocument } from "./models/registration-token.ts";
 export type { TurnEventDocument } from "./models/turn-event.ts";
 export type { UserDocument } from "./models/user.ts";
+export type { WebhookDocument } from "./models/webhook.ts";
+export type { WebhookDeliveryDocument } from "./models/webhook-delivery.ts";

@@ -10,4 +10,5 @@ export * from "./socket.ts";
 export * from "./storable.ts";
 export * from "./turn.ts";
 export * from "./version.ts";
+export * from "./webhooks.ts";
 export * from "./work-order.ts";

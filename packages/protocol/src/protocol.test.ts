@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import {
   agentEventSchema,
   createTurnBodySchema,
+  createWebhookBodySchema,
   fieldIssues,
   PROTOCOL_VERSION,
   parseOrThrow,
@@ -147,6 +148,24 @@ describe("REST and socket payloads", () => {
     expect(subscribeSchema.safeParse({ turnId }).success).toBe(true);
     expect(subscribeSchema.safeParse({}).success).toBe(false);
     expect(subscribeSchema.safeParse({ turnId, sessionId: turnId }).success).toBe(false);
+  });
+
+  it("takes a webhook of http(s) URL and known events, each named once", () => {
+    const valid = { url: "https://hooks.example.com/gadget", events: ["turn.completed"] };
+    expect(createWebhookBodySchema.safeParse(valid).success).toBe(true);
+    expect(pathsOf(createWebhookBodySchema, { ...valid, url: "ftp://example.com/" })).toEqual([
+      "url",
+    ]);
+    expect(pathsOf(createWebhookBodySchema, { ...valid, url: "https://a:b@example.com/" })).toEqual(
+      ["url"],
+    );
+    expect(pathsOf(createWebhookBodySchema, { ...valid, events: [] })).toEqual(["events"]);
+    expect(pathsOf(createWebhookBodySchema, { ...valid, events: ["turn.started"] })).toEqual([
+      "events.0",
+    ]);
+    expect(
+      pathsOf(createWebhookBodySchema, { ...valid, events: ["turn.failed", "turn.failed"] }),
+    ).toEqual(["events"]);
   });
 
   it("has a protocol version", () => {

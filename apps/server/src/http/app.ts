@@ -15,6 +15,7 @@ import { type ProjectRouteDependencies, projectRoutes } from "./routes/projects.
 import { type ProviderRouteDependencies, providerRoutes } from "./routes/providers.ts";
 import { type SessionRouteDependencies, sessionRoutes } from "./routes/sessions.ts";
 import { type TurnRouteDependencies, turnRoutes } from "./routes/turns.ts";
+import { type WebhookRouteDependencies, webhookRoutes } from "./routes/webhooks.ts";
 import { registerWebApp } from "./web.ts";
 
 const statusCodes: Record<number, ErrorCode> = {
@@ -66,7 +67,8 @@ export type HttpDependencies = HealthRouteDependencies &
   ProjectRouteDependencies &
   ProviderRouteDependencies &
   SessionRouteDependencies &
-  TurnRouteDependencies & {
+  TurnRouteDependencies &
+  WebhookRouteDependencies & {
     config: ResolvedConfig;
     logger: Logger;
     health: StorageHealth;
@@ -151,6 +153,7 @@ export function createHttpApp(dependencies: HttpDependencies, turns: TurnService
   app.register(fileRoutes(dependencies), { prefix: "/api" });
   app.register(deliveryRoutes(dependencies), { prefix: "/api" });
   app.register(sessionRoutes(dependencies), { prefix: "/api" });
+  app.register(webhookRoutes(dependencies), { prefix: "/api" });
   registerWebApp(app, dependencies.config.webDir);
   return app;
 }

@@ -190,6 +190,26 @@ export class OutboundPolicy {
     };
   }
 
+  /**
+   * Why a URL saved for later (a webhook's) would be refused today, or null: its shape, or a
+   * name whose addresses are not all allowed. A name that does not resolve now is not refused
+   * (it may later); every request checks again in its own lookup.
+   * @example const problem = await outbound.savedRefusal(new URL(body.url));
+   */
+  async savedRefusal(url: URL): Promise<string | null> {
+    const shape = this.shapeRefusal(url);
+    if (shape) return shape;
+    if (this.options.allowPrivateNetwork) return null;
+    const literal = url.hostname.replace(/^\[|\]$/g, "");
+    const refused =
+      "it points to a loopback, private or link-local address, which this server does not call";
+    if (isIP(literal) !== 0) return this.allowed(literal) ? null : refused;
+    const addresses = await new Promise<LookupAddress[]>((resolve) =>
+      dnsLookup(literal, { all: true }, (error, found) => resolve(error ? [] : found)),
+    );
+    return addresses.every(({ address }) => this.allowed(address)) ? null : refused;
+  }
+
   private allowed(address: string): boolean {
     return this.options.allowPrivateNetwork || isPublicAddress(address);
   }

@@ -12,3 +12,4 @@ export {
 export { DroneRefused, ScriptedDrone, type ScriptedDroneOptions } from "./scripted-drone.ts";
 export { type ServerProcess, startServerProcess } from "./server-process.ts";
 export { startTestServer, type TestServerOptions, testConfig, uniqueName } from "./test-server.ts";
+export { type ReceivedDelivery, WebhookReceiver } from "./webhook-receiver.ts";

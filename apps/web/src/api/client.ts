@@ -7,6 +7,8 @@ import type {
   CreateProviderBody,
   CreateSessionBody,
   CreateTurnBody,
+  CreateWebhookBody,
+  CreateWebhookResponse,
   Drone,
   FileContent,
   FileEntry,
@@ -23,6 +25,8 @@ import type {
   TurnRevertAnswer,
   UpdateProjectBody,
   User,
+  Webhook,
+  WebhookDelivery,
 } from "@gadget/protocol";
 import { ApiError, errorFromResponse, toApiError } from "./api-error.ts";
 
@@ -172,6 +176,24 @@ export class ApiClient {
   }
 
   // ---------- providers ----------
+  // ---------- webhooks ----------
+  listWebhooks(): Promise<{ webhooks: Webhook[] }> {
+    return this.listAll("/api/webhooks", "webhooks");
+  }
+  /** The answer holds the signing secret: shown once, never again. */
+  createWebhook(body: CreateWebhookBody): Promise<CreateWebhookResponse> {
+    return this.request("POST", "/api/webhooks", body);
+  }
+  deleteWebhook(webhookId: string): Promise<void> {
+    return this.request("DELETE", `/api/webhooks/${encodeURIComponent(webhookId)}`);
+  }
+  listWebhookDeliveries(webhookId: string): Promise<{ deliveries: WebhookDelivery[] }> {
+    return this.request("GET", `/api/webhooks/${encodeURIComponent(webhookId)}/deliveries`);
+  }
+  testWebhook(webhookId: string): Promise<{ delivery: WebhookDelivery }> {
+    return this.request("POST", `/api/webhooks/${encodeURIComponent(webhookId)}/test`);
+  }
+
   listProviders(): Promise<{ providers: Provider[] }> {
     return this.listAll("/api/providers", "providers");
   }

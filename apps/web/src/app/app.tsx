@@ -9,6 +9,7 @@ import { ProjectPage } from "../pages/project-page.tsx";
 import { ProjectsPage } from "../pages/projects-page.tsx";
 import { ProvidersPage } from "../pages/providers-page.tsx";
 import { SessionPage } from "../pages/session-page.tsx";
+import { WebhooksPage } from "../pages/webhooks-page.tsx";
 import { AuthProvider, LOGIN_ENDED, useAuth } from "./auth.tsx";
 import { ErrorBoundary } from "./error-boundary.tsx";
 import { LiveProvider, useConnectionState } from "./live.tsx";
@@ -43,6 +44,9 @@ function TopBar() {
         <NavLink href="/projects">Projects</NavLink>
         <NavLink href="/drones">Drones</NavLink>
         <NavLink href="/providers">Providers</NavLink>
+        <NavLink href="/webhooks" title="Be told when your turns finish, fail or need you">
+          Webhooks
+        </NavLink>
       </nav>
       <span className="spacer" />
       <button
@@ -96,6 +100,7 @@ function SignedIn() {
               <Route path="/drones" component={DronesPage} />
               <Route path="/providers" component={ProvidersPage} />
               <Route path="/account" component={AccountPage} />
+              <Route path="/webhooks" component={WebhooksPage} />
               <Route>
                 <div className="page">
                   <h1>Not found</h1>
