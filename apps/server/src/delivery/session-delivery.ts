@@ -1,11 +1,13 @@
 // `POST /api/sessions/:id/deliver`: asks an online drone holding the session's worktree to commit
-// its uncommitted changes and push the branch, then records the outcome on the session's last turn.
+// its uncommitted changes, push the branch and (delivery `pull-request`) open or update the
+// session's pull request, then records the outcome on the session's last turn.
 import type { ChatSessionDocument, Models } from "@gadget/db";
 import { activeTurnStatuses } from "@gadget/db";
 import {
   type Ack,
   type DeliverRequest,
   type DeliverResult,
+  pullRequestText,
   relayedCode,
   type SessionDeliveryAnswer,
   SystemError,
@@ -13,6 +15,8 @@ import {
 } from "@gadget/protocol";
 import { Types } from "mongoose";
 import type { ResolvedConfig } from "../config.ts";
+import type { SecretBox } from "../crypto/secret-box.ts";
+import { openForge } from "../dispatch/work-order.ts";
 import { onlineDrones } from "../drones/online-drones.ts";
 import type { PresenceStore } from "../drones/presence.ts";
 import { type DronesNamespace, droneRoom } from "../sockets/rooms.ts";
@@ -22,6 +26,8 @@ export interface SessionDeliveryDependencies {
   models: Models;
   presence: PresenceStore;
   store: TurnStore;
+  /** Opens the project's forge token for the drone's request. */
+  secretBox: SecretBox;
   config: Pick<ResolvedConfig, "droneRequestTimeoutMs">;
   /** The drones' namespace (a getter: it exists only once the HTTP server is built). */
   drones: () => DronesNamespace;
@@ -56,7 +62,7 @@ export class SessionDelivery {
     }
     const last = await models.ChatTurn.findOne({ session: session._id })
       .sort({ createdAt: -1, _id: -1 })
-      .select({ _id: 1, drone: 1 })
+      .select({ _id: 1, drone: 1, prompt: 1 })
       .lean();
     const result = await this.ask(userId, project.name, last?.drone ? String(last.drone) : null, {
       projectSlug: project.slug,
@@ -65,7 +71,31 @@ export class SessionDelivery {
       ...(project.commitAuthor
         ? { commitAuthor: { name: project.commitAuthor.name, email: project.commitAuthor.email } }
         : {}),
+      ...(project.delivery === "pull-request" && project.forge
+        ? {
+            pullRequest: {
+              forge: openForge(project.forge, this.dependencies.secretBox),
+              gitUrl: project.gitUrl,
+              ...(project.defaultBranch ? { base: project.defaultBranch } : {}),
+              ...pullRequestText(session.name, this.prompts(session, last?.prompt)),
+              ...(session.pullRequest
+                ? {
+                    existing: {
+                      url: session.pullRequest.url,
+                      number: session.pullRequest.number,
+                    },
+                  }
+                : {}),
+            },
+          }
+        : {}),
     });
+    if (result.pullRequest) {
+      await models.ChatSession.updateOne(
+        { _id: session._id },
+        { $set: { pullRequest: result.pullRequest } },
+      );
+    }
     if (last) {
       await this.dependencies.store.mutate(String(last._id), () => ({
         set: {
@@ -73,13 +103,21 @@ export class SessionDelivery {
             branch: result.branch,
             commit: result.commit,
             pushedAt: result.pushed ? new Date() : null,
-            pullRequestUrl: null,
+            pullRequestUrl: result.pullRequest?.url ?? session.pullRequest?.url ?? null,
             error: result.error ?? null,
           },
         },
       }));
     }
     return { ...result, turnId: last ? String(last._id) : null };
+  }
+
+  /** The session's prompts in order: its remembered turns', and its last turn's when not among them. */
+  private prompts(session: ChatSessionDocument, lastPrompt: string | undefined): string[] {
+    const prompts = (session.history ?? [])
+      .filter((message) => message.role === "user")
+      .map((message) => message.content);
+    return lastPrompt && prompts.at(-1) !== lastPrompt ? [...prompts, lastPrompt] : prompts;
   }
 
   /** Sends the request to the drones holding the project's clone, the session's last drone first. */

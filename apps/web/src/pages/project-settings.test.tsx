@@ -18,6 +18,7 @@ const project: Project = {
   branchPrefix: "gadget/",
   delivery: "workspace",
   commitAuthor: null,
+  forge: null,
   createdAt: new Date(),
 };
 

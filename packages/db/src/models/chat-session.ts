@@ -1,5 +1,5 @@
 // A chat session in a project: an ordered series of turns sharing a mode and approval policy.
-import type { ApprovalPolicy, IChatMessage, TurnMode } from "@gadget/protocol";
+import type { ApprovalPolicy, IChatMessage, PullRequestRef, TurnMode } from "@gadget/protocol";
 import { type Connection, Schema, type Types } from "mongoose";
 
 export interface ChatSessionDocument {
@@ -13,6 +13,8 @@ export interface ChatSessionDocument {
   history: IChatMessage[];
   /** Turns whose exchange is in `history`, so a retried completion does not add it twice. */
   rememberedTurns: Types.ObjectId[];
+  /** The session's pull request once a turn opened it (delivery `pull-request`); later turns update it. */
+  pullRequest: PullRequestRef | null;
   createdAt: Date;
 }
 
@@ -25,6 +27,7 @@ export const chatSessionSchema = new Schema<ChatSessionDocument>(
     approval: { type: String, required: true, default: "auto" },
     history: { type: Schema.Types.Mixed, default: () => [] },
     rememberedTurns: { type: [Schema.Types.ObjectId], default: () => [] },
+    pullRequest: { type: Schema.Types.Mixed, default: null },
     createdAt: { type: Date, required: true, default: () => new Date() },
   },
   { versionKey: false },
