@@ -19,6 +19,7 @@ import {
   type ExitReason,
   type IChatMessage,
   type IWorkOrder,
+  pullRequestText,
   splitThinking,
   storableIssue,
   toStorable,
@@ -35,7 +36,11 @@ import {
 import { projectHome } from "./sandbox.ts";
 import type { EventJournal, TurnJournal } from "./streaming/journal.ts";
 import { type DroneSocket, EventSender, type SenderOptions } from "./streaming/sender.ts";
-import { pushSessionBranch } from "./workspace/delivery.ts";
+import {
+  deliverPullRequest,
+  type PullRequestResult,
+  pushSessionBranch,
+} from "./workspace/delivery.ts";
 import { acquireLock, type WorkspaceLock } from "./workspace/lock.ts";
 import { prepareWorkspace } from "./workspace/prepare.ts";
 import {
@@ -386,9 +391,10 @@ export class ActiveTurn {
   }
 
   /**
-   * Pushes the session's branch to origin with the machine's own credentials (outside the sandbox).
-   * A failed push leaves the turn as it ended: the delivery event says why, and
-   * `POST /api/sessions/:id/deliver` tries again.
+   * Pushes the session's branch to origin with the machine's own credentials (outside the sandbox),
+   * then, for delivery `pull-request`, opens or updates the session's pull request. A failure
+   * leaves the turn as it ended: the delivery event says why, and `POST /api/sessions/:id/deliver`
+   * tries again.
    */
   private async deliver(worktree: SessionWorktree, commit: string | null): Promise<void> {
     const { order, settings } = this;
@@ -399,15 +405,53 @@ export class ActiveTurn {
     if (outcome.error) {
       settings.logger.warn({ turnId: order.turnId, reason: outcome.error }, "push failed");
     }
-    // Opening the pull request (delivery `pull-request`) is not done yet: the branch is pushed.
+    let pull: PullRequestResult = {};
+    if (outcome.pushed && order.project.delivery === "pull-request") {
+      pull = await this.pullRequest(worktree);
+      if (pull.error) {
+        settings.logger.warn({ turnId: order.turnId, reason: pull.error }, "pull request failed");
+      }
+    }
+    const error = outcome.error ?? pull.error;
     this.emit(
       agentEvent("delivery", {
         branch: outcome.branch,
         commit: outcome.commit,
         pushed: outcome.pushed,
-        ...(outcome.error ? { error: outcome.error } : {}),
+        ...(error ? { error } : {}),
+        ...(pull.pullRequest
+          ? { pullRequestUrl: pull.pullRequest.url, pullRequestNumber: pull.pullRequest.number }
+          : {}),
       }),
     );
+  }
+
+  /** Opens the session's pull request, or updates the one an earlier turn opened. */
+  private async pullRequest(worktree: SessionWorktree): Promise<PullRequestResult> {
+    const { order } = this;
+    const existing = order.session.pullRequest;
+    this.emit(
+      agentEvent("status", {
+        phase: "delivery",
+        message: existing
+          ? `Updating the pull request ${existing.url}`
+          : `Opening a pull request for ${worktree.branch}`,
+      }),
+    );
+    // The session's turns so far (its history) and this one.
+    const prompts = [
+      ...order.context
+        .filter((message) => message.role === "user")
+        .map((message) => message.content),
+      order.prompt,
+    ];
+    return deliverPullRequest(worktree.directory, worktree.branch, {
+      forge: order.project.forge,
+      gitUrl: order.project.gitUrl,
+      base: order.project.defaultBranch,
+      ...pullRequestText(order.session.name, prompts),
+      existing,
+    });
   }
 
   /** The turn's sandbox policy: its worktree, its project's HOME and network, nothing of the drone. */
@@ -574,8 +618,11 @@ export class ActiveTurn {
   }
 
   private secrets(): string[] {
-    return [...this.settings.secretValues, this.order.provider.apiKey].filter(
-      (value) => value.length >= 4,
-    );
+    return [
+      ...this.settings.secretValues,
+      this.order.provider.apiKey,
+      // Never given to a command; kept out of any output all the same.
+      this.order.project.forge?.token ?? "",
+    ].filter((value) => value.length >= 4);
   }
 }

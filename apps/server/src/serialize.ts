@@ -79,6 +79,14 @@ export function toProject(project: ProjectDocument): Project {
     commitAuthor: project.commitAuthor
       ? { name: project.commitAuthor.name, email: project.commitAuthor.email }
       : null,
+    // The token never leaves the server's storage: only whether one is set.
+    forge: project.forge
+      ? {
+          kind: project.forge.kind,
+          apiUrl: project.forge.apiUrl,
+          hasToken: Boolean(project.forge.tokenEncrypted),
+        }
+      : null,
     createdAt: project.createdAt,
   };
 }

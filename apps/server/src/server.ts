@@ -267,6 +267,7 @@ export async function createGadgetServer(input: ServerConfig): Promise<GadgetSer
     models,
     presence,
     store,
+    secretBox,
     config,
     drones: dronesNamespace,
   });

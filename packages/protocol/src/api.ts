@@ -14,7 +14,12 @@ import {
   turnLimitsSchema,
   turnModeSchema,
 } from "./common.ts";
-import { commitAuthorSchema, deliveryModeSchema, sessionWorktreeStateSchema } from "./delivery.ts";
+import {
+  commitAuthorSchema,
+  deliveryModeSchema,
+  forgeKindSchema,
+  sessionWorktreeStateSchema,
+} from "./delivery.ts";
 import { branchPrefixSchema } from "./session-branch.ts";
 
 const email = z
@@ -182,6 +187,27 @@ export const providerSchema = createProviderBodySchema.omit({ apiKey: true }).ex
 });
 export type Provider = z.infer<typeof providerSchema>;
 
+/**
+ * A project's forge as set: its kind, API URL (http(s), no credentials) and token. The token may
+ * be left out to keep the one stored (changing only the URL); a first setting needs it.
+ */
+export const forgeBodySchema = z
+  .object({
+    kind: forgeKindSchema,
+    apiUrl: baseUrlSchema,
+    token: z.string().trim().min(1).max(4096).optional(),
+  })
+  .strict();
+export type ForgeBody = z.infer<typeof forgeBodySchema>;
+
+/** A project's forge as returned: never with its token. */
+export const projectForgeSchema = z.object({
+  kind: forgeKindSchema,
+  apiUrl: z.string(),
+  hasToken: z.boolean(),
+});
+export type ProjectForge = z.infer<typeof projectForgeSchema>;
+
 /** `PATCH /api/projects/:id`: any of these; `null` clears the default branch. */
 export const updateProjectBodySchema = z
   .object({
@@ -194,10 +220,12 @@ export const updateProjectBodySchema = z
     allowedHosts: z.array(allowedHostSchema).max(100),
     /** Start of each session's branch name (default `gadget/`); the next session worktree uses it. */
     branchPrefix: branchPrefixSchema,
-    /** `workspace` (default), `branch` (push after every turn) or `pull-request` (pushed like `branch` for now). */
+    /** `workspace` (default), `branch` (push after every turn) or `pull-request` (push, then open or update the session's pull request). */
     delivery: deliveryModeSchema,
     /** The author of the turns' commits; `null` clears it (the drone machine's git identity). */
     commitAuthor: commitAuthorSchema.nullable(),
+    /** Where pull requests are opened, with a token (encrypted at rest, never returned); `null` removes it. */
+    forge: forgeBodySchema.nullable(),
   })
   .partial()
   .strict();
@@ -225,6 +253,7 @@ export const projectSchema = z.object({
   branchPrefix: z.string(),
   delivery: deliveryModeSchema,
   commitAuthor: commitAuthorSchema.nullable(),
+  forge: projectForgeSchema.nullable(),
   createdAt: dateSchema,
 });
 export type Project = z.infer<typeof projectSchema>;

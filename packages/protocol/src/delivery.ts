@@ -1,11 +1,13 @@
 // How a session's branch leaves the drone: the project's delivery setting, the commit author, the
-// `delivery` a turn records, and the server→drone request that delivers a session now.
+// forge its pull requests are opened on, the `delivery` a turn records, and the server→drone
+// request that delivers a session now.
 import { z } from "zod";
 import { dateSchema, objectIdSchema } from "./common.ts";
 
 /**
  * `workspace` (default): the branch stays on the drone; `branch`: the drone pushes it to `origin`
- * after every turn; `pull-request`: pushed as `branch` (opening the pull request comes later).
+ * after every turn; `pull-request`: pushed as `branch`, then the session's pull request is opened
+ * (or updated) through the project's forge.
  */
 export const deliveryModeSchema = z.enum(["workspace", "branch", "pull-request"]);
 export type DeliveryMode = z.infer<typeof deliveryModeSchema>;
@@ -21,6 +23,52 @@ export const commitAuthorSchema = z.object({
     .regex(/^[^\s<>]+@[^\s<>]+$/, "must be an email address"),
 });
 export type CommitAuthor = z.infer<typeof commitAuthorSchema>;
+
+/** The forges whose REST API opens pull requests (GitLab: merge requests). */
+export const forgeKindSchema = z.enum(["github", "gitlab"]);
+export type ForgeKind = z.infer<typeof forgeKindSchema>;
+
+/** Where each forge's API is on its public service; a self-hosted one names its own. */
+export const DEFAULT_FORGE_API_URLS: Record<ForgeKind, string> = {
+  github: "https://api.github.com",
+  gitlab: "https://gitlab.com/api/v4",
+};
+
+/** The forge as a work order carries it to the drone: with the token, opened for this turn only. */
+export const workOrderForgeSchema = z.object({
+  kind: forgeKindSchema,
+  apiUrl: z.url({ protocol: /^https?$/ }),
+  token: z.string().min(1),
+});
+export type WorkOrderForge = z.infer<typeof workOrderForgeSchema>;
+
+/** A session's pull request (GitLab: merge request) as the server remembers it; `number` is GitLab's iid. */
+export const pullRequestRefSchema = z.object({
+  url: z.string().min(1),
+  number: z.number().int().positive(),
+});
+export type PullRequestRef = z.infer<typeof pullRequestRefSchema>;
+
+/**
+ * The title and body of a session's pull request: the title is the first prompt's first line, the
+ * body lists every turn's prompt (its first line), so later turns update it.
+ * @example pullRequestText("Login fix", ["Fix the login\nIt fails on Safari", "Add a test"]).title // "Fix the login"
+ */
+export function pullRequestText(
+  sessionName: string,
+  prompts: readonly string[],
+): { title: string; body: string } {
+  const firstLine = (prompt: string) => prompt.split("\n")[0]?.trim().slice(0, 200) ?? "";
+  const lines = prompts.map(firstLine).filter(Boolean);
+  const title = lines[0] ?? sessionName;
+  const body = [
+    `Opened by Gadget Code for the session "${sessionName}".`,
+    "",
+    "Turns:",
+    ...lines.map((line, index) => `${index + 1}. ${line}`),
+  ].join("\n");
+  return { title, body };
+}
 
 /** What a push of the session's branch did, as a turn records it (`ChatTurn.delivery`). */
 export const turnDeliverySchema = z.object({
@@ -41,6 +89,19 @@ export const deliverRequestSchema = z.object({
   /** The commit message for uncommitted changes (hand edits). */
   message: z.string().min(1),
   commitAuthor: commitAuthorSchema.optional(),
+  /** Present when the project delivers pull requests: where, and what to open or update. */
+  pullRequest: z
+    .object({
+      forge: workOrderForgeSchema,
+      gitUrl: z.string().min(1),
+      /** The branch the pull request merges into; absent: the remote's default branch. */
+      base: z.string().min(1).optional(),
+      title: z.string().min(1),
+      body: z.string(),
+      /** The session's pull request when one was opened before. */
+      existing: pullRequestRefSchema.optional(),
+    })
+    .optional(),
 });
 export type DeliverRequest = z.infer<typeof deliverRequestSchema>;
 
@@ -50,8 +111,10 @@ export const deliverResultSchema = z.object({
   commit: z.string().nullable(),
   committed: z.boolean(),
   pushed: z.boolean(),
-  /** Why the push failed, in words. */
+  /** Why the push (or opening the pull request) failed, in words. */
   error: z.string().optional(),
+  /** The session's pull request, opened or updated now. */
+  pullRequest: pullRequestRefSchema.optional(),
 });
 export type DeliverResult = z.infer<typeof deliverResultSchema>;
 

@@ -92,14 +92,17 @@ export const turnEventDataSchemas = {
    * the turn changed nothing or the commit failed (its changes then stay in the worktree).
    */
   commit: z.object({ branch: z.string(), commit: z.string().nullable() }),
-  /** The session's branch after the turn's commit, pushed to `origin` or why not (delivery `branch`). */
+  /** The session's branch after the turn's commit, pushed to `origin` or why not (delivery `branch`, `pull-request`). */
   delivery: z.object({
     branch: z.string(),
     commit: z.string().nullable(),
     pushed: z.boolean(),
-    /** Why the push failed, in words (never a credential). */
+    /** Why the push or the pull request failed, in words (never a credential). */
     error: z.string().optional(),
+    /** The session's pull request (delivery `pull-request`), opened or updated after the push. */
     pullRequestUrl: z.string().optional(),
+    /** Its number (GitLab: the merge request's iid), which the server remembers for later turns. */
+    pullRequestNumber: z.number().int().positive().optional(),
   }),
   done: z.object({
     reason: exitReasonSchema,

@@ -11,7 +11,12 @@ import {
   turnLimitsSchema,
   turnModeSchema,
 } from "./common.ts";
-import { commitAuthorSchema, deliveryModeSchema } from "./delivery.ts";
+import {
+  commitAuthorSchema,
+  deliveryModeSchema,
+  pullRequestRefSchema,
+  workOrderForgeSchema,
+} from "./delivery.ts";
 import { branchPrefixSchema, DEFAULT_BRANCH_PREFIX } from "./session-branch.ts";
 
 /**
@@ -36,12 +41,19 @@ export const workOrderSchema = z.object({
     delivery: deliveryModeSchema.default("workspace"),
     /** The turn commit's author; absent: the drone machine's git identity. */
     commitAuthor: commitAuthorSchema.optional(),
+    /**
+     * Where delivery `pull-request` opens the session's pull request, with the project's token
+     * (decrypted for this order; the drone's own process uses it, never a command or the agent).
+     */
+    forge: workOrderForgeSchema.optional(),
   }),
   session: z.object({
     _id: objectIdSchema.optional(),
     name: z.string(),
     mode: turnModeSchema,
     approval: approvalPolicySchema.default("auto"),
+    /** The session's pull request, once a turn opened it: later turns update it. */
+    pullRequest: pullRequestRefSchema.optional(),
   }),
   provider: z.object({
     baseUrl: z.url(),

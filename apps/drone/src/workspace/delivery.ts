@@ -1,9 +1,16 @@
 // Delivery: the drone pushes a session's branch to `origin` with the machine's own git credentials
-// (the user's credential helpers and SSH setup), outside the sandbox; the agent never pushes.
+// (the user's credential helpers and SSH setup), outside the sandbox; the agent never pushes. With
+// delivery `pull-request` it then opens or updates the session's pull request on the forge.
 import { existsSync } from "node:fs";
 import path from "node:path";
-import type { DeliverRequest, DeliverResult } from "@gadget/protocol";
+import type {
+  DeliverRequest,
+  DeliverResult,
+  PullRequestRef,
+  WorkOrderForge,
+} from "@gadget/protocol";
 import { UserError } from "@gadget/protocol";
+import { openOrUpdatePullRequest } from "../forge/pull-request.ts";
 import { type DroneGitOptions, droneGit } from "./git.ts";
 import { tryLock } from "./lock.ts";
 import { reopenSessionWorktree } from "./reopen.ts";
@@ -58,6 +65,71 @@ export async function pushSessionBranch(
   }
 }
 
+/** What opening or updating the pull request needs besides the branch. */
+export interface PullRequestDelivery {
+  /** The project's forge; absent: the project delivers pull requests but set no forge. */
+  forge?: WorkOrderForge | undefined;
+  gitUrl: string;
+  /** The branch it merges into; absent: the remote's default branch. */
+  base?: string | undefined;
+  title: string;
+  body: string;
+  existing?: PullRequestRef | undefined;
+}
+
+/** What delivering the pull request did: the pull request, or why there is none. */
+export interface PullRequestResult {
+  pullRequest?: PullRequestRef;
+  error?: string;
+}
+
+/**
+ * Opens the session's pull request for the pushed `branch`, or updates the one it has. Never
+ * throws; the token is used by this process alone.
+ */
+export async function deliverPullRequest(
+  directory: string,
+  branch: string,
+  delivery: PullRequestDelivery,
+): Promise<PullRequestResult> {
+  if (!delivery.forge) {
+    return {
+      error:
+        "the branch was pushed but no pull request opened: the project has no forge (set its kind, API URL and token)",
+    };
+  }
+  const outcome = await openOrUpdatePullRequest({
+    forge: delivery.forge,
+    gitUrl: delivery.gitUrl,
+    head: branch,
+    base: delivery.base ?? (await remoteDefaultBranch(directory)),
+    title: delivery.title,
+    body: delivery.body,
+    existing: delivery.existing,
+  });
+  // A failed update still has the session's pull request to show.
+  if (outcome.error) {
+    return {
+      error: outcome.error,
+      ...(delivery.existing ? { pullRequest: delivery.existing } : {}),
+    };
+  }
+  return { pullRequest: outcome.pullRequest };
+}
+
+/** The remote's default branch as the clone knows it (`origin/HEAD`); `main` when it does not. */
+async function remoteDefaultBranch(directory: string): Promise<string> {
+  try {
+    const worktree = await droneGit(directory, {}, true);
+    const reference = (
+      await worktree.raw(["symbolic-ref", "--short", "refs/remotes/origin/HEAD"])
+    ).trim();
+    return reference.replace(/^origin\//, "") || "main";
+  } catch {
+    return "main";
+  }
+}
+
 /** Why a push failed, in a few words a user can act on; git's own line otherwise, without secrets. */
 export function pushProblem(error: unknown): string {
   const output = withoutCredentials(error instanceof Error ? error.message : String(error));
@@ -94,7 +166,8 @@ function withoutCredentials(text: string): string {
 }
 
 /**
- * `session_deliver`: commits what is uncommitted in the session's worktree and pushes its branch.
+ * `session_deliver`: commits what is uncommitted in the session's worktree, pushes its branch, and
+ * opens or updates its pull request when the request carries one.
  * Refuses (409) while a turn of the session holds the worktree; 404 when this drone has none. A
  * worktree pruned for idleness is checked out again from its branch first.
  */
@@ -127,7 +200,14 @@ export async function deliverSession(
       ...(request.commitAuthor ? { author: request.commitAuthor } : {}),
     });
     const outcome = await pushSessionBranch(directory, record.branch, { commit: committed });
-    return { ...outcome, committed: committed !== null };
+    const delivered = { ...outcome, committed: committed !== null };
+    if (!outcome.pushed || !request.pullRequest) return delivered;
+    const pull = await deliverPullRequest(directory, record.branch, request.pullRequest);
+    return {
+      ...delivered,
+      ...(pull.pullRequest ? { pullRequest: pull.pullRequest } : {}),
+      ...(pull.error ? { error: pull.error } : {}),
+    };
   } finally {
     await lock.release();
   }

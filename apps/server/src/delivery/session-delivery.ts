@@ -1,21 +1,27 @@
 // `POST /api/sessions/:id/deliver`: asks an online drone holding the session's worktree to commit
-// its uncommitted changes and push the branch, then records the outcome on the session's last turn.
+// its uncommitted changes, push the branch and (delivery `pull-request`) open or update the
+// session's pull request, then records the outcome on the session's last turn.
 import type { ChatSessionDocument } from "@gadget/db";
 import { activeTurnStatuses } from "@gadget/db";
 import {
   type DeliverRequest,
   type DeliverResult,
   deliverResultSchema,
+  pullRequestText,
   type SessionDeliveryAnswer,
   SystemError,
   UserError,
 } from "@gadget/protocol";
 import { Types } from "mongoose";
+import type { SecretBox } from "../crypto/secret-box.ts";
+import { openForge } from "../dispatch/work-order.ts";
 import { type AskHoldersDependencies, askHolders } from "../drones/ask-holders.ts";
 import type { TurnStore } from "../turns/turn-store.ts";
 
 export interface SessionDeliveryDependencies extends AskHoldersDependencies {
   store: TurnStore;
+  /** Opens the project's forge token for the drone's request. */
+  secretBox: SecretBox;
 }
 
 /** Delivers sessions on demand through the drone that holds their worktree. */
@@ -47,7 +53,7 @@ export class SessionDelivery {
     }
     const last = await models.ChatTurn.findOne({ session: session._id })
       .sort({ createdAt: -1, _id: -1 })
-      .select({ _id: 1, drone: 1 })
+      .select({ _id: 1, drone: 1, prompt: 1 })
       .lean();
     const result = await this.ask(userId, project.name, last?.drone ? String(last.drone) : null, {
       projectSlug: project.slug,
@@ -56,7 +62,31 @@ export class SessionDelivery {
       ...(project.commitAuthor
         ? { commitAuthor: { name: project.commitAuthor.name, email: project.commitAuthor.email } }
         : {}),
+      ...(project.delivery === "pull-request" && project.forge
+        ? {
+            pullRequest: {
+              forge: openForge(project.forge, this.dependencies.secretBox),
+              gitUrl: project.gitUrl,
+              ...(project.defaultBranch ? { base: project.defaultBranch } : {}),
+              ...pullRequestText(session.name, this.prompts(session, last?.prompt)),
+              ...(session.pullRequest
+                ? {
+                    existing: {
+                      url: session.pullRequest.url,
+                      number: session.pullRequest.number,
+                    },
+                  }
+                : {}),
+            },
+          }
+        : {}),
     });
+    if (result.pullRequest) {
+      await models.ChatSession.updateOne(
+        { _id: session._id },
+        { $set: { pullRequest: result.pullRequest } },
+      );
+    }
     if (last) {
       await this.dependencies.store.mutate(String(last._id), () => ({
         set: {
@@ -64,13 +94,21 @@ export class SessionDelivery {
             branch: result.branch,
             commit: result.commit,
             pushedAt: result.pushed ? new Date() : null,
-            pullRequestUrl: null,
+            pullRequestUrl: result.pullRequest?.url ?? session.pullRequest?.url ?? null,
             error: result.error ?? null,
           },
         },
       }));
     }
     return { ...result, turnId: last ? String(last._id) : null };
+  }
+
+  /** The session's prompts in order: its remembered turns', and its last turn's when not among them. */
+  private prompts(session: ChatSessionDocument, lastPrompt: string | undefined): string[] {
+    const prompts = (session.history ?? [])
+      .filter((message) => message.role === "user")
+      .map((message) => message.content);
+    return lastPrompt && prompts.at(-1) !== lastPrompt ? [...prompts, lastPrompt] : prompts;
   }
 
   /** Sends the request to the drones holding the project's clone, the session's last drone first. */

@@ -6,6 +6,7 @@ import type {
   ChatTurnDocument,
   Models,
   ProjectDocument,
+  ProjectForgeDocument,
   ProviderDocument,
 } from "@gadget/db";
 import {
@@ -13,6 +14,7 @@ import {
   type IWorkOrder,
   parseOrThrow,
   SystemError,
+  type WorkOrderForge,
   workOrderSchema,
 } from "@gadget/protocol";
 import type { Types } from "mongoose";
@@ -70,12 +72,19 @@ export function buildWorkOrder(
         ...(project.commitAuthor
           ? { commitAuthor: { name: project.commitAuthor.name, email: project.commitAuthor.email } }
           : {}),
+        // The forge's token travels only to a drone that will open a pull request with it.
+        ...(project.delivery === "pull-request" && project.forge
+          ? { forge: openForge(project.forge, secretBox) }
+          : {}),
       },
       session: {
         _id: String(session._id),
         name: session.name,
         mode: turn.mode,
         approval: session.approval,
+        ...(session.pullRequest
+          ? { pullRequest: { url: session.pullRequest.url, number: session.pullRequest.number } }
+          : {}),
       },
       provider: {
         baseUrl: provider.baseUrl,
@@ -105,4 +114,9 @@ export function buildWorkOrder(
     },
     "work order",
   );
+}
+
+/** The project's forge with its token opened, for a drone's work order or delivery request. */
+export function openForge(forge: ProjectForgeDocument, secretBox: SecretBox): WorkOrderForge {
+  return { kind: forge.kind, apiUrl: forge.apiUrl, token: secretBox.open(forge.tokenEncrypted) };
 }

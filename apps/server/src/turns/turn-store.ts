@@ -11,7 +11,7 @@ import { ownedBy } from "../owned.ts";
 import type { Locks } from "../redis/locks.ts";
 import type { EventWriter } from "./event-writer.ts";
 import type { SeqStore } from "./seq-store.ts";
-import { rememberExchange } from "./session-history.ts";
+import { pullRequestOf, rememberExchange, rememberPullRequest } from "./session-history.ts";
 import type { TurnIndex } from "./turn-index.ts";
 import { applyEvents, type TurnState } from "./turn-state.ts";
 import { TurnWrites } from "./turn-writes.ts";
@@ -267,6 +267,9 @@ export class TurnStore extends Announcer<TurnStoreEvents> {
     // its slot is freed: nothing may dispatch the session's next turn without it.
     if (updated.status === "completed" && turn.status !== "completed")
       await rememberExchange({ models: this.models, locks: this.locks }, updated);
+    // Likewise the pull request the turn's delivery opened: the next turn updates it.
+    const pullRequest = pullRequestOf([...stored, ...fresh]);
+    if (pullRequest) await rememberPullRequest(this.models, turn.session, pullRequest);
     const heldBefore = holderOf(turn);
     const heldAfter = holderOf(updated);
     // Redis indexes that change with the turn, under its lock so they never overtake each other:

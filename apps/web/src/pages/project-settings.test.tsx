@@ -18,6 +18,7 @@ const project: Project = {
   branchPrefix: "gadget/",
   delivery: "workspace",
   commitAuthor: null,
+  forge: null,
   createdAt: new Date(),
 };
 
@@ -75,6 +76,58 @@ describe("project settings", () => {
         commitAuthor: { name: "Ada", email: "ada@example.com" },
       },
     ]);
+  });
+
+  it("sets a forge with its token, which is never shown again: only replaced or removed", async () => {
+    const saved: UpdateProjectBody[] = [];
+    const { unmount } = render(
+      <ProjectSettings project={project} onSave={async (body) => void saved.push(body)} />,
+    );
+    await userEvent.selectOptions(screen.getByRole("combobox", { name: "Forge" }), "gitlab");
+    // The public service's API is filled in; a self-hosted one is typed over it.
+    expect(screen.getByRole("textbox", { name: "Forge API URL" })).toHaveValue(
+      "https://gitlab.com/api/v4",
+    );
+    const token = screen.getByLabelText("Forge token");
+    expect(token).toHaveAttribute("type", "password");
+    await userEvent.type(token, "glpat-secret");
+    await userEvent.click(screen.getByRole("button", { name: "Save settings" }));
+    expect(saved.at(-1)).toEqual({
+      network: "none",
+      allowedHosts: [],
+      verifyCommands: ["npm test"],
+      forge: { kind: "gitlab", apiUrl: "https://gitlab.com/api/v4", token: "glpat-secret" },
+    });
+    unmount();
+
+    // As the server answers it: the token set, never its value.
+    const withForge: Project = {
+      ...project,
+      forge: { kind: "github", apiUrl: "https://api.github.com", hasToken: true },
+    };
+    const second = render(
+      <ProjectSettings project={withForge} onSave={async (body) => void saved.push(body)} />,
+    );
+    expect(screen.getByRole("status", { name: "Forge token" })).toHaveTextContent("Token set");
+    expect(screen.queryByLabelText("Forge token", { selector: "input" })).toBeNull();
+    // Saving other settings leaves the forge as it is.
+    await userEvent.click(screen.getByRole("button", { name: "Save settings" }));
+    expect(saved.at(-1)).not.toHaveProperty("forge");
+    await userEvent.click(screen.getByRole("button", { name: "Replace token" }));
+    await userEvent.type(screen.getByLabelText("Forge token"), "ghp_new");
+    await userEvent.click(screen.getByRole("button", { name: "Save settings" }));
+    expect(saved.at(-1)?.forge).toEqual({
+      kind: "github",
+      apiUrl: "https://api.github.com",
+      token: "ghp_new",
+    });
+    second.unmount();
+
+    render(<ProjectSettings project={withForge} onSave={async (body) => void saved.push(body)} />);
+    await userEvent.click(screen.getByRole("button", { name: "Remove forge" }));
+    expect(screen.getByText(/removed when you save/)).toBeInTheDocument();
+    await userEvent.click(screen.getByRole("button", { name: "Save settings" }));
+    expect(saved.at(-1)?.forge).toBeNull();
   });
 
   it("shows the server's refusal with the field that is wrong", async () => {

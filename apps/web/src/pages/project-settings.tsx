@@ -1,7 +1,15 @@
 // A project's settings that shape its turns: what the drone's sandbox lets commands reach, the
 // commands that verify the agent's work, how the drone names each session's branch, and whether it
-// pushes that branch (delivery) under which commit author.
-import type { DeliveryMode, NetworkMode, Project, UpdateProjectBody } from "@gadget/protocol";
+// pushes that branch (delivery) under which commit author, and the forge its pull requests are
+// opened on (the token is write-only: set, replaced or removed, never shown).
+import {
+  DEFAULT_FORGE_API_URLS,
+  type DeliveryMode,
+  type ForgeKind,
+  type NetworkMode,
+  type Project,
+  type UpdateProjectBody,
+} from "@gadget/protocol";
 import { type FormEvent, useState } from "react";
 import { ErrorNote } from "../components/error-note.tsx";
 
@@ -14,8 +22,28 @@ export const networkWords: Record<NetworkMode, string> = {
 export const deliveryWords: Record<DeliveryMode, string> = {
   workspace: "Keep the branch on the drone (default)",
   branch: "Push the session's branch to origin after every turn",
-  "pull-request": "Pull request (for now: pushes the branch, as above)",
+  "pull-request": "Push the branch and open the session's pull request on the forge",
 };
+
+export const forgeWords: Record<ForgeKind | "none", string> = {
+  none: "None",
+  github: "GitHub",
+  gitlab: "GitLab (merge requests)",
+};
+
+/** The `forge` field of the PATCH body, or undefined when the forge did not change. */
+function forgeChange(
+  before: Project["forge"],
+  kind: ForgeKind | "none",
+  apiUrl: string,
+  token: string,
+): UpdateProjectBody["forge"] | undefined {
+  if (kind === "none") return before ? null : undefined;
+  const url = apiUrl.trim();
+  if (!token.trim() && before?.kind === kind && before.apiUrl === url) return undefined;
+  // Without a new token the server keeps the one it holds.
+  return { kind, apiUrl: url, ...(token.trim() ? { token: token.trim() } : {}) };
+}
 
 function sameAuthor(a: Project["commitAuthor"], b: Project["commitAuthor"]): boolean {
   return a?.name === b?.name && a?.email === b?.email;
@@ -43,6 +71,11 @@ export function ProjectSettings({
   const [delivery, setDelivery] = useState<DeliveryMode>(project.delivery);
   const [authorName, setAuthorName] = useState(project.commitAuthor?.name ?? "");
   const [authorEmail, setAuthorEmail] = useState(project.commitAuthor?.email ?? "");
+  const [forgeKind, setForgeKind] = useState<ForgeKind | "none">(project.forge?.kind ?? "none");
+  const [forgeUrl, setForgeUrl] = useState(project.forge?.apiUrl ?? "");
+  const [forgeToken, setForgeToken] = useState("");
+  // A stored token is never shown: the field appears only to replace it.
+  const [replacingToken, setReplacingToken] = useState(!project.forge?.hasToken);
   const [saving, setSaving] = useState(false);
   const [saved, setSaved] = useState(false);
   const [error, setError] = useState<unknown>(null);
@@ -56,6 +89,7 @@ export function ProjectSettings({
       authorName.trim() || authorEmail.trim()
         ? { name: authorName.trim(), email: authorEmail.trim() }
         : null;
+    const forge = forgeChange(project.forge, forgeKind, forgeUrl, forgeToken);
     try {
       await onSave({
         network,
@@ -65,8 +99,12 @@ export function ProjectSettings({
         ...(branchPrefix === project.branchPrefix ? {} : { branchPrefix: branchPrefix.trim() }),
         ...(delivery === project.delivery ? {} : { delivery }),
         ...(sameAuthor(author, project.commitAuthor) ? {} : { commitAuthor: author }),
+        ...(forge === undefined ? {} : { forge }),
       });
       setSaved(true);
+      setForgeToken("");
+      // A token just saved is never shown again.
+      if (forge?.token) setReplacingToken(false);
     } catch (caught) {
       setError(caught);
     } finally {
@@ -176,6 +214,88 @@ export function ProjectSettings({
           aria-label="Commit author email"
         />
       </label>
+      <label className="field">
+        <span>
+          Forge for pull requests: the drone opens each session's pull request through its API
+        </span>
+        <select
+          value={forgeKind}
+          onChange={(event) => {
+            const kind = event.target.value as ForgeKind | "none";
+            setForgeKind(kind);
+            // A new kind starts from its public service's API; a self-hosted one is typed over it.
+            if (kind !== "none" && kind !== forgeKind) setForgeUrl(DEFAULT_FORGE_API_URLS[kind]);
+            if (kind !== "none" && !project.forge?.hasToken) setReplacingToken(true);
+            setSaved(false);
+          }}
+          aria-label="Forge"
+        >
+          {(Object.keys(forgeWords) as Array<ForgeKind | "none">).map((kind) => (
+            <option key={kind} value={kind}>
+              {forgeWords[kind]}
+            </option>
+          ))}
+        </select>
+      </label>
+      {forgeKind === "none" ? (
+        project.forge ? (
+          <p className="muted small">The forge and its token are removed when you save.</p>
+        ) : null
+      ) : (
+        <>
+          <label className="field">
+            <span>Forge API URL (e.g. https://api.github.com, https://gitlab.com/api/v4)</span>
+            <input
+              value={forgeUrl}
+              onChange={(event) => {
+                setForgeUrl(event.target.value);
+                setSaved(false);
+              }}
+              aria-label="Forge API URL"
+            />
+          </label>
+          {replacingToken ? (
+            <label className="field">
+              <span>Forge token (may open pull requests; stored encrypted, never shown again)</span>
+              <input
+                type="password"
+                autoComplete="off"
+                value={forgeToken}
+                onChange={(event) => {
+                  setForgeToken(event.target.value);
+                  setSaved(false);
+                }}
+                aria-label="Forge token"
+              />
+            </label>
+          ) : (
+            <div className="field">
+              <span className="muted small" role="status" aria-label="Forge token">
+                Token set
+              </span>
+              <div className="form-actions">
+                <button
+                  type="button"
+                  className="button small"
+                  onClick={() => setReplacingToken(true)}
+                >
+                  Replace token
+                </button>
+                <button
+                  type="button"
+                  className="button small"
+                  onClick={() => {
+                    setForgeKind("none");
+                    setSaved(false);
+                  }}
+                >
+                  Remove forge
+                </button>
+              </div>
+            </div>
+          )}
+        </>
+      )}
       <ErrorNote error={error} title="Could not save the settings" />
       <div className="form-actions">
         {saved ? <span className="muted small">Saved; the next turn uses them.</span> : null}

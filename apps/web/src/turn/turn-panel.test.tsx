@@ -378,4 +378,39 @@ describe("TurnPanel", () => {
       `Branch ${branch} at 0123456 pushed to origin`,
     );
   });
+
+  it("links the session's pull request, and says why none was opened", () => {
+    const branch = "gadget/signup-64b000";
+    const url = "https://github.com/ada/app/pull/7";
+    const events = numbered([
+      ["delivery", { branch, commit: "0123456789abcdef", pushed: true, pullRequestUrl: url }],
+      ["done", { reason: "completed", passes: 1, totalCost: 0 }],
+    ]);
+    const { rerender } = render(
+      <TurnPanel
+        snapshot={snapshot(turnRecord({ status: "completed" }), events)}
+        actions={recordingActions().actions}
+      />,
+    );
+    expect(screen.getByRole("link", { name: "pull request" })).toHaveAttribute("href", url);
+    const refused = turnRecord({
+      status: "completed",
+      delivery: {
+        branch,
+        commit: "0123456789abcdef",
+        pushedAt: new Date(),
+        pullRequestUrl: null,
+        error: "GitHub refused the token (401) for ada/app",
+      },
+    });
+    rerender(
+      <TurnPanel snapshot={snapshot(refused, events)} actions={recordingActions().actions} />,
+    );
+    const line = screen.getByRole("status", { name: "Delivery" });
+    expect(line).toHaveTextContent(
+      `Branch ${branch} at 0123456 pushed to origin; GitHub refused the token (401) for ada/app`,
+    );
+    expect(line).toHaveClass("bad");
+    expect(screen.queryByRole("link", { name: "pull request" })).toBeNull();
+  });
 });

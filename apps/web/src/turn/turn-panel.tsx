@@ -69,9 +69,9 @@ function elapsedOf(turn: ChatTurn, view: TurnView, now: number): number | null {
 }
 
 /**
- * Where the turn's work went: the branch, its short commit, and pushed or why not (or only the
- * commit, when the project keeps work on the drone). The stored
- * turn wins over the live event: "Deliver now" updates it after the turn ended.
+ * Where the turn's work went: the branch, its short commit, pushed or why not, and the session's
+ * pull request (or only the commit, when the project keeps work on the drone). The stored turn
+ * wins over the live event: "Deliver now" updates it after the turn ended.
  */
 export function DeliveryLine({ turn, view }: { turn: ChatTurn; view: TurnView }) {
   const stored = turn.delivery;
@@ -81,9 +81,14 @@ export function DeliveryLine({ turn, view }: { turn: ChatTurn; view: TurnView })
         commit: stored.commit,
         pushed: stored.pushedAt !== null,
         error: stored.error,
+        pullRequestUrl: stored.pullRequestUrl,
       }
     : view.delivery
-      ? { ...view.delivery, error: view.delivery.error ?? null }
+      ? {
+          ...view.delivery,
+          error: view.delivery.error ?? null,
+          pullRequestUrl: view.delivery.pullRequestUrl ?? null,
+        }
       : null;
   if (!delivery) {
     // Delivery `workspace`: the commit stays on the drone, on the session's branch.
@@ -97,9 +102,14 @@ export function DeliveryLine({ turn, view }: { turn: ChatTurn; view: TurnView })
       </div>
     );
   }
+  // Only a forge's web address is a link: anything else is shown as text.
+  const pullRequestUrl =
+    delivery.pullRequestUrl && /^https?:\/\//.test(delivery.pullRequestUrl)
+      ? delivery.pullRequestUrl
+      : null;
   return (
     <div
-      className={`verification ${delivery.pushed ? "ok" : "bad"}`}
+      className={`verification ${delivery.pushed && !delivery.error ? "ok" : "bad"}`}
       role="status"
       aria-label="Delivery"
     >
@@ -111,6 +121,15 @@ export function DeliveryLine({ turn, view }: { turn: ChatTurn; view: TurnView })
         </>
       ) : null}
       {delivery.pushed ? " pushed to origin" : ` not pushed: ${delivery.error ?? "unknown reason"}`}
+      {pullRequestUrl ? (
+        <>
+          {"; "}
+          <a href={pullRequestUrl} target="_blank" rel="noreferrer">
+            pull request
+          </a>
+        </>
+      ) : null}
+      {delivery.pushed && delivery.error ? `; ${delivery.error}` : null}
     </div>
   );
 }

@@ -1,5 +1,5 @@
 // A chat session in a project: an ordered series of turns sharing a mode and approval policy.
-import type { ApprovalPolicy, IChatMessage, TurnMode } from "@gadget/protocol";
+import type { ApprovalPolicy, IChatMessage, PullRequestRef, TurnMode } from "@gadget/protocol";
 import { type Connection, Schema, type Types } from "mongoose";
 
 export interface ChatSessionDocument {
@@ -15,6 +15,8 @@ export interface ChatSessionDocument {
   rememberedTurns: Types.ObjectId[];
   /** The drone the session's latest turn went to: it holds the session's worktree. */
   drone?: Types.ObjectId | null;
+  /** The session's pull request once a turn opened it (delivery `pull-request`); later turns update it. */
+  pullRequest: PullRequestRef | null;
   createdAt: Date;
 }
 
@@ -28,6 +30,7 @@ export const chatSessionSchema = new Schema<ChatSessionDocument>(
     history: { type: Schema.Types.Mixed, default: () => [] },
     rememberedTurns: { type: [Schema.Types.ObjectId], default: () => [] },
     drone: { type: Schema.Types.ObjectId, default: null },
+    pullRequest: { type: Schema.Types.Mixed, default: null },
     createdAt: { type: Date, required: true, default: () => new Date() },
   },
   { versionKey: false },

@@ -1,6 +1,13 @@
 // A git project of a user; drones clone it into a workspace named by its slug.
-import type { CommitAuthor, DeliveryMode } from "@gadget/protocol";
+import type { CommitAuthor, DeliveryMode, ForgeKind } from "@gadget/protocol";
 import { type Connection, Schema, type Types } from "mongoose";
+
+/** The project's forge: its token sealed by the server's secret box, never stored in plain text. */
+export interface ProjectForgeDocument {
+  kind: ForgeKind;
+  apiUrl: string;
+  tokenEncrypted: string;
+}
 
 export interface ProjectDocument {
   _id: Types.ObjectId;
@@ -21,6 +28,8 @@ export interface ProjectDocument {
   delivery: DeliveryMode;
   /** The author of the turns' commits; null: the drone machine's git identity. */
   commitAuthor: CommitAuthor | null;
+  /** Where delivery `pull-request` opens the sessions' pull requests; null: nowhere. */
+  forge: ProjectForgeDocument | null;
   createdAt: Date;
 }
 
@@ -38,6 +47,13 @@ export const projectSchema = new Schema<ProjectDocument>(
     delivery: { type: String, enum: ["workspace", "branch", "pull-request"], default: "workspace" },
     commitAuthor: {
       type: new Schema<CommitAuthor>({ name: String, email: String }, { _id: false }),
+      default: null,
+    },
+    forge: {
+      type: new Schema<ProjectForgeDocument>(
+        { kind: String, apiUrl: String, tokenEncrypted: String },
+        { _id: false },
+      ),
       default: null,
     },
     createdAt: { type: Date, required: true, default: () => new Date() },

@@ -1,8 +1,9 @@
 // Projects (with a per-user unique slug naming the drone workspace) and their chat sessions.
-import { isDuplicateKeyError, type Models } from "@gadget/db";
+import { isDuplicateKeyError, type Models, type ProjectForgeDocument } from "@gadget/db";
 import {
   createProjectBodySchema,
   createSessionBodySchema,
+  type ForgeBody,
   parseOrThrow,
   slugify as slugifyName,
   UserError,
@@ -12,6 +13,7 @@ import type { FastifyPluginAsync } from "fastify";
 import { Types } from "mongoose";
 import { requireUser } from "../../auth/authenticate.ts";
 import type { SignIns } from "../../auth/sign-ins.ts";
+import type { SecretBox } from "../../crypto/secret-box.ts";
 import { ownedBy } from "../../owned.ts";
 import type { QuotaDependencies } from "../../quotas.ts";
 import { createWithinQuota } from "../../quotas.ts";
@@ -31,14 +33,33 @@ function dedupe(values: string[]): string[] {
 export interface ProjectRouteDependencies extends QuotaDependencies {
   models: Models;
   signIns: SignIns;
+  /** Seals forge tokens, as it seals provider keys. */
+  secretBox: SecretBox;
+}
+
+/**
+ * The forge to store: the token sealed, or the stored one kept when the body leaves it out.
+ * 400 when there is no token to keep.
+ */
+function storedForge(
+  secretBox: SecretBox,
+  body: ForgeBody,
+  before: ProjectForgeDocument | null | undefined,
+): ProjectForgeDocument {
+  const tokenEncrypted = body.token ? secretBox.seal(body.token) : before?.tokenEncrypted;
+  if (!tokenEncrypted) {
+    throw new UserError("validation_failed", "Invalid project: forge.token is required");
+  }
+  return { kind: body.kind, apiUrl: body.apiUrl, tokenEncrypted };
 }
 
 export function projectRoutes(dependencies: ProjectRouteDependencies): FastifyPluginAsync {
-  const { models } = dependencies;
+  const { models, secretBox } = dependencies;
   return async (app) => {
     app.post("/projects", async (request, reply) => {
       const userId = await requireUser(dependencies, request);
       const body = parseOrThrow(createProjectBodySchema, request.body, "project");
+      const forge = body.forge ? storedForge(secretBox, body.forge, null) : null;
       const base = slugify(body.name);
       const user = new Types.ObjectId(userId);
       const project = await createWithinQuota(
@@ -62,6 +83,7 @@ export function projectRoutes(dependencies: ProjectRouteDependencies): FastifyPl
                 ...(body.branchPrefix === undefined ? {} : { branchPrefix: body.branchPrefix }),
                 ...(body.delivery === undefined ? {} : { delivery: body.delivery }),
                 ...(body.commitAuthor ? { commitAuthor: body.commitAuthor } : {}),
+                ...(forge ? { forge } : {}),
               });
             } catch (error) {
               if (!isDuplicateKeyError(error)) throw error;
@@ -91,12 +113,20 @@ export function projectRoutes(dependencies: ProjectRouteDependencies): FastifyPl
       const userId = await requireUser(dependencies, request);
       const projectId = idParam(request.params, "id", "Project");
       const body = parseOrThrow(updateProjectBodySchema, request.body ?? {}, "project");
+      const owner = { _id: projectId, user: new Types.ObjectId(userId) };
+      // A forge without a token keeps the stored token: read it first.
+      const before =
+        body.forge && !body.forge.token
+          ? await models.Project.findOne(owner).select({ forge: 1 }).lean()
+          : undefined;
+      if (before === null) throw new UserError("not_found", "Project not found");
       const changes = {
         ...body,
         ...(body.allowedHosts ? { allowedHosts: dedupe(body.allowedHosts) } : {}),
+        ...(body.forge ? { forge: storedForge(secretBox, body.forge, before?.forge) } : {}),
       };
       const project = await models.Project.findOneAndUpdate(
-        { _id: projectId, user: new Types.ObjectId(userId) },
+        owner,
         { $set: changes },
         { returnDocument: "after" },
       ).lean();
