@@ -9,7 +9,7 @@ import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { pathToFileURL } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { startTestServer, uniqueName } from "@gadget/server/testing";
 import {
   processesWithArgument,
@@ -66,6 +66,11 @@ function git(cwd: string, ...args: string[]): void {
       GIT_COMMITTER_EMAIL: "ada@example.test",
     },
   });
+}
+
+/** What a git command prints, in `cwd`. */
+function gitOutput(cwd: string, ...args: string[]): string {
+  return execFileSync("git", args, { cwd, encoding: "utf8" });
 }
 
 /** A bare repository with a couple of files on `main`, the project's remote. */
@@ -490,41 +495,65 @@ describe("web IDE with a real drone", () => {
     await screenshot(page, "session-stopped");
   }, 150_000);
 
-  it("edits a file by hand into the drone's default-branch checkout, and shows a conflict when the drone's copy moved", async () => {
+  it("edits a file by hand into the session's worktree, shows a conflict when the drone's copy moved, and delivers it", async () => {
     await page.getByRole("link", { name: "Project", exact: true }).click();
     const tree = page.getByRole("navigation", { name: "Files" });
     await tree.getByRole("button", { name: "README.md" }).waitFor();
-    await tree.getByRole("button", { name: "src" }).click();
-    await tree.getByRole("button", { name: "add.ts" }).waitFor();
     await tree.getByRole("button", { name: "README.md" }).click();
-    // The file pages show the default branch; the session's work is on its own branch.
+    // The default branch is shown read-only; the session's work is on its own branch.
     const editor = page.locator(".cm-content");
     await editor.getByText("Adds numbers.").waitFor();
+    await page.getByText("read-only", { exact: true }).waitFor();
+    expect(await page.getByRole("button", { name: "Save", exact: true }).count()).toBe(0);
     await screenshot(page, "project");
 
+    await page.getByLabel("Files of").selectOption({ label: "session Document usage" });
+    await tree.getByRole("button", { name: "README.md" }).click();
+    await editor.getByText("## Usage").waitFor();
+    await tree.getByRole("button", { name: "src" }).click();
+    await tree.getByRole("button", { name: "add.ts" }).click();
+    await editor.getByText("return a + b;").waitFor();
     await editor.click();
     await page.keyboard.press("Control+End");
-    await page.keyboard.type("Edited by hand.\n");
+    await page.keyboard.type("// Edited by hand.\n");
     await page.getByRole("button", { name: "Save", exact: true }).click();
     await page.getByText("saved", { exact: true }).waitFor();
-    const onDisk = path.join(droneWorkspace, projectSlug, "README.md");
-    expect(await readFile(onDisk, "utf8")).toBe(`${readme}Edited by hand.\n`);
-    // The hand edit and the session's work never touch the same file on disk.
-    expect(await readFile(path.join(await sessionWorktree(), "README.md"), "utf8")).toBe(
-      approvedReadme,
+    const worktree = await sessionWorktree();
+    const onDisk = path.join(worktree, "src", "add.ts");
+    expect(await readFile(onDisk, "utf8")).toContain("// Edited by hand.\n");
+    // The default branch's checkout never takes a hand edit.
+    expect(await readFile(path.join(droneWorkspace, projectSlug, "src", "add.ts"), "utf8")).toBe(
+      "export function add(a: number, b: number): number {\n  return a + b;\n}\n",
     );
 
-    // The checkout changes behind the editor's back; saving over it is refused, not lost.
-    await writeFile(onDisk, "# Calculator\n\nRewritten on the drone.\n");
+    // The worktree changes behind the editor's back; saving over it is refused, not lost.
+    const theirs = "export const add = (a: number, b: number) => a + b;\n";
+    await writeFile(onDisk, theirs);
     await editor.click();
-    await page.keyboard.type("More by hand. ");
+    await page.keyboard.type("// More by hand.");
     await page.getByRole("button", { name: "Save", exact: true }).click();
     await page.getByText(/the drone's copy of/).waitFor();
-    expect(await readFile(onDisk, "utf8")).toBe("# Calculator\n\nRewritten on the drone.\n");
+    expect(await readFile(onDisk, "utf8")).toBe(theirs);
     await screenshot(page, "project-file-conflict");
     await page.getByRole("button", { name: /Load the drone's version/ }).click();
-    await editor.getByText("Rewritten on the drone.").waitFor();
-  }, 60_000);
+    await editor.getByText("export const add").waitFor();
+
+    // The session shows its branch with the hand edit uncommitted; Deliver now commits and pushes.
+    await page.goto(sessionUrl);
+    const branch = page.getByRole("status", { name: "Branch" });
+    await branch.getByText(/\d+ ahead · 0 behind main · uncommitted changes/).waitFor();
+    const branchName = (await branch.locator("code").textContent()) ?? "";
+    expect(branchName).toMatch(/^gadget\/document-usage-[0-9a-f]{6}$/);
+    await page.getByRole("button", { name: "Deliver now" }).click();
+    await page.getByText(`Pushed ${branchName}`, { exact: false }).waitFor({ timeout: 30_000 });
+    await branch.getByText(/\d+ ahead · 0 behind main$/).waitFor();
+    await screenshot(page, "session-delivered");
+    const remote = fileURLToPath(gitUrl);
+    expect(gitOutput(remote, "show", `${branchName}:src/add.ts`)).toBe(theirs);
+    expect(gitOutput(remote, "log", "-1", "--format=%s", branchName).trim()).toBe(
+      "Hand edits in Document usage",
+    );
+  }, 90_000);
 
   it("reverts a finished turn from its panel after asking, and shows it Reverted after a reload", async () => {
     await page.goto(sessionUrl);

@@ -19,6 +19,7 @@ import type {
   ProviderCheckResult,
   RegistrationTokenResponse,
   SessionDeliveryAnswer,
+  SessionDetail,
   SignIn,
   SignupBody,
   TurnEvent,
@@ -223,24 +224,29 @@ export class ApiClient {
   updateProject(projectId: string, body: UpdateProjectBody): Promise<{ project: Project }> {
     return this.request("PATCH", `/api/projects/${encodeURIComponent(projectId)}`, body);
   }
-  async listFiles(projectId: string, path: string): Promise<FileEntry[]> {
+  /** Files of the project's default branch, or of `sessionId`'s worktree. */
+  async listFiles(projectId: string, path: string, sessionId?: string): Promise<FileEntry[]> {
     const answer = await this.request<{ entries: FileEntry[] } | FileEntry[]>(
       "GET",
-      `/api/projects/${encodeURIComponent(projectId)}/files?path=${encodeURIComponent(path)}`,
+      `/api/projects/${encodeURIComponent(projectId)}/files?path=${encodeURIComponent(path)}${sessionQuery(sessionId)}`,
     );
     return Array.isArray(answer) ? answer : answer.entries;
   }
-  readFile(projectId: string, path: string): Promise<FileContent> {
+  readFile(projectId: string, path: string, sessionId?: string): Promise<FileContent> {
     return this.request(
       "GET",
-      `/api/projects/${encodeURIComponent(projectId)}/file?path=${encodeURIComponent(path)}`,
+      `/api/projects/${encodeURIComponent(projectId)}/file?path=${encodeURIComponent(path)}${sessionQuery(sessionId)}`,
     );
   }
+  /** Writes into `body.sessionId`'s worktree (the default branch's checkout is read-only). */
   writeFile(
     projectId: string,
-    body: { path: string; content: string; baseSha?: string },
+    body: { path: string; content: string; baseSha?: string; sessionId?: string },
   ): Promise<{ sha: string }> {
     return this.request("PUT", `/api/projects/${encodeURIComponent(projectId)}/file`, body);
+  }
+  getSession(sessionId: string): Promise<{ session: SessionDetail }> {
+    return this.request("GET", `/api/sessions/${encodeURIComponent(sessionId)}`);
   }
 
   // ---------- sessions and turns ----------
@@ -286,4 +292,9 @@ export class ApiClient {
       { approve },
     );
   }
+}
+
+/** `&session=<id>` for a session's worktree; nothing for the default branch. */
+function sessionQuery(sessionId: string | undefined): string {
+  return sessionId ? `&session=${encodeURIComponent(sessionId)}` : "";
 }

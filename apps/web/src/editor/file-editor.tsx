@@ -11,7 +11,8 @@ const CodeEditor = lazy(() => import("./code-editor.tsx"));
 export interface FileEditorProps {
   path: string;
   read: (path: string) => Promise<FileContent>;
-  write: (body: { path: string; content: string; baseSha?: string }) => Promise<{ sha: string }>;
+  /** Absent: the file is shown read-only (the project's default-branch checkout). */
+  write?: (body: { path: string; content: string; baseSha?: string }) => Promise<{ sha: string }>;
   onSaved?: (path: string) => void;
 }
 
@@ -55,6 +56,7 @@ export function FileEditor({ path, read, write, onSaved }: FileEditorProps) {
       setSaving(true);
       setSaveError(null);
       try {
+        if (!write) return;
         const { sha } = await write({ path, content: draft, ...(baseSha ? { baseSha } : {}) });
         setFile({ content: draft, sha });
         setConflict(false);
@@ -94,14 +96,18 @@ export function FileEditor({ path, read, write, onSaved }: FileEditorProps) {
         <button type="button" className="button small ghost" onClick={load} disabled={saving}>
           Reload
         </button>
-        <button
-          type="button"
-          className="button small primary"
-          onClick={() => save(file.sha)}
-          disabled={!dirty || saving || conflict}
-        >
-          {saving ? "Saving…" : "Save"}
-        </button>
+        {write ? (
+          <button
+            type="button"
+            className="button small primary"
+            onClick={() => save(file.sha)}
+            disabled={!dirty || saving || conflict}
+          >
+            {saving ? "Saving…" : "Save"}
+          </button>
+        ) : (
+          <span className="pill">read-only</span>
+        )}
       </div>
       {conflict ? (
         <div className="conflict" role="alert">
@@ -123,8 +129,9 @@ export function FileEditor({ path, read, write, onSaved }: FileEditorProps) {
           path={path}
           value={draft}
           onChange={setDraft}
+          readOnly={!write}
           onSave={() => {
-            if (dirty && !conflict) void save(file.sha);
+            if (write && dirty && !conflict) void save(file.sha);
           }}
           dark={isDarkTheme()}
         />

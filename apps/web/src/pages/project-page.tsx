@@ -124,11 +124,21 @@ export function ProjectPage({ projectId }: { projectId: string }) {
   );
   const [openPath, setOpenPath] = useState<string | null>(null);
   const [refreshKey, setRefreshKey] = useState(0);
-  const list = useCallback((path: string) => api.listFiles(projectId, path), [api, projectId]);
-  const read = useCallback((path: string) => api.readFile(projectId, path), [api, projectId]);
+  // Whose files: "" is the default branch's checkout (read-only), else a session's worktree.
+  const [filesOf, setFilesOf] = useState("");
+  const sessionId = filesOf || undefined;
+  const list = useCallback(
+    (path: string) => api.listFiles(projectId, path, sessionId),
+    [api, projectId, sessionId],
+  );
+  const read = useCallback(
+    (path: string) => api.readFile(projectId, path, sessionId),
+    [api, projectId, sessionId],
+  );
   const write = useCallback(
-    (body: { path: string; content: string; baseSha?: string }) => api.writeFile(projectId, body),
-    [api, projectId],
+    (body: { path: string; content: string; baseSha?: string }) =>
+      api.writeFile(projectId, { ...body, ...(sessionId ? { sessionId } : {}) }),
+    [api, projectId, sessionId],
   );
 
   return (
@@ -174,15 +184,43 @@ export function ProjectPage({ projectId }: { projectId: string }) {
               Refresh
             </button>
           </div>
-          <FileTree list={list} selected={openPath} onOpen={setOpenPath} refreshKey={refreshKey} />
+          <label className="files-of">
+            <span className="muted small">Files of</span>
+            <select
+              value={filesOf}
+              onChange={(event) => {
+                setFilesOf(event.target.value);
+                setOpenPath(null);
+              }}
+            >
+              <option value="">the default branch (read-only)</option>
+              {(sessions.data ?? []).map((session) => (
+                <option key={session._id} value={session._id}>
+                  session {session.name}
+                </option>
+              ))}
+            </select>
+          </label>
+          <FileTree
+            key={filesOf}
+            list={list}
+            selected={openPath}
+            onOpen={setOpenPath}
+            refreshKey={refreshKey}
+          />
         </aside>
         <section className="panel editor-panel">
           {openPath ? (
-            <FileEditor key={openPath} path={openPath} read={read} write={write} />
+            <FileEditor
+              key={`${filesOf}:${openPath}`}
+              path={openPath}
+              read={read}
+              {...(sessionId ? { write } : {})}
+            />
           ) : (
             <p className="empty">
-              Pick a file on the left to read or edit it. Files are read from the drone that holds
-              this project's workspace.
+              Pick a file on the left. The default branch is read-only; choose a session to edit its
+              worktree (its next turn, or Deliver now, commits your edits).
             </p>
           )}
         </section>

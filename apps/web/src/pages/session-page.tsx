@@ -1,5 +1,5 @@
 // A chat session: the conversation with a live panel per turn, the composer and the session chart.
-import type { ChatSession } from "@gadget/protocol";
+import { isFinalTurnStatus, type SessionDetail } from "@gadget/protocol";
 import { useEffect, useMemo, useRef, useState, useSyncExternalStore } from "react";
 import { Link } from "wouter";
 import { useApi } from "../app/auth.tsx";
@@ -83,13 +83,36 @@ function DeliverButton({
   );
 }
 
+/**
+ * The session's branch, and where its worktree stands on the drone holding it: commits ahead of
+ * and behind the default branch, and uncommitted changes (hand edits).
+ */
+export function BranchState({ session }: { session: SessionDetail }) {
+  if (!session.branch) return null;
+  const worktree = session.worktree;
+  const base = worktree?.base.replace(/^origin\//, "") || "the default branch";
+  return (
+    <span className="branch-state" role="status" aria-label="Branch">
+      <code>{session.branch}</code>{" "}
+      {worktree ? (
+        <span className="muted small">
+          {worktree.ahead} ahead · {worktree.behind} behind {base}
+          {worktree.dirty ? " · uncommitted changes" : ""}
+        </span>
+      ) : (
+        <span className="muted small">(its drone is offline)</span>
+      )}
+    </span>
+  );
+}
+
 function SessionHeader({
   projectId,
   session,
   onDelivered,
 }: {
   projectId: string;
-  session: ChatSession | undefined;
+  session: SessionDetail | undefined;
   onDelivered: (turnId: string) => void;
 }) {
   return (
@@ -105,6 +128,7 @@ function SessionHeader({
           <span className="pill">
             {session.approval === "on-write" ? "approve writes" : "auto approve"}
           </span>
+          <BranchState session={session} />
           <DeliverButton sessionId={session._id} onDelivered={onDelivered} />
         </>
       ) : null}
@@ -123,11 +147,8 @@ export function SessionPage({ projectId, sessionId }: { projectId: string; sessi
   const conversation = useRef<HTMLDivElement>(null);
 
   const session = useLoader(
-    () =>
-      api
-        .listSessions(projectId)
-        .then((answer) => answer.sessions.find((item) => item._id === sessionId)),
-    [api, projectId, sessionId],
+    () => api.getSession(sessionId).then((answer) => answer.session),
+    [api, sessionId],
   );
   const providers = useLoader(() => api.listProviders().then((answer) => answer.providers), [api]);
   const drones = useLoader(() => api.listDrones().then((answer) => answer.drones), [api]);
@@ -191,6 +212,13 @@ export function SessionPage({ projectId, sessionId }: { projectId: string; sessi
     following.current = true;
   }, [stores.length]);
 
+  // Each turn that ends moves the branch: read where the worktree stands again.
+  const ended = snapshots.filter((snapshot) => isFinalTurnStatus(snapshot.turn.status)).length;
+  const reloadSession = session.reload;
+  useEffect(() => {
+    if (ended > 0) reloadSession();
+  }, [ended, reloadSession]);
+
   const actionsFor = (store: TurnStore): TurnActions => ({
     cancel: () => api.cancelTurn(store.id),
     resume: async () => {
@@ -221,12 +249,13 @@ export function SessionPage({ projectId, sessionId }: { projectId: string; sessi
       <SessionHeader
         projectId={projectId}
         session={session.data}
-        onDelivered={(turnId) =>
+        onDelivered={(turnId) => {
+          session.reload();
           void api
             .getTurn(turnId)
             .then(({ turn }) => turns.upsert(turn))
-            .catch(() => undefined)
-        }
+            .catch(() => undefined);
+        }}
       />
       <ErrorNote
         error={session.error}
