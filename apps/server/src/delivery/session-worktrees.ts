@@ -73,6 +73,8 @@ export class SessionWorktrees {
         event: "session_worktree",
         request,
         preferred: lastDrone ? String(lastDrone) : null,
+        // A detail of the page, not worth a long wait (a drone too old to know the request is silent).
+        timeoutMs: Math.min(2_000, this.dependencies.config.droneRequestTimeoutMs),
         passOn: (error) => error.code === "not_found",
         parse: (result) => sessionWorktreeStateSchema.parse(result),
       });

@@ -31,6 +31,8 @@ export interface AskHolders<T> {
   preferred?: string | null | undefined;
   /** A refusal that means "not here": the next holder is asked (another may hold the worktree). */
   passOn?: (error: ApiErrorBody["error"]) => boolean;
+  /** How long each holder has to answer; default the server's `droneRequestTimeoutMs`. */
+  timeoutMs?: number;
   /** Checks the peer's answer before anyone uses it. */
   parse: (result: unknown) => T;
 }
@@ -57,7 +59,7 @@ export async function askHolders<T>(
       answers = (await dependencies
         .drones()
         .to(droneRoom(droneId))
-        .timeout(dependencies.config.droneRequestTimeoutMs)
+        .timeout(ask.timeoutMs ?? dependencies.config.droneRequestTimeoutMs)
         // biome-ignore lint/suspicious/noExplicitAny: one helper for every holder request
         .emitWithAck(ask.event, ask.request as any)) as Array<Ack<{ result: unknown }>>;
     } catch {
