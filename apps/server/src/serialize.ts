@@ -21,7 +21,13 @@ import type {
   Webhook,
   WebhookDelivery,
 } from "@gadget/protocol";
-import { DEFAULT_BRANCH_PREFIX, emptyTurnStats } from "@gadget/protocol";
+import {
+  compareVersions,
+  DEFAULT_BRANCH_PREFIX,
+  emptyTurnStats,
+  mergeLabels,
+  RELEASE_VERSION,
+} from "@gadget/protocol";
 import type { Presence } from "./drones/presence.ts";
 
 export function toUser(user: UserDocument): User {
@@ -45,7 +51,15 @@ export function toDrone(
     platform: (presence?.online ? presence.platform : null) ?? drone.platform ?? null,
     version: (presence?.online ? presence.version : null) ?? drone.version ?? null,
     sandbox: (drone.sandbox as Drone["sandbox"]) ?? null,
+    labels: mergeLabels(drone.labels ?? [], drone.systemLabels ?? []),
+    ephemeral: drone.ephemeral ?? false,
+    outdated: isOutdated((presence?.online ? presence.version : null) ?? drone.version ?? null),
   };
+}
+
+/** Whether a drone's version is older than this build's release (unknown: not said to be). */
+function isOutdated(version: string | null): boolean {
+  return version !== null && compareVersions(version, RELEASE_VERSION) < 0;
 }
 
 export function toProvider(provider: ProviderDocument): Provider {
@@ -87,6 +101,7 @@ export function toProject(project: ProjectDocument): Project {
           hasToken: Boolean(project.forge.tokenEncrypted),
         }
       : null,
+    requires: project.requires ?? [],
     createdAt: project.createdAt,
   };
 }
@@ -117,6 +132,7 @@ export function toTurn(turn: ChatTurnDocument): ChatTurn {
     error: turn.error ?? null,
     exitReason: turn.exitReason ?? null,
     limits: turn.limits ?? {},
+    requires: turn.requires ?? [],
     stats: { ...emptyTurnStats(), ...turn.stats },
     changes: (turn.changes ?? []).map((change) => ({ path: change.path, status: change.status })),
     branch: turn.branch ?? null,

@@ -7,6 +7,7 @@ import {
   DRONES_NAMESPACE,
   IDE_NAMESPACE,
   PROTOCOL_VERSION,
+  RELEASE_VERSION,
   SystemError,
 } from "@gadget/protocol";
 import { createAdapter } from "@socket.io/redis-adapter";
@@ -21,6 +22,7 @@ import { createSecretBox, type SecretBox } from "./crypto/secret-box.ts";
 import { SessionDelivery } from "./delivery/session-delivery.ts";
 import { SessionWorktrees } from "./delivery/session-worktrees.ts";
 import { Dispatcher } from "./dispatch/dispatcher.ts";
+import { labelWaits } from "./dispatch/label-waits.ts";
 import { PresenceStore } from "./drones/presence.ts";
 import { createHttpApp } from "./http/app.ts";
 import { Lifecycle } from "./lifecycle.ts";
@@ -29,6 +31,7 @@ import { OutboundPolicy } from "./outbound/outbound-policy.ts";
 import { ProviderChecks } from "./providers/provider-checks.ts";
 import { ProviderQuirks } from "./providers/provider-quirks.ts";
 import { Locks } from "./redis/locks.ts";
+import { publishDrone } from "./sockets/drone-updates.ts";
 import { attachDroneNamespace } from "./sockets/drones.ts";
 import { refusal } from "./sockets/edge.ts";
 import { attachIdeNamespace } from "./sockets/ide.ts";
@@ -145,6 +148,7 @@ export async function createGadgetServer(input: ServerConfig): Promise<GadgetSer
     models,
     connectedDrones: () => drones?.sockets.size ?? 0,
     liveSubscriptions: () => relay.size,
+    labelWaits: () => labelWaits({ models, presence }),
   });
   const health = new StorageHealth({
     logger,
@@ -303,6 +307,10 @@ export async function createGadgetServer(input: ServerConfig): Promise<GadgetSer
       webhooks,
       publicUrl: () => publicUrl,
       drones: dronesNamespace,
+      droneChanged: async (droneId, userId) => {
+        await publishDrone({ models, presence, ide: ideNamespace }, droneId);
+        await dispatcher.kickUser(userId);
+      },
     },
     turns,
   );
@@ -350,7 +358,7 @@ export async function createGadgetServer(input: ServerConfig): Promise<GadgetSer
       next(
         refusal(
           "protocol_mismatch",
-          `This server speaks protocol ${PROTOCOL_VERSION}; this drone is older. Upgrade gadget-drone`,
+          `This server speaks protocol ${PROTOCOL_VERSION}; this drone is older. Upgrade gadget-drone: npm install --global gadget-drone@${RELEASE_VERSION}`,
         ),
       ),
     );

@@ -20,6 +20,7 @@ import {
   forgeKindSchema,
   sessionWorktreeStateSchema,
 } from "./delivery.ts";
+import { droneLabelsSchema } from "./labels.ts";
 import { branchPrefixSchema } from "./session-branch.ts";
 
 const email = z
@@ -78,6 +79,8 @@ export const registerDroneBodySchema = z.object({
   platform: z.string().max(100).optional(),
   version: z.string().max(50).optional(),
   capacity: z.number().int().min(1).max(64).optional(),
+  /** `--label key=value` / `--label key`: what turns may require of this drone. */
+  labels: droneLabelsSchema.optional(),
 });
 export type RegisterDroneBody = z.infer<typeof registerDroneBodySchema>;
 
@@ -95,8 +98,41 @@ export const droneSchema = z.object({
   version: z.string().nullable(),
   /** What confines its commands, as it last reported; null before its first connection. */
   sandbox: sandboxInfoSchema.nullable(),
+  /** Its labels: the user's and the ones it adds about itself (`os`, `arch`, `sandbox`). */
+  labels: z.array(z.string()),
+  /** Started with `--ephemeral`: it takes one turn, then exits and is unregistered. */
+  ephemeral: z.boolean(),
+  /** Its version is older than the server's: it still works, but should be upgraded. */
+  outdated: z.boolean(),
 });
 export type Drone = z.infer<typeof droneSchema>;
+
+/** `PATCH /api/drones/:id`: its name or its labels (the automatic ones stay as it reports them). */
+export const updateDroneBodySchema = z
+  .object({
+    name: z.string().trim().min(1).max(100),
+    labels: droneLabelsSchema,
+  })
+  .partial()
+  .strict();
+export type UpdateDroneBody = z.infer<typeof updateDroneBodySchema>;
+
+/**
+ * `POST /api/drones/registration-tokens`: single use and 15 minutes by default; `reusable` for a
+ * fleet (any number of drones until it expires or is revoked), with labels every drone gets.
+ */
+export const createRegistrationTokenBodySchema = z
+  .object({
+    reusable: z.boolean().default(false),
+    expiresInHours: z
+      .number()
+      .positive()
+      .max(24 * 365)
+      .optional(),
+    labels: droneLabelsSchema.optional(),
+  })
+  .strict();
+export type CreateRegistrationTokenBody = z.infer<typeof createRegistrationTokenBodySchema>;
 
 export const registerDroneResponseSchema = z.object({ drone: droneSchema, credential: z.string() });
 export type RegisterDroneResponse = z.infer<typeof registerDroneResponseSchema>;
@@ -226,6 +262,8 @@ export const updateProjectBodySchema = z
     commitAuthor: commitAuthorSchema.nullable(),
     /** Where pull requests are opened, with a token (encrypted at rest, never returned); `null` removes it. */
     forge: forgeBodySchema.nullable(),
+    /** Labels a drone must have to run the project's turns (`key=value` or a bare `key`). */
+    requires: droneLabelsSchema,
   })
   .partial()
   .strict();
@@ -254,6 +292,7 @@ export const projectSchema = z.object({
   delivery: deliveryModeSchema,
   commitAuthor: commitAuthorSchema.nullable(),
   forge: projectForgeSchema.nullable(),
+  requires: z.array(z.string()),
   createdAt: dateSchema,
 });
 export type Project = z.infer<typeof projectSchema>;
@@ -292,6 +331,8 @@ export const createTurnBodySchema = z.object({
   providerId: z.string().min(1),
   droneId: z.string().min(1).optional(),
   limits: turnLimitsSchema.optional(),
+  /** Labels the drone must have, besides the project's `requires`. */
+  requires: droneLabelsSchema.optional(),
 });
 export type CreateTurnBody = z.infer<typeof createTurnBodySchema>;
 

@@ -13,6 +13,7 @@ import type {
 import type { ApiErrorBody } from "./errors.ts";
 import type { AgentEvent, TurnEvent } from "./events.ts";
 import { envelopedEventSchema } from "./events.ts";
+import { droneLabelsSchema } from "./labels.ts";
 import { storableIssue } from "./storable.ts";
 import type { ChatTurn, TurnWaiting } from "./turn.ts";
 import type { IWorkOrder } from "./work-order.ts";
@@ -53,6 +54,10 @@ export const droneHandshakeSchema = z.object({
   activeTurns: z.array(objectIdSchema).max(64).default([]),
   /** Project slugs whose workspace the drone holds, to prefer it for those projects. */
   workspaces: z.array(z.string()).max(1000).default([]),
+  /** The labels the drone adds about itself (`os`, `arch`, `sandbox`), as of this start. */
+  labels: droneLabelsSchema.default([]),
+  /** `start --ephemeral`: takes one turn, sees it through and exits; unregistered after. */
+  ephemeral: z.boolean().default(false),
 });
 export type DroneHandshake = z.infer<typeof droneHandshakeSchema>;
 

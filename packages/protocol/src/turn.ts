@@ -76,6 +76,8 @@ export const chatTurnSchema = z.object({
   error: z.object({ code: z.string(), message: z.string() }).nullable(),
   exitReason: exitReasonSchema.nullable(),
   limits: turnLimitsSchema.optional(),
+  /** Labels its drone must have (the turn's own; the project's `requires` apply too). */
+  requires: z.array(z.string()).optional(),
   stats: turnStatsSchema,
   changes: z.array(fileChangeSchema),
   /** The session's branch the turn worked on, once it committed (null before, or for older turns). */

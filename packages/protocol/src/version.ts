@@ -11,3 +11,18 @@ export const PROTOCOL_VERSION = 3;
 export function isCompatibleProtocol(version: number): boolean {
   return version === PROTOCOL_VERSION;
 }
+
+/** The release the server and gadget-drone of this build belong to (their package versions). */
+export const RELEASE_VERSION = "0.1.0";
+
+/** Compares two `major.minor.patch` versions numerically (anything after a `-` is ignored). */
+export function compareVersions(a: string, b: string): number {
+  const parts = (version: string) =>
+    (version.split("-")[0] ?? "").split(".").map((part) => Number.parseInt(part, 10) || 0);
+  const [left, right] = [parts(a), parts(b)];
+  for (let index = 0; index < Math.max(left.length, right.length); index++) {
+    const difference = (left[index] ?? 0) - (right[index] ?? 0);
+    if (difference !== 0) return Math.sign(difference);
+  }
+  return 0;
+}

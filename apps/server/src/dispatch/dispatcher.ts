@@ -7,7 +7,7 @@
 // finished turns and a periodic sweep enqueue it again.
 import type { ChatTurnDocument, Models } from "@gadget/db";
 import type { Logger } from "@gadget/logging";
-import { type Ack, type IWorkOrder, toGadgetError } from "@gadget/protocol";
+import { type Ack, type IWorkOrder, labelsMatch, toGadgetError } from "@gadget/protocol";
 import { Queue, Worker } from "bullmq";
 import { Redis } from "ioredis";
 import { Types } from "mongoose";
@@ -58,7 +58,7 @@ export interface HandOff {
 
 /** What one attempt under the turn's lock came to. */
 type Attempt =
-  | { kind: "none" }
+  | { kind: "none"; waitingFor?: string[] }
   | { kind: "stale" }
   | { kind: "failed"; error: unknown }
   | { kind: "sent"; droneId: string; turn: ChatTurnDocument; answer: Promise<Ack | undefined> };
@@ -224,7 +224,10 @@ export class Dispatcher {
     const declined = new Set<string>();
     while (this.dependencies.lifecycle.accepting) {
       const attempt = await this.attempt(turnId, refs, declined);
-      if (attempt.kind === "none") return null;
+      if (attempt.kind === "none") {
+        if (attempt.waitingFor) await this.sayWaiting(turnId, attempt.waitingFor);
+        return null;
+      }
       if (attempt.kind === "stale") continue;
       if (attempt.kind === "failed") {
         await this.fail(turnId, attempt.error);
@@ -272,11 +275,14 @@ export class Dispatcher {
       } catch (error) {
         return { kind: "failed", error };
       }
-      const claim = await this.claim(
-        turnId,
-        this.candidates(drones, parts.value, declined),
-        handOff ? turn.lastSeq : undefined,
-      );
+      const requires = [
+        ...new Set([...(parts.value.project.requires ?? []), ...(turn.requires ?? [])]),
+      ];
+      const candidates = this.candidates(drones, parts.value, declined, requires);
+      // No online drone has the labels: the turn waits, and says for what (once).
+      if (candidates.length === 0 && requires.length > 0)
+        return { kind: "none", waitingFor: requires };
+      const claim = await this.claim(turnId, candidates, handOff ? turn.lastSeq : undefined);
       if (claim === "stale") return { kind: "stale" };
       if (!claim) return { kind: "none" };
       const { droneId, seq, name } = claim;
@@ -317,6 +323,8 @@ export class Dispatcher {
         );
       }
       const held = drones.find((item) => item.droneId === droneId)?.presence ?? null;
+      // Its one turn: no other goes to it, on any server.
+      if (held?.ephemeral) await this.dependencies.presence.markSpent(droneId);
       const answer = this.send(droneId, { ...order, nextSeq: seq + 1 }, held);
       return { kind: "sent", droneId, turn: outcome.turn, answer };
     });
@@ -330,11 +338,15 @@ export class Dispatcher {
     drones: Array<{ droneId: string; presence: Presence }>,
     parts: OrderParts,
     declined: ReadonlySet<string>,
+    requires: readonly string[],
   ): Candidate[] {
     const candidates: Candidate[] = [];
     const sessionDrone = parts.session.drone ? String(parts.session.drone) : null;
     for (const { droneId, presence } of drones) {
       if (!presence.online || declined.has(droneId)) continue;
+      // An ephemeral drone takes one turn; one without the labels takes none of this kind.
+      if (presence.ephemeral && presence.spent) continue;
+      if (requires.length > 0 && !labelsMatch(presence.labels, requires)) continue;
       candidates.push({
         droneId,
         capacity: presence.capacity ?? 1,
@@ -458,6 +470,25 @@ export class Dispatcher {
           },
         ],
         set: { status: "queued", drone: null, leaseExpiresAt: null },
+      };
+    });
+  }
+
+  /** A `status` event naming the labels a queued turn waits for, unless it said so already. */
+  private async sayWaiting(turnId: string, requires: string[]): Promise<void> {
+    const key = requires.join(", ");
+    await this.dependencies.store.mutate(turnId, (turn) => {
+      if (turn.status !== "queued" || turn.waitingForLabels === key) return null;
+      return {
+        events: [
+          {
+            type: "status",
+            data: {
+              message: `Waiting for a drone with ${requires.length === 1 ? "label" : "labels"} ${key}: no online drone of yours has ${requires.length === 1 ? "it" : "them all"}`,
+            },
+          },
+        ],
+        set: { waitingForLabels: key },
       };
     });
   }

@@ -19,6 +19,12 @@ export interface Presence {
   workspaces: string[];
   /** The turns the drone said it runs in its last heartbeat (the sweeper spares their leases). */
   runningTurns: string[];
+  /** Its labels (the user's and its own), which dispatch matches turns' requirements against. */
+  labels: string[];
+  /** `start --ephemeral`: it takes one turn. */
+  ephemeral: boolean;
+  /** An ephemeral drone that took its turn. */
+  spent: boolean;
 }
 
 export interface PresenceConnect {
@@ -31,6 +37,8 @@ export interface PresenceConnect {
   platform?: string | null;
   version?: string | null;
   workspaces: string[];
+  labels: string[];
+  ephemeral?: boolean;
 }
 
 // Updates only while the socket still holds the drone, so a late heartbeat or disconnect of an
@@ -61,6 +69,10 @@ for _, id in ipairs(ids) do
 end
 return out`;
 
+// Only a record that exists (an offline drone's labels are read from its document at connect).
+const relabelScript = `if redis.call("exists", KEYS[1]) == 1 then
+  redis.call("hset", KEYS[1], "labels", ARGV[1]) return 1 end return 0`;
+
 /** How long a revoked drone's tombstone stays (longer than any connection or heartbeat in flight). */
 const tombstoneSeconds = 7 * 24 * 60 * 60;
 
@@ -78,6 +90,7 @@ export class PresenceStore {
       leave: luaScript(redis, "gadgetPresenceLeave", leaveScript),
       connect: luaScript(redis, "gadgetPresenceConnect", connectScript),
       ofUser: luaScript(redis, "gadgetPresenceOfUser", ofUserScript),
+      relabel: luaScript(redis, "gadgetPresenceRelabel", relabelScript),
     };
   }
 
@@ -105,6 +118,8 @@ export class PresenceStore {
       platform: connect.platform ?? "",
       version: connect.version ?? "",
       workspaces: JSON.stringify(connect.workspaces),
+      labels: JSON.stringify(connect.labels),
+      ephemeral: connect.ephemeral ? "1" : "",
     };
     const written = await this.scripts.connect(
       [this.key(droneId), this.onlineKey(connect.userId), this.tombstoneKey(droneId)],
@@ -112,6 +127,16 @@ export class PresenceStore {
       ...Object.entries(fields).flat(),
     );
     return written === 1;
+  }
+
+  /** New labels for a drone that may be online (its user edited them); nothing when it is not. */
+  async relabel(droneId: string, labels: string[]): Promise<void> {
+    await this.scripts.relabel([this.key(droneId)], JSON.stringify(labels));
+  }
+
+  /** An ephemeral drone took its one turn: dispatch passes it over from now on. */
+  async markSpent(droneId: string): Promise<void> {
+    await this.redis.hset(this.key(droneId), "spent", "1");
   }
 
   /** Drones of a user that may be online (check each with read()). */
@@ -195,6 +220,9 @@ export class PresenceStore {
       version: record.version || null,
       workspaces: record.workspaces ? (JSON.parse(record.workspaces) as string[]) : [],
       runningTurns: record.runningTurns ? (JSON.parse(record.runningTurns) as string[]) : [],
+      labels: record.labels ? (JSON.parse(record.labels) as string[]) : [],
+      ephemeral: record.ephemeral === "1",
+      spent: record.spent === "1",
     };
   }
 }

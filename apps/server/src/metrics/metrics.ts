@@ -12,6 +12,8 @@ export function createMetrics(options: {
   models: Models;
   connectedDrones: () => number;
   liveSubscriptions: () => number;
+  /** Queued turns waiting for drone labels, and the matching drones online (label-waits.ts). */
+  labelWaits: () => Promise<Array<{ requires: string; queued: number; matchingOnline: number }>>;
 }) {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: "gadget_process_" });
@@ -44,6 +46,34 @@ export function createMetrics(options: {
       ]);
       this.set({ state: "queued" }, queued);
       this.set({ state: "running" }, running);
+    },
+  });
+  const waits = () => options.labelWaits();
+  let latest: Promise<Awaited<ReturnType<typeof waits>>> | null = null;
+  // Both gauges read one computation per scrape.
+  const sharedWaits = () => {
+    latest ??= waits().finally(() => setTimeout(() => (latest = null), 1_000).unref());
+    return latest;
+  };
+  new Gauge({
+    name: "gadget_turns_waiting_for_labels",
+    help: "Queued turns that no online drone can take, by the labels they require",
+    labelNames: ["requires"],
+    registers: [registry],
+    async collect() {
+      this.reset();
+      for (const wait of await sharedWaits()) this.set({ requires: wait.requires }, wait.queued);
+    },
+  });
+  new Gauge({
+    name: "gadget_drones_matching_waiting_turns",
+    help: "Online drones (of the waiting turns' users) having the labels queued turns require",
+    labelNames: ["requires"],
+    registers: [registry],
+    async collect() {
+      this.reset();
+      for (const wait of await sharedWaits())
+        this.set({ requires: wait.requires }, wait.matchingOnline);
     },
   });
   return {

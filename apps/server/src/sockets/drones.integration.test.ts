@@ -1,5 +1,5 @@
 // Drone registration, handshake refusals, presence and revocation over real HTTP and Socket.IO.
-import { PROTOCOL_VERSION } from "@gadget/protocol";
+import { PROTOCOL_VERSION, RELEASE_VERSION } from "@gadget/protocol";
 import { describe, expect, it } from "vitest";
 import { ApiClient, IdeClient, registerDrone, signup, waitFor } from "../testing/api-client.ts";
 import { DroneRefused, ScriptedDrone } from "../testing/scripted-drone.ts";
@@ -130,7 +130,9 @@ describe("drone connections", () => {
     expect(wrong).toMatchObject({ code: "unauthorized" });
     const old = await attempt({ protocolVersion: PROTOCOL_VERSION + 1 });
     expect(old).toMatchObject({ code: "protocol_mismatch" });
-    expect(old?.message).toMatch(/protocol/);
+    // It names the version to install, so the operator knows what to do.
+    expect(old?.message).toContain(`Install gadget-drone ${RELEASE_VERSION}`);
+    expect(old?.message).toContain(`npm install --global gadget-drone@${RELEASE_VERSION}`);
   });
 
   it("revocation kicks a connected drone at once and refuses it afterwards", async () => {

@@ -8,7 +8,9 @@ import {
   droneHandshakeSchema,
   heartbeatSchema,
   isCompatibleProtocol,
+  mergeLabels,
   PROTOCOL_VERSION,
+  RELEASE_VERSION,
   turnCheckpointSchema,
   turnEventBatchSchema,
 } from "@gadget/protocol";
@@ -52,21 +54,31 @@ export function attachDroneNamespace(
   const { models, logger, presence, config, turns, ingest } = dependencies;
 
   drones.use((socket, next) => {
+    // The version first: an older drone's handshake may not parse as this build's does.
+    const claimed = (socket.handshake.auth ?? {}) as {
+      protocolVersion?: unknown;
+      version?: unknown;
+    };
+    if (
+      typeof claimed.protocolVersion === "number" &&
+      !isCompatibleProtocol(claimed.protocolVersion)
+    ) {
+      const version =
+        typeof claimed.version === "string" ? claimed.version.slice(0, 50) : "unknown";
+      next(
+        refusal(
+          "protocol_mismatch",
+          `This server speaks protocol ${PROTOCOL_VERSION}; gadget-drone ${version} speaks protocol ${claimed.protocolVersion}. Install gadget-drone ${RELEASE_VERSION} (npm install --global gadget-drone@${RELEASE_VERSION}), or a server of its release`,
+        ),
+      );
+      return;
+    }
     const parsed = droneHandshakeSchema.safeParse(socket.handshake.auth);
     if (!parsed.success) {
       next(refusal("validation_failed", "Handshake needs {droneId, credential, protocolVersion}"));
       return;
     }
     const auth = parsed.data;
-    if (!isCompatibleProtocol(auth.protocolVersion)) {
-      next(
-        refusal(
-          "protocol_mismatch",
-          `This server speaks protocol ${PROTOCOL_VERSION}; the drone speaks ${auth.protocolVersion}. Upgrade gadget-drone (or the server)`,
-        ),
-      );
-      return;
-    }
     if (!dependencies.lifecycle.accepting) {
       next(refusal("unavailable", "Server is shutting down; connect to another one"));
       return;
@@ -114,6 +126,8 @@ export function attachDroneNamespace(
           platform: auth.platform ?? drone.platform,
           version: auth.version ?? drone.version,
           sandbox: auth.sandbox,
+          systemLabels: auth.labels,
+          ephemeral: auth.ephemeral,
         };
         const unchanged =
           details.capacity === drone.capacity &&
@@ -122,6 +136,8 @@ export function attachDroneNamespace(
           details.version === drone.version &&
           JSON.stringify(details.sandbox) === JSON.stringify(drone.sandbox) &&
           JSON.stringify(details.workspaces) === JSON.stringify(drone.workspaces) &&
+          JSON.stringify(details.systemLabels) === JSON.stringify(drone.systemLabels ?? []) &&
+          details.ephemeral === (drone.ephemeral ?? false) &&
           Date.now() - (drone.lastSeenAt?.getTime() ?? 0) < 60_000;
         // Live presence is in Redis; the document changes only when the drone's details do.
         if (!unchanged) {
@@ -141,6 +157,8 @@ export function attachDroneNamespace(
             platform: details.platform,
             version: details.version,
             workspaces: auth.workspaces,
+            labels: mergeLabels(drone.labels ?? [], auth.labels),
+            ephemeral: auth.ephemeral,
           }),
           // Dispatch counts used slots in Redis; fill them from the document if Redis lost them.
           dependencies.dispatcher.slots.load(droneId, (drone.activeTurns ?? []).map(String)),
@@ -229,7 +247,9 @@ export function attachDroneNamespace(
           // Not the holder any more (presence expired or was lost with Redis): this socket takes
           // it again, unless the drone was revoked (the tombstone, or the document if Redis lost it).
           if (!current) {
-            const drone = await models.Drone.findById(droneId).select({ revokedAt: 1 }).lean();
+            const drone = await models.Drone.findById(droneId)
+              .select({ revokedAt: 1, labels: 1 })
+              .lean();
             if (!drone || drone.revokedAt) {
               socket.disconnect(true);
               return { cancelledTurns: [] };
@@ -244,6 +264,8 @@ export function attachDroneNamespace(
               platform: auth.platform ?? null,
               version: auth.version ?? null,
               workspaces: beat.workspaces ?? auth.workspaces,
+              labels: mergeLabels(drone.labels ?? [], auth.labels),
+              ephemeral: auth.ephemeral,
             });
             if (!online) {
               socket.disconnect(true);

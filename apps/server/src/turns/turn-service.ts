@@ -107,6 +107,7 @@ export class TurnService {
       prompt: body.prompt,
       status: "queued",
       limits: body.limits ?? {},
+      requires: body.requires ?? [],
       lastSeq: 1,
       createdAt: now,
       queuedAt: now,

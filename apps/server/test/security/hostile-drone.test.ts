@@ -163,6 +163,7 @@ describe("finding 10: a revoked drone never comes back", () => {
       serverId: fixture.server.context.config.serverId,
       socketId: "late-socket",
       capacity: 1,
+      labels: [],
       workspaces: [],
     });
     expect(revived).toBe(false);

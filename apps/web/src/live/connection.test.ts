@@ -163,6 +163,9 @@ describe("IdeConnection", () => {
         platform: null,
         version: "1.0.0",
         sandbox: null,
+        labels: [],
+        ephemeral: false,
+        outdated: false,
       },
     });
     await waitFor(() => names.length === 1, "the drone update");

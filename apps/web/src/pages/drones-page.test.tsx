@@ -17,6 +17,9 @@ const laptop: Drone = {
   platform: "linux",
   version: "0.1.0",
   sandbox: { kind: "bubblewrap", version: "0.8.0", network: "isolated" },
+  labels: [],
+  ephemeral: false,
+  outdated: false,
 };
 const server: Drone = {
   ...laptop,
@@ -26,6 +29,9 @@ const server: Drone = {
   activeTurns: 0,
   lastSeenAt: new Date(Date.now() - 3 * 3600_000),
   sandbox: { kind: "none", version: null, network: "host" },
+  labels: [],
+  ephemeral: false,
+  outdated: false,
 };
 
 describe("drones", () => {

@@ -38,6 +38,9 @@ const drones: Drone[] = [
     platform: null,
     version: null,
     sandbox: null,
+    labels: [],
+    ephemeral: false,
+    outdated: false,
   },
 ];
 

@@ -42,6 +42,10 @@ export interface ChatTurnDocument {
   error: { code: string; message: string } | null;
   exitReason: ExitReason | null;
   limits: TurnLimits;
+  /** Labels its drone must have, as the turn asked (the project's `requires` apply too). */
+  requires: string[];
+  /** The requirements the last "waiting for a drone with labels" status named (said once). */
+  waitingForLabels: string | null;
   stats: TurnStats;
   changes: FileChange[];
   /** The session's branch the turn worked on (from its `commit` event); null before it committed. */
@@ -101,6 +105,8 @@ export const chatTurnSchema = new Schema<ChatTurnDocument>(
     error: { type: Schema.Types.Mixed, default: null },
     exitReason: { type: String, default: null },
     limits: { type: Schema.Types.Mixed, default: () => ({}) },
+    requires: { type: [String], default: [] },
+    waitingForLabels: { type: String, default: null },
     stats: { type: statsSchema, default: () => ({}) },
     changes: {
       type: [new Schema<FileChange>({ path: String, status: String }, { _id: false })],

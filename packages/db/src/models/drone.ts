@@ -17,13 +17,22 @@ export interface DroneDocument {
   workspaces: string[];
   /** When the drone last connected or disconnected (live presence is kept in Redis by the server). */
   lastSeenAt: Date | null;
-  /** The registration token this drone was created with; unique, which makes tokens single use. */
+  /**
+   * The registration token this drone was created with; unique, which makes tokens single use (a
+   * reusable token's drones add `/<their id>`).
+   */
   registrationToken: string;
   /**
    * Turns this drone holds (dispatched, processing, awaiting approval): its used capacity. Kept on the
    * drone so dispatch reads it by _id; the server adds under a per-user lock and repairs drift.
    */
   activeTurns: Types.ObjectId[];
+  /** The user's labels (`gpu`, `region=eu`), from registration or `PATCH /api/drones/:id`. */
+  labels: string[];
+  /** The labels the drone adds about itself (`os`, `arch`, `sandbox`), as of its last connection. */
+  systemLabels: string[];
+  /** Started with `--ephemeral`: one turn, then it is revoked. */
+  ephemeral: boolean;
   /** Set by `DELETE /api/drones/:id`; a revoked drone never connects again. */
   revokedAt: Date | null;
   createdAt: Date;
@@ -49,6 +58,9 @@ export const droneSchema = new Schema<DroneDocument>(
     lastSeenAt: { type: Date, default: null },
     registrationToken: { type: String, required: true, ref: "RegistrationToken" },
     activeTurns: { type: [Schema.Types.ObjectId], default: [] },
+    labels: { type: [String], default: [] },
+    systemLabels: { type: [String], default: [] },
+    ephemeral: { type: Boolean, default: false },
     revokedAt: { type: Date, default: null },
     createdAt: { type: Date, required: true, default: () => new Date() },
   },

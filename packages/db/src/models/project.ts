@@ -30,6 +30,8 @@ export interface ProjectDocument {
   commitAuthor: CommitAuthor | null;
   /** Where delivery `pull-request` opens the sessions' pull requests; null: nowhere. */
   forge: ProjectForgeDocument | null;
+  /** Labels a drone must have to run the project's turns. */
+  requires: string[];
   createdAt: Date;
 }
 
@@ -56,6 +58,7 @@ export const projectSchema = new Schema<ProjectDocument>(
       ),
       default: null,
     },
+    requires: { type: [String], default: [] },
     createdAt: { type: Date, required: true, default: () => new Date() },
   },
   { versionKey: false },

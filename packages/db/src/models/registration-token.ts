@@ -12,8 +12,13 @@ export interface RegistrationTokenDocument {
   expiresAt: Date;
   /** Set atomically when the token is exchanged for a drone credential. */
   usedAt: Date | null;
-  /** The drone this token registered. */
+  /** The drone this token registered (the latest one, for a reusable token). */
   drone: Types.ObjectId | null;
+  /** Registers any number of drones until it expires or is revoked (a fleet's autoscaler). */
+  reusable: boolean;
+  /** Labels every drone registered with it gets. */
+  labels: string[];
+  revokedAt: Date | null;
   createdAt: Date;
 }
 
@@ -25,6 +30,9 @@ export const registrationTokenSchema = new Schema<RegistrationTokenDocument>(
     expiresAt: { type: Date, required: true },
     usedAt: { type: Date, default: null },
     drone: { type: Schema.Types.ObjectId, default: null, ref: "Drone" },
+    reusable: { type: Boolean, default: false },
+    labels: { type: [String], default: [] },
+    revokedAt: { type: Date, default: null },
     createdAt: { type: Date, required: true, default: () => new Date() },
   },
   { versionKey: false },

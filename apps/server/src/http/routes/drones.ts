@@ -1,7 +1,15 @@
 // Drone registration (single-use 15-minute tokens → a long-lived credential shown once),
 // the fleet list with presence, and revocation (disconnects the drone at once, anywhere).
 import { type DroneDocument, isDuplicateKeyError, type Models } from "@gadget/db";
-import { parseOrThrow, registerDroneBodySchema, UserError } from "@gadget/protocol";
+import {
+  automaticLabelKeys,
+  createRegistrationTokenBodySchema,
+  mergeLabels,
+  parseOrThrow,
+  registerDroneBodySchema,
+  UserError,
+  updateDroneBodySchema,
+} from "@gadget/protocol";
 import type { FastifyPluginAsync } from "fastify";
 import { Types } from "mongoose";
 import { bearerToken, requireUser } from "../../auth/authenticate.ts";
@@ -33,6 +41,31 @@ export interface DroneRouteDependencies extends QuotaDependencies {
   publicUrl: () => string;
   /** The drones' namespace (a getter: it exists only once the HTTP server is built). */
   drones: () => DronesNamespace;
+  /** A drone's name or labels changed: browsers hear of it, and waiting turns may start. */
+  droneChanged: (droneId: string, userId: string) => Promise<void>;
+}
+
+/** A user's labels never set an automatic key: the drone says those about itself. */
+function userLabels(labels: readonly string[]): string[] {
+  const automatic = new Set<string>(automaticLabelKeys);
+  return [...new Set(labels.filter((label) => !automatic.has(label.split("=")[0] ?? "")))];
+}
+
+/** A registration token as listed: its id is the token's hash; the token is never shown again. */
+function toRegistrationToken(token: {
+  _id: string;
+  reusable?: boolean;
+  labels?: string[];
+  expiresAt: Date;
+  createdAt?: Date;
+}) {
+  return {
+    _id: token._id,
+    reusable: token.reusable ?? false,
+    labels: token.labels ?? [],
+    expiresAt: token.expiresAt,
+    ...(token.createdAt ? { createdAt: token.createdAt } : {}),
+  };
 }
 
 export function droneRoutes(
@@ -43,8 +76,18 @@ export function droneRoutes(
   return async (app) => {
     app.post("/drones/registration-tokens", async (request, reply) => {
       const userId = await requireUser(dependencies, request);
+      const body = parseOrThrow(
+        createRegistrationTokenBodySchema,
+        request.body ?? {},
+        "registration token",
+      );
       const token = randomSecret("gdr");
-      const expiresAt = new Date(Date.now() + config.registrationTokenTtlMs);
+      const expiresAt = new Date(
+        Date.now() +
+          (body.expiresInHours === undefined
+            ? config.registrationTokenTtlMs
+            : body.expiresInHours * 3_600_000),
+      );
       const tokenHash = sha256(token);
       await createWithinQuota(
         dependencies,
@@ -57,10 +100,52 @@ export function droneRoutes(
             expiresAt: { $gt: new Date() },
           }),
         () =>
-          models.RegistrationToken.create({ _id: tokenHash, user: userId, tokenHash, expiresAt }),
+          models.RegistrationToken.create({
+            _id: tokenHash,
+            user: userId,
+            tokenHash,
+            expiresAt,
+            reusable: body.reusable,
+            labels: userLabels(body.labels ?? []),
+          }),
       );
       const command = `gadget-drone register --server ${shellQuote(dependencies.publicUrl())} --token ${token}`;
-      reply.status(201).send({ token, expiresAt, command });
+      // The token itself is shown this once; its id (the hash) lists and revokes it.
+      reply.status(201).send({
+        token,
+        expiresAt,
+        command,
+        registrationToken: toRegistrationToken({ _id: tokenHash, ...body, expiresAt }),
+      });
+    });
+
+    /** The user's reusable tokens still in force (a fleet's), never the tokens themselves. */
+    app.get("/drones/registration-tokens", async (request) => {
+      const userId = await requireUser(dependencies, request);
+      const tokens = await models.RegistrationToken.find({
+        user: new Types.ObjectId(userId),
+        reusable: true,
+        revokedAt: null,
+        expiresAt: { $gt: new Date() },
+      })
+        .sort({ createdAt: -1 })
+        .limit(100)
+        .lean();
+      return { registrationTokens: tokens.map(toRegistrationToken) };
+    });
+
+    /** Revokes a registration token: no drone registers with it any more (registered ones stay). */
+    app.delete("/drones/registration-tokens/:id", async (request, reply) => {
+      const userId = await requireUser(dependencies, request);
+      const id = String((request.params as { id?: unknown }).id ?? "");
+      const revoked = /^[0-9a-f]{64}$/.test(id)
+        ? await models.RegistrationToken.updateOne(
+            { _id: id, user: new Types.ObjectId(userId), revokedAt: null },
+            { $set: { revokedAt: new Date() } },
+          )
+        : null;
+      if (!revoked?.matchedCount) throw new UserError("not_found", "Registration token not found");
+      reply.status(204).send();
     });
 
     app.post("/drones/register", async (request, reply) => {
@@ -76,12 +161,20 @@ export function droneRoutes(
         "Registration token is invalid, expired or already used: create a new one",
       );
       const registration = await models.RegistrationToken.findById(sha256(body.token)).lean();
-      if (!registration || registration.usedAt || registration.expiresAt.getTime() <= Date.now()) {
+      if (
+        !registration ||
+        registration.revokedAt ||
+        (registration.usedAt && !registration.reusable) ||
+        registration.expiresAt.getTime() <= Date.now()
+      ) {
         throw invalid;
       }
       const credential = randomSecret("gdc");
-      // The unique index on registrationToken makes the token single use even under a race.
+      const droneId = new Types.ObjectId();
+      // The unique index on registrationToken makes a token single use even under a race; each
+      // drone of a reusable token has its own value.
       const drone = await models.Drone.create({
+        _id: droneId,
         user: registration.user,
         name: body.name,
         credentialHash: sha256(credential),
@@ -89,7 +182,10 @@ export function droneRoutes(
         platform: body.platform ?? null,
         version: body.version ?? null,
         capacity: body.capacity ?? 1,
-        registrationToken: registration._id,
+        labels: userLabels([...(registration.labels ?? []), ...(body.labels ?? [])]),
+        registrationToken: registration.reusable
+          ? `${registration._id}/${droneId}`
+          : registration._id,
       }).catch((error: unknown) => {
         if (isDuplicateKeyError(error)) throw invalid;
         throw error;
@@ -100,6 +196,32 @@ export function droneRoutes(
       );
       const [view] = await viewDrones(dependencies, [drone.toObject() as DroneDocument]);
       reply.status(201).send({ drone: view, credential });
+    });
+
+    /** Renames a drone or sets its labels; turns waiting for those labels may start now. */
+    app.patch("/drones/:id", async (request) => {
+      const userId = await requireUser(dependencies, request);
+      const droneId = idParam(request.params, "id", "Drone");
+      const body = parseOrThrow(updateDroneBodySchema, request.body ?? {}, "drone");
+      const changes = {
+        ...(body.name === undefined ? {} : { name: body.name }),
+        ...(body.labels === undefined ? {} : { labels: userLabels(body.labels) }),
+      };
+      const drone = await models.Drone.findOneAndUpdate(
+        { _id: droneId, user: new Types.ObjectId(userId), revokedAt: null },
+        { $set: changes },
+        { returnDocument: "after" },
+      ).lean<DroneDocument>();
+      if (!drone) throw new UserError("not_found", "Drone not found");
+      if (body.labels !== undefined) {
+        await dependencies.presence.relabel(
+          String(drone._id),
+          mergeLabels(drone.labels ?? [], drone.systemLabels ?? []),
+        );
+      }
+      await dependencies.droneChanged(String(drone._id), userId);
+      const [view] = await viewDrones(dependencies, [drone]);
+      return { drone: view };
     });
 
     app.get("/drones", async (request) => {

@@ -83,6 +83,7 @@ export function projectRoutes(dependencies: ProjectRouteDependencies): FastifyPl
                 ...(body.branchPrefix === undefined ? {} : { branchPrefix: body.branchPrefix }),
                 ...(body.delivery === undefined ? {} : { delivery: body.delivery }),
                 ...(body.commitAuthor ? { commitAuthor: body.commitAuthor } : {}),
+                ...(body.requires ? { requires: body.requires } : {}),
                 ...(forge ? { forge } : {}),
               });
             } catch (error) {
