@@ -99,6 +99,8 @@ export class ActivityStore {
 
   /** Reads the live turns and the first page of finished ones. */
   async load(): Promise<void> {
+    // A page's effect may dispose and load the same store again (React's strict mode does).
+    this.disposed = false;
     try {
       const [live, finished] = await Promise.all([this.readLive(), this.readFinished(null)]);
       if (this.disposed) return;
@@ -148,10 +150,11 @@ export class ActivityStore {
     this.publish({});
   }
 
+  /** Stops reading in new turns (load() starts again). */
   dispose(): void {
     this.disposed = true;
     if (this.refreshTimer) clearTimeout(this.refreshTimer);
-    this.listeners.clear();
+    this.refreshTimer = null;
   }
 
   /** A turn_updates record: the row takes its status, stats, changes and times. */

@@ -88,7 +88,8 @@ function Where({ turn }: { turn: ActivityTurn }) {
 function LiveDetail({ turn, now }: { turn: ActivityTurn; now: number }) {
   const activity = turn.activity;
   const started = timeOf(turn.startedAt);
-  const elapsed = started === null ? null : formatElapsed(now - started);
+  // `now` ticks every second; a row that changed between ticks reads the clock itself.
+  const elapsed = started === null ? null : formatElapsed(Math.max(now, Date.now()) - started);
   if (turn.status === "queued") {
     return <span className="activity-detail">{turn.queuedReason ?? "Waiting for a drone"}</span>;
   }
@@ -189,9 +190,7 @@ const LiveRow = memo(function LiveRow({
 }) {
   return (
     <li className="activity-row" data-turn-id={turn._id} data-status={turn.status}>
-      <span className={`pill activity-status status-${turn.status}`}>
-        {statusLabels[turn.status]}
-      </span>
+      <span className={`pill activity-status is-${turn.status}`}>{statusLabels[turn.status]}</span>
       <div className="activity-main">
         <Where turn={turn} />
         <span className="activity-prompt">{turn.prompt}</span>
@@ -229,7 +228,7 @@ const FinishedRow = memo(function FinishedRow({ turn }: { turn: ActivityTurn }) 
   return (
     <li className="activity-row" data-turn-id={turn._id} data-status={turn.status}>
       <span
-        className={`pill activity-status status-${guarded ? "guarded" : turn.status}`}
+        className={`pill activity-status is-${guarded ? "guarded" : turn.status}`}
         title={turn.error?.message}
       >
         {outcomeOf(turn)}
