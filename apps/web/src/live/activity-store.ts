@@ -130,9 +130,17 @@ export class ActivityStore {
   attach(connection: IdeConnection): () => void {
     const stopTurns = connection.onTurn((turn) => this.applyTurn(turn));
     const stopActivity = connection.subscribeActivity((activity) => this.applyActivity(activity));
+    // Notices have no replay: what changed while the socket was away is read again.
+    let connectedBefore = connection.state === "connected";
+    const stopState = connection.onState((state) => {
+      if (state !== "connected") return;
+      if (connectedBefore && !this.disposed) void this.load();
+      connectedBefore = true;
+    });
     return () => {
       stopTurns();
       stopActivity();
+      stopState();
     };
   }
 
