@@ -1,4 +1,5 @@
 // @gadget/protocol: everything that crosses a process boundary, as zod schemas and inferred types.
+export * from "./activity.ts";
 export * from "./api.ts";
 export * from "./chat.ts";
 export * from "./common.ts";

@@ -1,15 +1,18 @@
 import { describe, expect, it } from "vitest";
 import {
+  activityCursor,
   agentEventSchema,
   createTurnBodySchema,
   createWebhookBodySchema,
   fieldIssues,
   PROTOCOL_VERSION,
+  parseActivityCursor,
   parseOrThrow,
   splitThinking,
   subscribeSchema,
   turnEventBatchSchema,
   turnEventSchema,
+  turnListQuerySchema,
   UserError,
   withThinking,
   workOrderSchema,
@@ -148,6 +151,34 @@ describe("REST and socket payloads", () => {
     expect(subscribeSchema.safeParse({ turnId }).success).toBe(true);
     expect(subscribeSchema.safeParse({}).success).toBe(false);
     expect(subscribeSchema.safeParse({ turnId, sessionId: turnId }).success).toBe(false);
+    expect(subscribeSchema.safeParse({ activity: true }).success).toBe(true);
+    expect(subscribeSchema.safeParse({ activity: true, turnId }).success).toBe(false);
+    expect(subscribeSchema.safeParse({ activity: false }).success).toBe(false);
+  });
+
+  it("reads the activity list's filters and cursor, and refuses unknown statuses", () => {
+    const parsed = turnListQuerySchema.parse({
+      status: "processing, awaiting_approval",
+      project: turnId,
+      limit: "20",
+    });
+    expect(parsed).toEqual({
+      status: ["processing", "awaiting_approval"],
+      project: turnId,
+      limit: 20,
+    });
+    expect(pathsOf(turnListQuerySchema, { status: "running" })).toEqual(["status.0"]);
+    expect(pathsOf(turnListQuerySchema, { status: "" })).toEqual(["status.0"]);
+    expect(pathsOf(turnListQuerySchema, { cursor: "yesterday", limit: 0 }).sort()).toEqual([
+      "cursor",
+      "limit",
+    ]);
+    const cursor = activityCursor({ createdAt: new Date(1_700_000_000_123), _id: turnId });
+    expect(turnListQuerySchema.parse({ cursor }).cursor).toBe(cursor);
+    expect(parseActivityCursor(cursor)).toEqual({
+      createdAt: new Date(1_700_000_000_123),
+      id: turnId,
+    });
   });
 
   it("takes a webhook of http(s) URL and known events, each named once", () => {

@@ -1,5 +1,6 @@
 // Typed Socket.IO event maps for the /drones and /ide namespaces, with a schema behind each payload.
 import { z } from "zod";
+import type { TurnActivity } from "./activity.ts";
 import type { Drone, ProviderCheckRequest, ProviderCheckResult } from "./api.ts";
 import { fileContentSchema, fileEntrySchema } from "./api.ts";
 import { turnMessageSchema } from "./chat.ts";
@@ -259,12 +260,20 @@ export const subscribeSchema = z
   .object({
     turnId: objectIdSchema.optional(),
     sessionId: objectIdSchema.optional(),
+    /**
+     * `true`: what every turn of the user is doing (`turn_activity` notices), from now on; the
+     * Activity page reads the rest over REST.
+     */
+    activity: z.literal(true).optional(),
     /** Receive only events with a larger seq (per turn); 0 replays everything. */
     after: z.number().int().nonnegative().default(0),
   })
-  .refine((value) => Boolean(value.turnId) !== Boolean(value.sessionId), {
-    message: "give exactly one of turnId or sessionId",
-  });
+  .refine(
+    (value) =>
+      [value.turnId, value.sessionId, value.activity].filter((given) => given !== undefined)
+        .length === 1,
+    { message: "give exactly one of turnId, sessionId or activity" },
+  );
 export type Subscribe = z.infer<typeof subscribeSchema>;
 
 /** One event of a turn, as a browser handles it. */
@@ -290,6 +299,8 @@ export interface IdeServerToClientEvents {
   /** Turns of the user that changed, a few at a time (throttled; soon after a status change). */
   turn_updates: (message: { turns: ChatTurn[] }) => void;
   drone_update: (message: { drone: Drone }) => void;
+  /** What the user's running turns do now (pass, tool, approvals), to an activity subscription. */
+  turn_activity: (message: { activity: TurnActivity[] }) => void;
   /** A turn's events wait on an outage of the database or Redis (`waiting`), or no longer (null). */
   turn_waiting: (message: { turnId: string; waiting: TurnWaiting | null }) => void;
 }

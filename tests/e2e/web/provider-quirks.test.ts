@@ -86,7 +86,7 @@ describe("a provider's quirks in the web IDE", () => {
     await page.getByLabel("Email").fill(`ada-${Date.now()}@example.test`);
     await page.getByLabel("Password").fill("correct horse battery");
     await page.getByRole("button", { name: "Sign up" }).click();
-    await page.getByText("No projects yet.").waitFor();
+    await page.getByText(/No turns yet/).waitFor();
     token = (await page.evaluate(() => localStorage.getItem("gadget.token"))) ?? "";
 
     await page.getByRole("link", { name: "Providers" }).click();

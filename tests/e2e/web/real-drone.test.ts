@@ -209,14 +209,16 @@ afterEach(async (context) => {
 });
 
 describe("web IDE with a real drone", () => {
-  it("signs up in the browser", async () => {
+  it("signs up in the browser and lands on Activity", async () => {
     await page.goto(`${link.url}/signup`);
     await page.getByLabel("Name").fill("Ada");
     await page.getByLabel("Email").fill(`ada-${Date.now()}@example.test`);
     await page.getByLabel("Password").fill("correct horse battery");
     await page.getByRole("button", { name: "Sign up" }).click();
-    await page.getByText("No projects yet.").waitFor();
-    expect(new URL(page.url()).pathname).toBe("/projects");
+    // Home is Activity: nothing has run yet.
+    await page.getByRole("heading", { name: "Activity" }).waitFor();
+    await page.getByText(/No turns yet/).waitFor();
+    expect(new URL(page.url()).pathname).toBe("/");
   });
 
   it("registers and starts gadget-drone from the displayed command; it appears online without a reload", async () => {

@@ -6,6 +6,7 @@ import Fastify, { type FastifyInstance } from "fastify";
 import type { ResolvedConfig } from "../config.ts";
 import { type StorageHealth, unavailableError } from "../storage/health.ts";
 import type { TurnService } from "../turns/turn-service.ts";
+import { type ActivityRouteDependencies, activityRoutes } from "./routes/activity.ts";
 import { type AuthRouteDependencies, authRoutes } from "./routes/auth.ts";
 import { type DeliveryRouteDependencies, deliveryRoutes } from "./routes/deliveries.ts";
 import { type DroneRouteDependencies, droneRoutes } from "./routes/drones.ts";
@@ -59,7 +60,8 @@ declare module "fastify" {
 }
 
 /** What the routes use, each route naming its own part. */
-export type HttpDependencies = HealthRouteDependencies &
+export type HttpDependencies = ActivityRouteDependencies &
+  HealthRouteDependencies &
   AuthRouteDependencies &
   DeliveryRouteDependencies &
   DroneRouteDependencies &
@@ -149,6 +151,7 @@ export function createHttpApp(dependencies: HttpDependencies, turns: TurnService
   app.register(droneRoutes(dependencies, turns), { prefix: "/api" });
   app.register(providerRoutes(dependencies), { prefix: "/api" });
   app.register(projectRoutes(dependencies), { prefix: "/api" });
+  app.register(activityRoutes(dependencies), { prefix: "/api" });
   app.register(turnRoutes(dependencies, turns), { prefix: "/api" });
   app.register(fileRoutes(dependencies), { prefix: "/api" });
   app.register(deliveryRoutes(dependencies), { prefix: "/api" });

@@ -1,12 +1,13 @@
 // The /ide namespace: browsers and scripts authenticate with a user token, get turn and drone
-// updates of their user, and subscribe to turns or sessions with a seq cursor (catch-up, then live).
+// updates of their user, and subscribe to turns or sessions with a seq cursor (catch-up, then live),
+// or to what all their turns are doing (`activity`, live only).
 
 import type { Models } from "@gadget/db";
 import type { Logger } from "@gadget/logging";
 import { ideHandshakeSchema, subscribeSchema, UserError } from "@gadget/protocol";
 import type { SignIns } from "../auth/sign-ins.ts";
 import { ownedBy } from "../owned.ts";
-import type { LiveRelay, LiveSubscription } from "../turns/live-relay.ts";
+import type { ActivityWatch, LiveRelay, LiveSubscription } from "../turns/live-relay.ts";
 import { handle, refusal } from "./edge.ts";
 import { type IdeNamespace, tokenRoom, userRoom } from "./rooms.ts";
 
@@ -49,6 +50,8 @@ export function attachIdeNamespace(ide: IdeNamespace, dependencies: IdeSocketDep
     const { userId, tokenHash } = socket.data;
     socket.join([userRoom(userId), tokenRoom(tokenHash)]);
     const subscriptions = new Map<string, LiveSubscription>();
+    /** The user's activity subscription: one per socket, however often it is asked for. */
+    let activity: ActivityWatch | null = null;
     // Subscribes still reading the database, by key: a later subscribe or an unsubscribe of the
     // same key replaces the entry, and a subscribe that finds itself replaced (or its socket gone)
     // subscribes to nothing, so no order of calls leaves a subscription nobody can close.
@@ -68,6 +71,12 @@ export function attachIdeNamespace(ide: IdeNamespace, dependencies: IdeSocketDep
     socket.on(
       "subscribe",
       handle(logger, subscribeSchema, "subscription", async (request) => {
+        if (request.activity) {
+          activity ??= relay.watchActivity(userId, (notices) =>
+            socket.emit("turn_activity", { activity: notices }),
+          );
+          return {};
+        }
         const key = keyOf(request);
         checkRoom(key);
         const mine = Symbol(key);
@@ -116,6 +125,11 @@ export function attachIdeNamespace(ide: IdeNamespace, dependencies: IdeSocketDep
     socket.on(
       "unsubscribe",
       handle(logger, subscribeSchema, "subscription", async (request) => {
+        if (request.activity) {
+          activity?.close();
+          activity = null;
+          return {};
+        }
         const key = keyOf(request);
         pending.delete(key);
         subscriptions.get(key)?.close();
@@ -125,6 +139,8 @@ export function attachIdeNamespace(ide: IdeNamespace, dependencies: IdeSocketDep
     );
 
     socket.on("disconnect", () => {
+      activity?.close();
+      activity = null;
       for (const subscription of subscriptions.values()) subscription.close();
       subscriptions.clear();
       pending.clear();

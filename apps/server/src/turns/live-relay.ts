@@ -6,10 +6,11 @@
 import { randomUUID } from "node:crypto";
 import type { Models } from "@gadget/db";
 import type { Logger } from "@gadget/logging";
-import type { TurnEvent, TurnEventsMessage } from "@gadget/protocol";
+import type { TurnActivity, TurnEvent, TurnEventsMessage } from "@gadget/protocol";
 import type { Redis } from "ioredis";
 import { Types } from "mongoose";
 import { toEvent } from "../serialize.ts";
+import { activityOf } from "./turn-activity.ts";
 
 /** What one stored batch looks like on the channel. */
 export interface LiveBatch {
@@ -135,10 +136,48 @@ export class LiveSubscription {
   }
 }
 
+/**
+ * A user's activity subscription: what each of their turns is doing, folded from the batches this
+ * process relays (every process sees every batch on the channel, so nothing more crosses Redis).
+ * The notices of one tick go out as one message.
+ */
+export class ActivityWatch {
+  private pending: TurnActivity[] = [];
+  private scheduled = false;
+  private closed = false;
+
+  constructor(
+    private readonly relay: LiveRelay,
+    readonly userId: string,
+    private readonly sink: (activity: TurnActivity[]) => void,
+  ) {}
+
+  push(notice: TurnActivity): void {
+    if (this.closed) return;
+    this.pending.push(notice);
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      const activity = this.pending;
+      this.pending = [];
+      if (!this.closed && activity.length > 0) this.sink(activity);
+    });
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.pending = [];
+    this.relay.removeActivity(this);
+  }
+}
+
 /** Publishes stored batches and feeds them to this process's subscriptions. */
 export class LiveRelay {
   private readonly byTurn = new Map<string, Set<LiveSubscription>>();
   private readonly bySession = new Map<string, Set<LiveSubscription>>();
+  private readonly byUser = new Map<string, Set<ActivityWatch>>();
   /** Batches published in this tick, sent as one message. */
   private outgoing: LiveBatch[] = [];
   private sending: Promise<void> | null = null;
@@ -205,9 +244,32 @@ export class LiveRelay {
     return subscription;
   }
 
+  /**
+   * Follows what every turn of `userId` is doing: `sink` gets a notice per turn whose stored
+   * events changed its pass, tool or approvals, from now on (no catch-up: the list is read over
+   * REST).
+   */
+  watchActivity(userId: string, sink: (activity: TurnActivity[]) => void): ActivityWatch {
+    const watch = new ActivityWatch(this, userId, sink);
+    let set = this.byUser.get(userId);
+    if (!set) {
+      set = new Set();
+      this.byUser.set(userId, set);
+    }
+    set.add(watch);
+    return watch;
+  }
+
+  removeActivity(watch: ActivityWatch): void {
+    const set = this.byUser.get(watch.userId);
+    set?.delete(watch);
+    if (set?.size === 0) this.byUser.delete(watch.userId);
+  }
+
   /** How many subscriptions this process holds. */
   get size(): number {
     let count = 0;
+    for (const set of this.byUser.values()) count += set.size;
     for (const set of this.byTurn.values()) count += set.size;
     for (const set of this.bySession.values()) count += set.size;
     return count;
@@ -225,6 +287,13 @@ export class LiveRelay {
   private deliver(batch: LiveBatch): void {
     for (const subscription of this.byTurn.get(batch.turnId) ?? []) subscription.push(batch);
     for (const subscription of this.bySession.get(batch.sessionId) ?? []) subscription.push(batch);
+    // Per batch with nobody watching its user: one map lookup. Otherwise one look at each event.
+    const watches = this.byUser.get(batch.userId);
+    if (!watches) return;
+    const change = activityOf(batch.events);
+    if (!change) return;
+    const notice: TurnActivity = { turnId: batch.turnId, sessionId: batch.sessionId, ...change };
+    for (const watch of watches) watch.push(notice);
   }
 
   async sessionTurnIds(sessionId: string): Promise<string[]> {

@@ -23,7 +23,10 @@ import type {
   SignIn,
   SignupBody,
   TurnEvent,
+  TurnListAnswer,
   TurnRevertAnswer,
+  TurnStatus,
+  TurnSummary,
   UpdateProjectBody,
   User,
   Webhook,
@@ -52,6 +55,15 @@ export const EVENTS_PAGE = 1000;
 
 /** Page size when reading a list route (the server's maximum): most lists fit in one request. */
 export const LIST_PAGE = 500;
+
+/** The filters and page of `GET /api/turns`. */
+export interface ActivityQuery {
+  status?: readonly TurnStatus[];
+  project?: string;
+  drone?: string;
+  cursor?: string;
+  limit?: number;
+}
 
 /** One page of a list route: the items under their own key, and where the next page starts. */
 type ListPage<Key extends string, Item> = { [K in Key]: Item[] } & { nextCursor?: string | null };
@@ -265,6 +277,21 @@ export class ApiClient {
   /** Commits the session worktree's uncommitted changes and pushes its branch now. */
   deliverSession(sessionId: string): Promise<{ delivery: SessionDeliveryAnswer }> {
     return this.request("POST", `/api/sessions/${encodeURIComponent(sessionId)}/deliver`, {});
+  }
+  /** One page of the user's turns across projects, newest first (the Activity page). */
+  listActivity(query: ActivityQuery = {}): Promise<TurnListAnswer> {
+    const search = new URLSearchParams();
+    if (query.status && query.status.length > 0) search.set("status", query.status.join(","));
+    if (query.project) search.set("project", query.project);
+    if (query.drone) search.set("drone", query.drone);
+    if (query.cursor) search.set("cursor", query.cursor);
+    if (query.limit) search.set("limit", String(query.limit));
+    const text = search.toString();
+    return this.request("GET", `/api/turns${text ? `?${text}` : ""}`);
+  }
+  /** How many of the user's turns run, wait on them, or wait for a drone. */
+  turnSummary(): Promise<TurnSummary> {
+    return this.request("GET", "/api/turns/summary");
   }
   getTurn(turnId: string): Promise<{ turn: ChatTurn }> {
     return this.request("GET", `/api/turns/${encodeURIComponent(turnId)}`);

@@ -1,4 +1,4 @@
-// The app shell: the login gate, errors in words, landing on the projects page after login, logging
+// The app shell: the login gate, errors in words, landing on the Activity page after login, logging
 // out on the server too, and signing up with an invite link.
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -69,6 +69,14 @@ beforeAll(async () => {
           return;
         }
         response.end(JSON.stringify({ token: "token-1", user: adaUser() }));
+        return;
+      }
+      if (path === "/api/turns/summary") {
+        response.end(JSON.stringify({ running: 0, awaitingApproval: 0, queued: 0 }));
+        return;
+      }
+      if (path === "/api/turns" || path === "/api/drones") {
+        response.end(JSON.stringify({ turns: [], drones: [], nextCursor: null }));
         return;
       }
       if (path === "/api/projects") {
@@ -143,11 +151,12 @@ describe("App", () => {
     );
   });
 
-  it("logs in, lands on the projects page, and logs out again, ending the token on the server", async () => {
+  it("logs in, lands on the Activity page, and logs out again, ending the token on the server", async () => {
     render(<App baseUrl={baseUrl} />);
     await logIn("correct horse");
-    expect(await screen.findByText("calculator")).toBeInTheDocument();
-    expect(window.location.pathname).toBe("/projects");
+    expect(await screen.findByRole("heading", { name: "Activity" })).toBeInTheDocument();
+    expect(await screen.findByText(/No turns yet/)).toBeInTheDocument();
+    expect(window.location.pathname).toBe("/");
     expect(localStorage.getItem("gadget.token")).toBe("token-1");
     await userEvent.click(screen.getByRole("button", { name: "Log out" }));
     expect(await screen.findByRole("heading", { name: "Log in" })).toBeInTheDocument();
@@ -184,7 +193,7 @@ describe("App", () => {
     await userEvent.type(screen.getByLabelText("Email"), "grace@example.test");
     await userEvent.type(screen.getByLabelText(/^Password/), "correct horse battery");
     await userEvent.click(screen.getByRole("button", { name: "Sign up" }));
-    expect(await screen.findByText("calculator")).toBeInTheDocument();
+    expect(await screen.findByRole("heading", { name: "Activity" })).toBeInTheDocument();
     const signup = seen.find((request) => request.path === "/api/auth/signup");
     expect(JSON.parse(signup?.body ?? "{}")).toEqual({
       email: "grace@example.test",

@@ -1,8 +1,10 @@
 // The web IDE's shell: login gate, top bar, connection banner and the routes of every page.
-import { type ReactNode, Suspense } from "react";
+import { type ReactNode, Suspense, useCallback } from "react";
 import { Link, Redirect, Route, Switch, useLocation } from "wouter";
 import { ConnectionBanner } from "../components/connection-banner.tsx";
+import { summaryLabel } from "../live/turn-summary.ts";
 import { AccountPage } from "../pages/account-page.tsx";
+import { ActivityPage } from "../pages/activity-page.tsx";
 import { AuthPage } from "../pages/auth-page.tsx";
 import { DronesPage } from "../pages/drones-page.tsx";
 import { ProjectPage } from "../pages/project-page.tsx";
@@ -14,10 +16,11 @@ import { AuthProvider, LOGIN_ENDED, useAuth } from "./auth.tsx";
 import { ErrorBoundary } from "./error-boundary.tsx";
 import { LiveProvider, useConnectionState } from "./live.tsx";
 import { type ThemeChoice, useTheme } from "./theme.ts";
+import { TurnSummaryProvider, useTurnSummary } from "./turn-summary.tsx";
 
 function NavLink({ href, title, children }: { href: string; title?: string; children: ReactNode }) {
   const [location] = useLocation();
-  const active = location === href || location.startsWith(`${href}/`);
+  const active = location === href || (href !== "/" && location.startsWith(`${href}/`));
   return (
     <Link href={href} title={title} className={active ? "nav-link active" : "nav-link"}>
       {children}
@@ -31,16 +34,33 @@ const nextTheme: Record<ThemeChoice, ThemeChoice> = {
   light: "system",
 };
 
+/** "2 running · 1 needs you", linking to Activity; nothing while no turn is live. */
+function TurnCounts() {
+  const summary = useTurnSummary();
+  const label = summaryLabel(summary);
+  if (!label) return null;
+  return (
+    <Link
+      href="/"
+      className={summary.awaitingApproval > 0 ? "turn-counts needs-you" : "turn-counts"}
+      aria-label={`Your turns: ${label}`}
+    >
+      {label}
+    </Link>
+  );
+}
+
 function TopBar() {
   const { user, signOut } = useAuth();
   const [theme, setTheme] = useTheme();
   return (
     <header className="top-bar">
-      <Link href="/projects" className="brand">
+      <Link href="/" className="brand">
         <span className="brand-mark" aria-hidden="true" />
         Gadget Code
       </Link>
       <nav>
+        <NavLink href="/">Activity</NavLink>
         <NavLink href="/projects">Projects</NavLink>
         <NavLink href="/drones">Drones</NavLink>
         <NavLink href="/providers">Providers</NavLink>
@@ -49,6 +69,7 @@ function TopBar() {
         </NavLink>
       </nav>
       <span className="spacer" />
+      <TurnCounts />
       <button
         type="button"
         className="button ghost small"
@@ -69,6 +90,16 @@ function TopBar() {
 
 function SignedIn() {
   const state = useConnectionState();
+  const [, navigate] = useLocation();
+  const openActivity = useCallback(() => navigate("/"), [navigate]);
+  return (
+    <TurnSummaryProvider onOpenActivity={openActivity}>
+      <Shell state={state} />
+    </TurnSummaryProvider>
+  );
+}
+
+function Shell({ state }: { state: ReturnType<typeof useConnectionState> }) {
   return (
     <div className="shell">
       <div className="sticky-head">
@@ -79,14 +110,15 @@ function SignedIn() {
         <ErrorBoundary>
           <Suspense fallback={<p className="page muted">Loading…</p>}>
             <Switch>
-              <Route path="/">
-                <Redirect to="/projects" />
+              <Route path="/" component={ActivityPage} />
+              <Route path="/activity">
+                <Redirect to="/" />
               </Route>
               <Route path="/login">
-                <Redirect to="/projects" />
+                <Redirect to="/" />
               </Route>
               <Route path="/signup">
-                <Redirect to="/projects" />
+                <Redirect to="/" />
               </Route>
               <Route path="/projects" component={ProjectsPage} />
               <Route path="/projects/:projectId/sessions/:sessionId">

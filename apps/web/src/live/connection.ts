@@ -6,6 +6,7 @@ import type {
   Drone,
   IdeClientToServerEvents,
   IdeServerToClientEvents,
+  TurnActivity,
   TurnEventsMessage,
   TurnWaiting,
 } from "@gadget/protocol";
@@ -63,6 +64,7 @@ export class IdeConnection {
   private readonly waitingListeners = new Set<
     (message: { turnId: string; waiting: TurnWaiting | null }) => void
   >();
+  private readonly activityListeners = new Set<(activity: TurnActivity[]) => void>();
   private currentState: ConnectionState = "connecting";
   private everConnected = false;
   private closed = false;
@@ -80,6 +82,7 @@ export class IdeConnection {
       for (const group of this.subscriptions.values()) {
         for (const subscription of group) void this.sendSubscribe(subscription);
       }
+      if (this.activityListeners.size > 0) this.sendActivity("subscribe");
     });
     this.socket.on("disconnect", (reason) => {
       if (this.closed) return;
@@ -106,6 +109,9 @@ export class IdeConnection {
     });
     this.socket.on("drone_update", ({ drone }) => {
       for (const listener of this.droneListeners) listener(drone);
+    });
+    this.socket.on("turn_activity", ({ activity }) => {
+      for (const listener of this.activityListeners) listener(activity);
     });
     this.socket.on("turn_waiting", (message) => {
       for (const listener of this.waitingListeners) listener(message);
@@ -143,6 +149,24 @@ export class IdeConnection {
   onTurn(listener: (turn: ChatTurn) => void): () => void {
     this.turnListeners.add(listener);
     return () => this.turnListeners.delete(listener);
+  }
+
+  /**
+   * Calls `listener` with what the user's turns do now (pass, tool, approvals) as their events
+   * are stored: one subscription on the socket however many listen, kept across reconnects.
+   */
+  subscribeActivity(listener: (activity: TurnActivity[]) => void): () => void {
+    const first = this.activityListeners.size === 0;
+    this.activityListeners.add(listener);
+    if (first && this.socket.connected) this.sendActivity("subscribe");
+    return () => {
+      if (!this.activityListeners.delete(listener) || this.activityListeners.size > 0) return;
+      if (this.socket.connected) this.sendActivity("unsubscribe");
+    };
+  }
+
+  private sendActivity(what: "subscribe" | "unsubscribe"): void {
+    this.socket.emit(what, { activity: true }, () => {});
   }
 
   /** Follows one turn: its events after `handlers.after()` and its record updates. */

@@ -32,7 +32,7 @@ export function AuthPage({ mode }: { mode: "login" | "signup" }) {
         : await api.login({ email, password });
       signIn(answer.token, answer.user);
       const next = new URLSearchParams(search).get("next");
-      navigate(next?.startsWith("/") && !next.startsWith("//") ? next : "/projects", {
+      navigate(next?.startsWith("/") && !next.startsWith("//") ? next : "/", {
         replace: true,
       });
     } catch (caught) {

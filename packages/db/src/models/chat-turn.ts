@@ -137,6 +137,8 @@ export const chatTurnSchema = new Schema<ChatTurnDocument>(
 chatTurnSchema.index({ session: 1, createdAt: 1 });
 // Queued turns of a user to dispatch when a drone connects or frees capacity.
 chatTurnSchema.index({ user: 1, status: 1, createdAt: 1 });
+// A user's turns newest first, a page after a (createdAt, _id) cursor: the Activity page.
+chatTurnSchema.index({ user: 1, createdAt: -1, _id: -1 });
 // Active turns of a drone (capacity, reconnect reconciliation, revocation).
 chatTurnSchema.index({ drone: 1, status: 1 });
 // The lease sweeper: active turns whose lease lapsed.

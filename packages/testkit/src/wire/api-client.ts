@@ -182,7 +182,7 @@ export class IdeClient {
     });
   }
 
-  subscribe(request: { turnId?: string; sessionId?: string; after?: number }) {
+  subscribe(request: { turnId?: string; sessionId?: string; activity?: true; after?: number }) {
     return this.socket.timeout(10_000).emitWithAck("subscribe", request);
   }
 
