@@ -12,6 +12,8 @@ export const droneConfigSchema = z.object({
   workspace: z.string().min(1),
   capacity: z.number().int().min(1).max(64),
   registeredAt: z.string(),
+  /** The labels given at registration (`--label`); the web IDE's drones page may change them. */
+  labels: z.array(z.string()).optional(),
   /** Days a session worktree may sit unused before it is removed (its branch stays); default 7. */
   worktreeRetentionDays: z.number().positive().optional(),
   /** Sandbox settings a developer may add by hand. */

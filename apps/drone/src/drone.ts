@@ -71,6 +71,10 @@ export interface DroneSettings {
   onTurnFinished?: (turnId: string) => void;
   /** The connection state changed; `reason` says why when it is down. */
   onConnection?: (state: { connected: boolean; reason?: string }) => void;
+  /** What the drone says about itself (`os`, `arch`, `sandbox`), for turns that require labels. */
+  labels?: string[];
+  /** `start --ephemeral`: one turn, then `spent` resolves and the drone takes no other. */
+  ephemeral?: boolean;
 }
 
 /** A refusal at connect time that reconnecting will not fix. */
@@ -91,6 +95,14 @@ export class Drone {
   private leftoverSenders = new Map<string, EventSender>();
   private rejectStart: ((error: Error) => void) | undefined;
   private resolveStopped!: (error: Error) => void;
+
+  /** The one turn of an ephemeral drone, once it took it. */
+  private ephemeralTurn: string | null = null;
+  private resolveSpent!: () => void;
+  /** An ephemeral drone's turn has finished and its events are sent: the drone may exit. */
+  readonly spent = new Promise<void>((resolve) => {
+    this.resolveSpent = resolve;
+  });
 
   /** Resolves with the reason when the connection ends for good (revoked, refused). */
   readonly stopped = new Promise<Error>((resolve) => {
@@ -126,10 +138,12 @@ export class Drone {
             version: this.settings.version,
             hostname: this.settings.hostname,
             platform: this.settings.platform,
-            capacity: config.capacity,
+            capacity: this.settings.ephemeral ? 1 : config.capacity,
             sandbox: this.settings.sandbox.info,
             activeTurns: [...this.turns.keys()],
             workspaces,
+            labels: this.settings.labels ?? [],
+            ephemeral: this.settings.ephemeral ?? false,
           }),
         );
       },
@@ -271,6 +285,9 @@ export class Drone {
     const order = parseOrThrow(workOrderSchema, payload, "work order");
     if (this.turns.has(order.turnId)) return {}; // the same order again: already running
     if (!this.accepting) throw new UserError("unavailable", "This drone is shutting down");
+    if (this.settings.ephemeral && this.ephemeralTurn !== null) {
+      throw new UserError("unavailable", "This ephemeral drone has taken its one turn");
+    }
     // Dispatched again (resumed): what an earlier run left for this turn is superseded.
     this.leftoverSenders.get(order.turnId)?.stop();
     this.leftoverSenders.delete(order.turnId);
@@ -299,9 +316,15 @@ export class Drone {
         this.settings.logger.info({ turnId }, "turn finished on this drone");
         this.turns.delete(turnId);
         this.settings.onTurnFinished?.(turnId);
+        if (turnId === this.ephemeralTurn) {
+          this.accepting = false;
+          this.resolveSpent();
+          return;
+        }
         void this.beat();
       },
     });
+    if (this.settings.ephemeral) this.ephemeralTurn = order.turnId;
     this.turns.set(order.turnId, turn);
     this.settings.logger.info(
       { turnId: order.turnId, project: order.project.slug },

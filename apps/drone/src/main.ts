@@ -14,6 +14,7 @@ import {
   patienceMs,
   worktreeRetentionDays,
 } from "./env.ts";
+import { collectLabel } from "./labels.ts";
 
 /** The package's version: published, package.json sits beside main.js; in the repository, one folder up. */
 function packageVersion(): string {
@@ -87,6 +88,11 @@ program
   .option("--capacity <n>", "turns this drone runs at once", positiveInteger, 2)
   .option("--config <file>", "config file to write", defaultConfigFile())
   .option("--force", "replace a config that registers this machine with another server", false)
+  .option(
+    "--label <label>",
+    "a label turns may require, key=value or key (repeatable); os, arch and sandbox are added",
+    collectLabel,
+  )
   .action((options) => run(() => register({ ...options, version })));
 
 program
@@ -99,6 +105,11 @@ program
   .option(
     "--no-sandbox",
     "run the agent's commands without an operating-system sandbox, as your own user (only where bwrap or sandbox-exec cannot run)",
+  )
+  .option(
+    "--ephemeral",
+    "take exactly one turn, see it through, then exit 0 (and unregister)",
+    false,
   )
   .option(
     "--worktree-retention-days <days>",

@@ -136,6 +136,30 @@ export async function droneRefusal(
   };
 }
 
+/** The server's record of this drone (its labels as the user set them), or null when unreachable. */
+export async function droneRecord(
+  server: string,
+  droneId: string,
+  credential: string,
+): Promise<{ labels: string[]; outdated: boolean } | null> {
+  try {
+    const response = await request(server, "/api/drones/self", {
+      headers: { authorization: droneAuthorization(droneId, credential) },
+    });
+    if (!response.ok) {
+      await response.body?.cancel();
+      return null;
+    }
+    const body = (await response.json()) as { drone?: { labels?: unknown; outdated?: unknown } };
+    const labels = Array.isArray(body.drone?.labels)
+      ? body.drone.labels.filter((label): label is string => typeof label === "string")
+      : [];
+    return { labels, outdated: body.drone?.outdated === true };
+  } catch {
+    return null;
+  }
+}
+
 /** Tells the server this drone is gone (its credential stops working). */
 export async function unregisterDrone(
   server: string,

@@ -9,8 +9,15 @@ import { sha256 } from "../src/crypto/tokens.ts";
 import { baselineBullmq, baselineEmitWithAck } from "./baselines.ts";
 import { type Env, rows, seedDrones, startServer } from "./harness.ts";
 
-export async function benchDispatch(env: Env) {
-  console.error("dispatch: starting server and 100 drones");
+/**
+ * `labelSets`: the drones carry that many label sets (`pool=p0`…), and every other turn requires
+ * one of them; the rows then compare those turns with the unlabelled ones of the same run.
+ */
+export async function benchDispatch(env: Env, options: { labelSets?: number } = {}) {
+  const labelSets = options.labelSets ?? 0;
+  console.error(
+    `dispatch: starting server and 100 drones${labelSets ? ` of ${labelSets} label sets` : ""}`,
+  );
   const { server, database, url } = await startServer(env, `dispatch_${randomUUID().slice(0, 6)}`);
   const drones: ScriptedDrone[] = [];
   try {
@@ -27,6 +34,15 @@ export async function benchDispatch(env: Env) {
           ...credential,
           capacity: 8,
           heartbeatMs: 5_000,
+          ...(labelSets
+            ? {
+                labels: [
+                  `pool=p${credentials.indexOf(credential) % labelSets}`,
+                  "os=linux",
+                  "arch=x64",
+                ],
+              }
+            : {}),
           onWorkOrder: (order) => {
             waiters.get(order.prompt)?.(now());
             return { ok: true };
@@ -39,7 +55,10 @@ export async function benchDispatch(env: Env) {
     const samples = 200;
     const warmup = 10;
     const latencies: number[] = [];
-    for (let index = 0; index < samples + warmup; index++) {
+    const labelled: number[] = [];
+    for (let index = 0; index < (labelSets ? 2 : 1) * samples + warmup; index++) {
+      // With label sets, every other turn requires one: both kinds share the run's noise.
+      const requires = labelSets && index % 2 === 1 ? [`pool=p${(index >> 1) % labelSets}`] : null;
       const userIndex = index % users.length;
       const prompt = `prompt ${index} ${randomUUID()}`;
       const arrived = new Promise<number>((resolve, reject) => {
@@ -55,6 +74,7 @@ export async function benchDispatch(env: Env) {
         {
           prompt,
           providerId: workspaces[userIndex]!.providerId,
+          ...(requires ? { requires } : {}),
         },
       );
       if (posted.status !== 202) throw new Error(`POST turn: ${posted.status}`);
@@ -80,7 +100,27 @@ export async function benchDispatch(env: Env) {
         throw error;
       });
       waiters.delete(prompt);
-      if (index >= warmup) latencies.push(at - start);
+      if (index >= warmup) (requires ? labelled : latencies).push(at - start);
+    }
+    if (labelSets) {
+      const ratio = (p: number) => (percentile(labelled, p) / percentile(latencies, p)).toFixed(2);
+      rows.push(
+        {
+          benchmark: `Dispatch, 100 drones of ${labelSets} label sets: turns requiring a label vs unlabelled turns of the same run`,
+          measure: "p50",
+          gadget: `${ms(percentile(labelled, 50))} (${ratio(50)}×)`,
+          baseline: ms(percentile(latencies, 50)),
+          target: "within 1.2×",
+        },
+        {
+          benchmark: "",
+          measure: "p99",
+          gadget: `${ms(percentile(labelled, 99))} (${ratio(99)}×)`,
+          baseline: ms(percentile(latencies, 99)),
+          target: "within 1.2×",
+        },
+      );
+      return;
     }
     console.error("dispatch: baselines");
     const floor = await storeFloor(database, users[0]!.token!, workspaces[0]!, samples);

@@ -2,7 +2,7 @@
 // dispatch latency with 100 drones, live relay at 5,000 events/s over 100 turns, a browser
 // catching up on a 20,000-event turn, webhook delivery after a turn's `done`, and the memory of 2,000 idle drones plus 2,000 subscribed
 // browsers. Loopback only; every loop is bounded. Each subject is a module of this folder; this
-// file runs them (`tsx bench/run.ts [dispatch | relay | relay:<events/s> | relay-starts |
+// file runs them (`tsx bench/run.ts [dispatch | dispatch-labels | relay | relay:<events/s> | relay-starts |
 // relay-small | catch-up | webhooks | memory]`) and prints one table.
 // BENCH_PROFILE=<dir> writes a CPU profile of the server; BENCH_BUCKETS=1 prints each relay run's
 // latencies per half second of sending (where a run's p99 comes from), BENCH_BUCKETS=<ms> per <ms>.
@@ -34,6 +34,7 @@ async function main() {
   const only = process.argv[2];
   try {
     if (!only || only === "dispatch") await benchDispatch(env);
+    if (!only || only === "dispatch-labels") await benchDispatch(env, { labelSets: 10 });
     if (!only || only === "relay") {
       await benchRelay(env, {
         turns: 100,

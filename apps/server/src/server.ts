@@ -23,6 +23,7 @@ import { SessionDelivery } from "./delivery/session-delivery.ts";
 import { SessionWorktrees } from "./delivery/session-worktrees.ts";
 import { Dispatcher } from "./dispatch/dispatcher.ts";
 import { labelWaits } from "./dispatch/label-waits.ts";
+import { EphemeralDrones } from "./drones/ephemeral-drones.ts";
 import { PresenceStore } from "./drones/presence.ts";
 import { createHttpApp } from "./http/app.ts";
 import { Lifecycle } from "./lifecycle.ts";
@@ -245,6 +246,7 @@ export async function createGadgetServer(input: ServerConfig): Promise<GadgetSer
   // What a turn's write sets off, in this order: the drone's slot follows its hold (under the
   // turn's lock), then the events go live, the user's browsers hear of the turn, and a finished
   // turn is counted and frees its user's next queued turn.
+  const ephemeralDrones = new EphemeralDrones({ models, presence, locks, logger });
   store
     .on("held", ({ turnId, droneId }) => dispatcher.slots.add(droneId, turnId))
     .on("released", ({ turnId, droneId }) => dispatcher.slots.remove(droneId, turnId))
@@ -261,6 +263,9 @@ export async function createGadgetServer(input: ServerConfig): Promise<GadgetSer
     .on("written", ({ turn, statusChanged }) => webhooks.turnChanged(turn, statusChanged))
     .on("finished", (turn) => {
       metrics.turnsFinished.inc({ status: turn.status });
+      ephemeralDrones.retire(turn).catch((error: unknown) => {
+        logger.error({ err: error }, "could not retire an ephemeral drone");
+      });
       // A drone slot was freed (or a queued turn ended): start the user's next queued turn.
       dispatcher.kickUser(String(turn.user)).catch((error: unknown) => {
         logger.error({ err: error }, "could not re-enqueue queued turns");

@@ -14,6 +14,8 @@ export interface RegisterOptions {
   config: string;
   force: boolean;
   version: string;
+  /** `--label key=value` / `--label key`, repeated. */
+  label?: string[];
 }
 
 /** Registers this machine; returns the line to print. */
@@ -34,6 +36,7 @@ export async function register(options: RegisterOptions): Promise<string> {
     platform: `${platform()}-${process.arch}`,
     version: options.version,
     capacity: options.capacity,
+    ...(options.label?.length ? { labels: options.label } : {}),
   });
   await writeConfig(options.config, {
     server,
@@ -43,6 +46,7 @@ export async function register(options: RegisterOptions): Promise<string> {
     workspace: path.resolve(options.workspace),
     capacity: options.capacity,
     registeredAt: new Date().toISOString(),
+    labels: options.label ?? [],
   });
   return `Registered drone "${drone.name}" with ${server}. Config: ${options.config}. Start it with: gadget-drone start${
     options.config ? ` --config ${options.config}` : ""

@@ -8,6 +8,7 @@ import { createLogger, type Logger } from "@gadget/logging";
 import { pino } from "pino";
 import { readConfig } from "../config.ts";
 import { Drone } from "../drone.ts";
+import { automaticLabels } from "../labels.ts";
 import { describeSandbox, openSandbox } from "../sandbox.ts";
 import { Terminal } from "../terminal.ts";
 import { WorktreePruner } from "../workspace/prune.ts";
@@ -26,6 +27,8 @@ export interface StartOptions {
   patienceMs?: number | undefined;
   /** Days an unused session worktree is kept; default: the config's, else 7. */
   worktreeRetentionDays?: number | undefined;
+  /** Take exactly one turn, see it through, then exit 0 (the server unregisters the drone). */
+  ephemeral?: boolean | undefined;
 }
 
 const dayMs = 86_400_000;
@@ -81,6 +84,12 @@ export async function start(options: StartOptions): Promise<number> {
     version: options.version,
     hostname: hostname(),
     platform: `${platform()}-${process.arch}`,
+    labels: automaticLabels({
+      platform: process.platform,
+      arch: process.arch,
+      sandboxKind: confinement.sandbox.info.kind,
+    }),
+    ephemeral: options.ephemeral ?? false,
     logger,
     ...(options.heartbeatMs ? { heartbeatMs: options.heartbeatMs } : {}),
     ...(options.patienceMs ? { sending: { patienceMs: options.patienceMs } } : {}),
@@ -153,9 +162,16 @@ export async function start(options: StartOptions): Promise<number> {
   try {
     await Promise.race([drone.start(), drone.stopped.then((error) => Promise.reject(error))]);
     await saveRuntime();
+    if (options.ephemeral) terminal.say("ephemeral: taking one turn, then exiting");
     const outcome = await Promise.race([
       drone.stopped.then((error) => ({ error })),
       shutdownDone.then(() => ({ error: undefined })),
+      // Its one turn ended and every event of it is stored: done (the server unregisters it).
+      drone.spent.then(async () => {
+        terminal.say("ephemeral: the turn has ended; exiting");
+        await drone.shutdown({ cancel: false });
+        return { error: undefined };
+      }),
     ]);
     if (outcome.error) {
       terminal.say(outcome.error.message);

@@ -2,8 +2,9 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { readConfig } from "../config.ts";
+import { automaticLabels } from "../labels.ts";
 import { describeSandbox, openSandbox } from "../sandbox.ts";
-import { checkServer } from "../server-api.ts";
+import { checkServer, droneRecord } from "../server-api.ts";
 
 /** The file a running drone keeps up to date, for `status`. */
 export function runtimeFile(configFile: string): string {
@@ -50,6 +51,20 @@ export async function status(configFile: string): Promise<string[]> {
   ];
   const health = await checkServer(config.server);
   lines.push(`reachable:  ${health.ok ? "yes" : "no"} (${health.detail})`);
+  // The server's labels (the user may have edited them), else the ones this machine registered.
+  const record = health.ok
+    ? await droneRecord(config.server, config.droneId, config.credential)
+    : null;
+  const own = automaticLabels({
+    platform: process.platform,
+    arch: process.arch,
+    sandboxKind: "",
+  }).filter((label) => !label.startsWith("sandbox="));
+  const labels = record?.labels.length ? record.labels : [...(config.labels ?? []), ...own];
+  lines.push(`labels:     ${labels.join(" ") || "none"}`);
+  if (record?.outdated) {
+    lines.push("version:    older than the server's: upgrade gadget-drone");
+  }
   const runtime = await readFile(runtimeFile(configFile), "utf8")
     .then((text) => JSON.parse(text) as RuntimeStatus)
     .catch(() => null);

@@ -27,6 +27,7 @@ import type {
   TurnRevertAnswer,
   TurnStatus,
   TurnSummary,
+  UpdateDroneBody,
   UpdateProjectBody,
   User,
   Webhook,
@@ -183,6 +184,9 @@ export class ApiClient {
   }
   createRegistrationToken(): Promise<RegistrationTokenResponse> {
     return this.request("POST", "/api/drones/registration-tokens", {});
+  }
+  updateDrone(droneId: string, body: UpdateDroneBody): Promise<{ drone: Drone }> {
+    return this.request("PATCH", `/api/drones/${encodeURIComponent(droneId)}`, body);
   }
   revokeDrone(droneId: string): Promise<void> {
     return this.request("DELETE", `/api/drones/${encodeURIComponent(droneId)}`);

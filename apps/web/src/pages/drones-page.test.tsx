@@ -35,6 +35,35 @@ const server: Drone = {
 };
 
 describe("drones", () => {
+  it("shows a drone's labels, ephemeral and outdated ones, and edits the user's labels only", async () => {
+    const saved: string[][] = [];
+    const labelled: Drone = {
+      ...laptop,
+      labels: ["gpu", "os=linux", "arch=x64", "sandbox=bubblewrap"],
+      ephemeral: true,
+      outdated: true,
+      version: "0.0.9",
+    };
+    render(
+      <DroneTable
+        drones={[labelled]}
+        onRevoke={async () => {}}
+        onLabels={async (_drone, labels) => void saved.push(labels)}
+      />,
+    );
+    const row = screen.getAllByRole("row")[1]!;
+    expect(row).toHaveTextContent("ephemeral");
+    expect(row).toHaveTextContent("0.0.9upgrade");
+    expect(row).toHaveTextContent("gpuos=linuxarch=x64sandbox=bubblewrap");
+    await userEvent.click(screen.getByRole("button", { name: "Edit" }));
+    const input = screen.getByRole("textbox", { name: "Labels" });
+    // The automatic ones are the drone's to say; only the user's are offered.
+    expect(input).toHaveValue("gpu");
+    await userEvent.type(input, " region=eu");
+    await userEvent.click(screen.getByRole("button", { name: "Save" }));
+    expect(saved).toEqual([["gpu", "region=eu"]]);
+  });
+
   it("lists each drone with status, load, version, host and last seen", () => {
     render(<DroneTable drones={[laptop, server]} onRevoke={async () => {}} />);
     const rows = screen.getAllByRole("row").slice(1);

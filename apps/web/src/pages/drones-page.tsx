@@ -31,10 +31,13 @@ function useTicker(intervalMs: number): number {
 export function DroneTable({
   drones,
   onRevoke,
+  onLabels,
   highlight,
 }: {
   drones: Drone[];
   onRevoke: (drone: Drone) => Promise<void>;
+  /** Saves the user's labels of a drone (its own `os`, `arch`, `sandbox` stay). */
+  onLabels?: (drone: Drone, labels: string[]) => Promise<void>;
   highlight?: ReadonlySet<string>;
 }) {
   const now = useTicker(15_000);
@@ -56,6 +59,7 @@ export function DroneTable({
             <th>Name</th>
             <th>Status</th>
             <th>Load</th>
+            <th>Labels</th>
             <th>Version</th>
             <th>Sandbox</th>
             <th>Host</th>
@@ -71,6 +75,11 @@ export function DroneTable({
               </td>
               <td>
                 <span className={`pill pill-${drone.status}`}>{drone.status}</span>
+                {drone.ephemeral ? (
+                  <span className="pill" title="Takes one turn, then exits and is unregistered">
+                    ephemeral
+                  </span>
+                ) : null}
               </td>
               <td>
                 {drone.activeTurns > 0 ? (
@@ -81,7 +90,20 @@ export function DroneTable({
                   <span className="muted">idle · capacity {drone.capacity}</span>
                 )}
               </td>
-              <td>{drone.version ?? "–"}</td>
+              <td>
+                <LabelsCell drone={drone} onSave={onLabels} />
+              </td>
+              <td>
+                {drone.version ?? "–"}
+                {drone.outdated ? (
+                  <span
+                    className="pill pill-unsandboxed"
+                    title="Older than the server: upgrade gadget-drone"
+                  >
+                    upgrade
+                  </span>
+                ) : null}
+              </td>
               <td>
                 <SandboxCell sandbox={drone.sandbox} />
               </td>
@@ -255,11 +277,83 @@ export function DronesPage() {
             await api.revokeDrone(drone._id);
             setData((current) => (current ?? []).filter((item) => item._id !== drone._id));
           }}
+          onLabels={async (drone, labels) => {
+            const { drone: saved } = await api.updateDrone(drone._id, { labels });
+            setData((current) => mergeDrone(current ?? [], saved));
+          }}
         />
       ) : (
         <p className="muted">Loading drones…</p>
       )}
     </div>
+  );
+}
+
+/** The labels automatic to every drone: shown, never edited. */
+const automaticKeys = new Set(["os", "arch", "sandbox"]);
+
+/** A drone's labels as pills; "Edit" changes the user's (space-separated `key=value` or `key`). */
+function LabelsCell({
+  drone,
+  onSave,
+}: {
+  drone: Drone;
+  onSave: ((drone: Drone, labels: string[]) => Promise<void>) | undefined;
+}) {
+  const own = drone.labels.filter((label) => !automaticKeys.has(label.split("=")[0] ?? ""));
+  const [editing, setEditing] = useState(false);
+  const [text, setText] = useState(own.join(" "));
+  const [error, setError] = useState<unknown>(null);
+  if (editing && onSave) {
+    return (
+      <form
+        className="labels-form"
+        aria-label={`Labels of ${drone.name}`}
+        onSubmit={async (event) => {
+          event.preventDefault();
+          setError(null);
+          try {
+            await onSave(drone, text.split(/\s+/).filter(Boolean));
+            setEditing(false);
+          } catch (caught) {
+            setError(caught);
+          }
+        }}
+      >
+        <input
+          aria-label="Labels"
+          value={text}
+          placeholder="gpu region=eu"
+          onChange={(event) => setText(event.target.value)}
+        />
+        <button type="submit" className="button small">
+          Save
+        </button>
+        <ErrorNote error={error} title="Labels not saved" />
+      </form>
+    );
+  }
+  return (
+    <span className="labels">
+      {drone.labels.length === 0 ? <span className="muted">–</span> : null}
+      {drone.labels.map((label) => (
+        <code key={label} className={automaticKeys.has(label.split("=")[0] ?? "") ? "muted" : ""}>
+          {label}
+        </code>
+      ))}
+      {onSave ? (
+        <button
+          type="button"
+          className="button small ghost"
+          onClick={() => {
+            setText(own.join(" "));
+            setEditing(true);
+          }}
+        >
+          Edit
+        </button>
+      ) : null}
+    </span>
   );
 }
 

@@ -58,6 +58,24 @@ describe("project settings", () => {
     ]);
   });
 
+  it("saves the drone labels the project's turns require, separated by spaces", async () => {
+    const saved: UpdateProjectBody[] = [];
+    render(<ProjectSettings project={project} onSave={async (body) => void saved.push(body)} />);
+    await userEvent.type(
+      screen.getByRole("textbox", { name: "Required drone labels" }),
+      "gpu  os=linux",
+    );
+    await userEvent.click(screen.getByRole("button", { name: "Save settings" }));
+    expect(saved).toEqual([
+      {
+        network: "none",
+        allowedHosts: [],
+        verifyCommands: ["npm test"],
+        requires: ["gpu", "os=linux"],
+      },
+    ]);
+  });
+
   it("saves the delivery and the commit author when changed", async () => {
     const saved: UpdateProjectBody[] = [];
     render(<ProjectSettings project={project} onSave={async (body) => void saved.push(body)} />);

@@ -68,6 +68,7 @@ export function ProjectSettings({
   const [hosts, setHosts] = useState(project.allowedHosts.join("\n"));
   const [verify, setVerify] = useState(project.verifyCommands.join("\n"));
   const [branchPrefix, setBranchPrefix] = useState(project.branchPrefix);
+  const [requires, setRequires] = useState(project.requires.join(" "));
   const [delivery, setDelivery] = useState<DeliveryMode>(project.delivery);
   const [authorName, setAuthorName] = useState(project.commitAuthor?.name ?? "");
   const [authorEmail, setAuthorEmail] = useState(project.commitAuthor?.email ?? "");
@@ -100,6 +101,9 @@ export function ProjectSettings({
         ...(delivery === project.delivery ? {} : { delivery }),
         ...(sameAuthor(author, project.commitAuthor) ? {} : { commitAuthor: author }),
         ...(forge === undefined ? {} : { forge }),
+        ...(requires.trim() === project.requires.join(" ")
+          ? {}
+          : { requires: requires.split(/\s+/).filter(Boolean) }),
       });
       setSaved(true);
       setForgeToken("");
@@ -156,6 +160,20 @@ export function ProjectSettings({
             setSaved(false);
           }}
           aria-label="Verification commands"
+        />
+      </label>
+      <label className="field">
+        <span>
+          Drone labels the project's turns require, separated by spaces (e.g. gpu os=linux): a turn
+          waits for an online drone that has them all. Empty: any drone.
+        </span>
+        <input
+          value={requires}
+          onChange={(event) => {
+            setRequires(event.target.value);
+            setSaved(false);
+          }}
+          aria-label="Required drone labels"
         />
       </label>
       <label className="field">

@@ -114,7 +114,7 @@ export async function setupWorkspace(
 /** Registers a drone for `client`'s user; returns its id and credential. */
 export async function registerDrone(
   client: ApiClient,
-  options: { name?: string; capacity?: number } = {},
+  options: { name?: string; capacity?: number; labels?: string[] } = {},
 ): Promise<{ droneId: string; credential: string; drone: Drone }> {
   const token = await client.post("/api/drones/registration-tokens");
   const anonymous = new ApiClient(client.url);
@@ -122,6 +122,7 @@ export async function registerDrone(
     token: token.body.token,
     name: options.name ?? "drone",
     capacity: options.capacity ?? 1,
+    ...(options.labels ? { labels: options.labels } : {}),
   });
   if (registered.status !== 201)
     throw new Error(`register failed: ${JSON.stringify(registered.body)}`);

@@ -33,6 +33,12 @@ export interface ScriptedDroneOptions {
   activeTurns?: string[];
   /** Default: the protocol this build speaks. */
   protocolVersion?: number;
+  /** Its version as it says in the handshake; default `0.0.0-test`. */
+  version?: string;
+  /** The labels it says about itself (`os=linux`…), as gadget-drone's automatic ones. */
+  labels?: string[];
+  /** `start --ephemeral`: one turn. */
+  ephemeral?: boolean;
   /** What it reports confining commands with. Default: none (it runs no commands). */
   sandbox?: SandboxInfo;
   /** Heartbeat period; 0 sends none. Default 1 000 ms. */
@@ -109,7 +115,9 @@ export class ScriptedDrone {
         activeTurns: options.activeTurns ?? [],
         hostname: "scripted-host",
         platform: "test",
-        version: "0.0.0-test",
+        version: options.version ?? "0.0.0-test",
+        labels: options.labels ?? [],
+        ephemeral: options.ephemeral ?? false,
         // It runs no commands; it says so rather than claiming a sandbox.
         sandbox: options.sandbox ?? { kind: "none", version: null, network: "host" },
       },

@@ -115,7 +115,12 @@ export function droneRoutes(
         token,
         expiresAt,
         command,
-        registrationToken: toRegistrationToken({ _id: tokenHash, ...body, expiresAt }),
+        registrationToken: toRegistrationToken({
+          _id: tokenHash,
+          reusable: body.reusable,
+          labels: userLabels(body.labels ?? []),
+          expiresAt,
+        }),
       });
     });
 
