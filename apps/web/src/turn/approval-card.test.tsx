@@ -93,6 +93,7 @@ describe("ApprovalCard for a command", () => {
     render(
       <ApprovalCard
         approval={commandApproval}
+        offerAlwaysAllow
         onDecide={async (approve, alwaysAllow) => {
           decisions.push([approve, alwaysAllow]);
         }}
@@ -110,6 +111,7 @@ describe("ApprovalCard for a command", () => {
     render(
       <ApprovalCard
         approval={commandApproval}
+        offerAlwaysAllow
         onDecide={async (approve, alwaysAllow) => {
           decisions.push([approve, alwaysAllow]);
         }}
@@ -119,8 +121,9 @@ describe("ApprovalCard for a command", () => {
     expect(decisions).toEqual([[true, undefined]]);
   });
 
-  it("offers no standing approval for a file write", () => {
-    render(<ApprovalCard approval={writeApproval} onDecide={async () => {}} />);
+  it("offers no standing approval for a file write, or where the caller does not", () => {
+    render(<ApprovalCard approval={writeApproval} offerAlwaysAllow onDecide={async () => {}} />);
+    render(<ApprovalCard approval={commandApproval} onDecide={async () => {}} />);
     expect(
       screen.queryByRole("button", { name: "Always allow this command in this session" }),
     ).toBeNull();

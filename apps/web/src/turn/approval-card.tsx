@@ -10,6 +10,8 @@ export interface ApprovalCardProps {
    * approve, and let the session run this exact command without asking again.
    */
   onDecide: (approve: boolean, alwaysAllow?: boolean) => Promise<void>;
+  /** Offer "Always allow this command in this session" on a command's card (its caller sends it on). */
+  offerAlwaysAllow?: boolean;
 }
 
 function paramsPreview(tool: string, params: unknown): { label: string; body: string }[] {
@@ -45,12 +47,12 @@ function commandOf(approval: ApprovalItem): string | null {
     : null;
 }
 
-export function ApprovalCard({ approval, onDecide }: ApprovalCardProps) {
+export function ApprovalCard({ approval, onDecide, offerAlwaysAllow = false }: ApprovalCardProps) {
   const [state, setState] = useState<"idle" | "sending" | "approved" | "allowed" | "denied">(
     "idle",
   );
   const [error, setError] = useState<unknown>(null);
-  const command = commandOf(approval);
+  const command = offerAlwaysAllow ? commandOf(approval) : null;
   const decide = async (approve: boolean, alwaysAllow = false) => {
     setState("sending");
     setError(null);

@@ -330,6 +330,7 @@ export function TurnPanel({ snapshot, actions, showDebug = false }: TurnPanelPro
           <ApprovalCard
             key={approval.id}
             approval={approval}
+            offerAlwaysAllow
             onDecide={async (approve, alwaysAllow) => {
               await actions.decide(approval.id, approve, alwaysAllow);
               setDecisions((current) => ({ ...current, [approval.id]: approve }));
