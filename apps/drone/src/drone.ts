@@ -20,9 +20,13 @@ import {
   droneAuthorization,
   type FileResponse,
   fileRequestSchema,
+  type GitRemoteCheckResult,
+  gitRemoteCheckRequestSchema,
   PROTOCOL_VERSION,
+  type ProjectCloneResult,
   type ProviderCheckResult,
   parseOrThrow,
+  projectCloneRequestSchema,
   providerCheckRequestSchema,
   relayedCode,
   type SessionWorktreeState,
@@ -42,7 +46,9 @@ import { droneRefusal } from "./server-api.ts";
 import { EventJournal } from "./streaming/journal.ts";
 import { type DroneSocket, EventSender } from "./streaming/sender.ts";
 import { ActiveTurn, type TurnProgress, type TurnRunnerSettings } from "./turn-runner.ts";
+import { cloneProject } from "./workspace/clone-now.ts";
 import { deliverSession } from "./workspace/delivery.ts";
+import { checkRemote } from "./workspace/remote-check.ts";
 import { revertTurn } from "./workspace/revert.ts";
 import { describeSessionWorktree } from "./workspace/worktree-state.ts";
 
@@ -226,6 +232,7 @@ export class Drone {
         turn.decide(decision.approvalId, {
           approve: decision.approve,
           ...(decision.input === undefined ? {} : { input: decision.input }),
+          ...(decision.alwaysAllow ? { alwaysAllow: true } : {}),
         });
         return {};
       }),
@@ -256,6 +263,24 @@ export class Drone {
       reply(ack, async (): Promise<{ result: SessionWorktreeState }> => {
         const request = parseOrThrow(sessionWorktreeRequestSchema, payload, "session worktree");
         return { result: await describeSessionWorktree(this.settings.config.workspace, request) };
+      }),
+    );
+
+    // A new project's git URL is checked here, where its turns will clone it.
+    socket.on("git_remote_check", (payload, ack) =>
+      reply(ack, async (): Promise<{ result: GitRemoteCheckResult }> => {
+        const request = parseOrThrow(gitRemoteCheckRequestSchema, payload, "git remote check");
+        return { result: await checkRemote(request.gitUrl) };
+      }),
+    );
+
+    socket.on("project_clone", (payload, ack) =>
+      reply(ack, async (): Promise<{ result: ProjectCloneResult }> => {
+        const request = parseOrThrow(projectCloneRequestSchema, payload, "project clone");
+        const result = await cloneProject(this.settings.config.workspace, request);
+        // The server learns of the checkout before the answer, so its files are found at once.
+        await this.beat();
+        return { result };
       }),
     );
 

@@ -493,6 +493,7 @@ export class ActiveTurn {
       },
       mode: order.session.mode,
       approval: order.session.approval,
+      allowedCommands: order.session.allowedCommands,
       limits: order.limits,
       tools: createTools({ secretValues: this.secrets(), sandbox: this.confinement }),
       contextSources: workspaceContextSources(),

@@ -113,6 +113,7 @@ export function toSession(session: ChatSessionDocument): ChatSession {
     name: session.name,
     mode: session.mode,
     approval: session.approval,
+    allowedCommands: session.allowedCommands ?? [],
     createdAt: session.createdAt,
   };
 }

@@ -27,6 +27,8 @@ import { EphemeralDrones } from "./drones/ephemeral-drones.ts";
 import { PresenceStore } from "./drones/presence.ts";
 import { createHttpApp } from "./http/app.ts";
 import { Lifecycle } from "./lifecycle.ts";
+import { ProjectRemotes } from "./manage/project-remotes.ts";
+import { Removals } from "./manage/removals.ts";
 import { createMetrics, type Metrics } from "./metrics/metrics.ts";
 import { OutboundPolicy } from "./outbound/outbound-policy.ts";
 import { ProviderChecks } from "./providers/provider-checks.ts";
@@ -288,8 +290,13 @@ export async function createGadgetServer(input: ServerConfig): Promise<GadgetSer
     drones: dronesNamespace,
   });
 
+  const removals = new Removals({ models });
+  const projectRemotes = new ProjectRemotes({ models, presence, config, drones: dronesNamespace });
+
   const http = createHttpApp(
     {
+      removals,
+      projectRemotes,
       sessionDelivery,
       sessionWorktrees,
       config,

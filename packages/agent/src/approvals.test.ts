@@ -3,10 +3,12 @@
 import type { AgentEvent } from "@gadget/protocol";
 import { type ScriptedModel, startScriptedModel } from "@gadget/testkit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { z } from "zod";
 import { baseInput, collect, fastTunables, toolLog, wrap } from "./__fixtures__/turn.ts";
 import { ApprovalChannel, declinedOutput } from "./approvals.ts";
 import { runTurn } from "./run-turn.ts";
 import type { TurnState } from "./state.ts";
+import { defineTool } from "./tool.ts";
 
 let model: ScriptedModel;
 beforeEach(async () => {
@@ -204,5 +206,66 @@ describe("approvals (on-write)", () => {
     expect(run.outcome.reason).toBe("completed");
     expect(toolLog).toEqual(["read a.txt"]);
     expect(channel.pending()).toEqual([]);
+  });
+});
+
+describe("standing approvals (always allow a command)", () => {
+  const commandsRun: string[] = [];
+  const commandTool = defineTool({
+    name: "run_command",
+    description: "Runs a command.",
+    permission: "write",
+    inputSchema: z.object({ command: z.string() }),
+    standingApproval: (input) => input.command,
+    async execute({ command }) {
+      commandsRun.push(command);
+      return { ok: true, output: "ok", summary: `ran ${command}` };
+    },
+  });
+  const calls = (...commands: string[]) => ({
+    toolCalls: commands.map((command, index) => ({
+      id: `c${index + 1}`,
+      name: "run_command",
+      arguments: { command },
+    })),
+  });
+
+  beforeEach(() => {
+    commandsRun.length = 0;
+  });
+
+  it("runs an allowed command without asking and still asks for any other", async () => {
+    model.enqueue(calls("node test.js", "node test.js --watch"), { text: "done" });
+    const asked: string[] = [];
+    const run = await collect(
+      baseInput(model, {
+        approval: "on-write",
+        allowedCommands: ["node test.js"],
+        tools: [commandTool],
+      }),
+      {
+        onApproval: async (request) => {
+          asked.push(String((request.params as { command: string }).command));
+          return { approve: true };
+        },
+      },
+    );
+    expect(asked).toEqual(["node test.js --watch"]);
+    expect(run.of("approval")).toMatchObject([{ approvals: [{ callId: "c2" }] }]);
+    expect(commandsRun).toEqual(["node test.js", "node test.js --watch"]);
+  });
+
+  it("stops asking for a command approved with alwaysAllow, for the rest of the turn", async () => {
+    model.enqueue(calls("npm test"), calls("npm test", "npm run lint"), { text: "done" });
+    const asked: string[] = [];
+    await collect(baseInput(model, { approval: "on-write", tools: [commandTool] }), {
+      onApproval: async (request) => {
+        const command = String((request.params as { command: string }).command);
+        asked.push(command);
+        return { approve: true, alwaysAllow: command === "npm test" };
+      },
+    });
+    expect(asked).toEqual(["npm test", "npm run lint"]);
+    expect(commandsRun).toEqual(["npm test", "npm test", "npm run lint"]);
   });
 });

@@ -9,6 +9,8 @@ export interface ApprovalDecision {
   approve: boolean;
   /** With `approve`, replacement arguments (validated against the tool's schema before use). */
   input?: unknown;
+  /** With `approve`: later calls with the same standing-approval key run without asking. */
+  alwaysAllow?: boolean;
 }
 
 /** Called for each call needing approval; resolves with the decision. Must honour `signal`. */
@@ -17,9 +19,28 @@ export type ApprovalHandler = (
   context: { signal: AbortSignal },
 ) => Promise<ApprovalDecision>;
 
-/** Whether `policy` asks before running `tool`. */
-export function needsApproval(policy: ApprovalPolicy, tool: AnyTool): boolean {
-  return policy === "on-write" && tool.permission === "write";
+/**
+ * Whether `policy` asks before running `tool` with `input`: `on-write` asks for every write call
+ * except one whose standing-approval key (run_command: the exact command) is in `allowed`.
+ */
+export function needsApproval(
+  policy: ApprovalPolicy,
+  tool: AnyTool,
+  input?: unknown,
+  allowed: ReadonlySet<string> = new Set(),
+): boolean {
+  if (policy !== "on-write" || tool.permission !== "write") return false;
+  return !(allowed.size > 0 && input !== undefined && allowed.has(standingKey(tool, input) ?? ""));
+}
+
+/** The call's standing-approval key, when its tool offers one (and it can tell for this input). */
+export function standingKey(tool: AnyTool, input: unknown): string | undefined {
+  if (!tool.standingApproval) return undefined;
+  try {
+    return tool.standingApproval(input) || undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -52,6 +73,7 @@ export class ApprovalChannel {
     const waiter = this.#waiting.get(approvalId);
     const value: ApprovalDecision = { approve: decision.approve };
     if (decision.input !== undefined) value.input = decision.input;
+    if (decision.alwaysAllow) value.alwaysAllow = true;
     if (waiter) {
       this.#waiting.delete(approvalId);
       this.#requests.delete(approvalId);

@@ -141,6 +141,7 @@ function createTurnContext(
     provider: { ...input.provider },
     mode,
     approval,
+    allowedCommands: new Set(input.allowedCommands ?? []),
     limits: input.limits ?? {},
     workspace: input.workspace,
     contextSources: input.contextSources ?? [],

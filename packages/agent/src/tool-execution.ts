@@ -9,7 +9,7 @@ import {
   type ToolCall,
 } from "@gadget/protocol";
 import { isAbortError, linkedController, raceAbort } from "./abort.ts";
-import { type ApprovalDecision, declinedOutput, needsApproval } from "./approvals.ts";
+import { type ApprovalDecision, declinedOutput, needsApproval, standingKey } from "./approvals.ts";
 import { EventQueue } from "./event-queue.ts";
 import { toolCallSignature } from "./signature.ts";
 import type { PendingCall } from "./state.ts";
@@ -94,7 +94,7 @@ export function callNeedsApproval(turn: TurnContext, prepared: PreparedCall): bo
   return (
     prepared.error === undefined &&
     prepared.tool !== undefined &&
-    needsApproval(turn.approval, prepared.tool)
+    needsApproval(turn.approval, prepared.tool, prepared.input, turn.allowedCommands)
   );
 }
 
@@ -168,6 +168,11 @@ export async function* executePendingCalls(
       state.pendingApprovals = state.pendingApprovals.filter(
         (request) => request.id !== approvalId,
       );
+      // "Always allow": the same command later in this turn (and this batch) runs without asking.
+      const key = current.tool ? standingKey(current.tool, current.input) : undefined;
+      if (decision.approve && decision.alwaysAllow && decision.input === undefined && key) {
+        turn.allowedCommands.add(key);
+      }
       const chosen = decision;
       yield* finishGroup(turn, [current], (emit) => runDecided(turn, current, chosen, emit), true);
       ran.push(current);

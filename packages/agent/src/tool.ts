@@ -54,6 +54,11 @@ export interface Tool<Input = unknown> {
   execute(input: Input, context: ToolContext): Promise<ToolResult>;
   /** One line for an approval card, e.g. "Write src/app.ts (120 lines)". */
   describe?(input: Input): string;
+  /**
+   * What a standing approval names for this call (run_command: the exact command): a session that
+   * always allows it lets the call run without asking. Without it, the tool asks every time.
+   */
+  standingApproval?(input: Input): string | undefined;
 }
 
 /** A tool whose input type is erased, as the engine holds them in a list. */

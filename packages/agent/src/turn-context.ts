@@ -23,6 +23,8 @@ export interface TurnContext {
   provider: ProviderConfig;
   mode: TurnMode;
   approval: ApprovalPolicy;
+  /** Standing approvals: keys (exact commands) that run without asking under `on-write`. */
+  allowedCommands: Set<string>;
   limits: TurnLimits;
   workspace: string;
   contextSources: ContextSource[];

@@ -49,6 +49,11 @@ export interface TurnInput {
   mode?: TurnMode;
   /** Default `auto`. `on-write` asks before every write-permission call. */
   approval?: ApprovalPolicy;
+  /**
+   * Under `on-write`, calls whose tool's standing-approval key is listed run without asking
+   * (run_command: the exact command string). Default none.
+   */
+  allowedCommands?: string[];
   /** Absent fields mean no limit. */
   limits?: TurnLimits;
   tools?: AnyTool[];

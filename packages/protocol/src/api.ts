@@ -161,6 +161,20 @@ export const createProviderBodySchema = z.object({
 });
 export type CreateProviderBody = z.infer<typeof createProviderBodySchema>;
 
+/**
+ * `PATCH /api/providers/:id`: any provider field. A new `apiKey` replaces the stored one (an empty
+ * string removes it); `null` clears an optional field.
+ */
+export const updateProviderBodySchema = createProviderBodySchema
+  .extend({
+    escalationModelId: createProviderBodySchema.shape.escalationModelId.unwrap().nullable(),
+    contextWindow: createProviderBodySchema.shape.contextWindow.unwrap().nullable(),
+    pricing: pricingSchema.nullable(),
+  })
+  .partial()
+  .strict();
+export type UpdateProviderBody = z.infer<typeof updateProviderBodySchema>;
+
 /** `POST /api/providers/check`: try a provider before saving it. */
 export const providerCheckBodySchema = z.object({
   baseUrl: createProviderBodySchema.shape.baseUrl,
@@ -297,6 +311,9 @@ export const projectSchema = z.object({
 });
 export type Project = z.infer<typeof projectSchema>;
 
+/** One command a session lets run without asking, exactly as the agent wrote it. */
+export const allowedCommandSchema = z.string().min(1).max(2000);
+
 export const createSessionBodySchema = z.object({
   name: z.string().trim().min(1).max(200),
   mode: turnModeSchema.optional(),
@@ -304,12 +321,21 @@ export const createSessionBodySchema = z.object({
 });
 export type CreateSessionBody = z.infer<typeof createSessionBodySchema>;
 
+/** `PATCH /api/sessions/:id`: rename, change mode or approval, or set the allowed commands (to remove some). */
+export const updateSessionBodySchema = createSessionBodySchema
+  .extend({ allowedCommands: z.array(allowedCommandSchema).max(200) })
+  .partial()
+  .strict();
+export type UpdateSessionBody = z.infer<typeof updateSessionBodySchema>;
+
 export const chatSessionSchema = z.object({
   _id: z.string(),
   project: z.string(),
   name: z.string(),
   mode: turnModeSchema,
   approval: approvalPolicySchema,
+  /** Commands `run_command` runs without an approval under `on-write` (added from approval cards). */
+  allowedCommands: z.array(z.string()).default([]),
   createdAt: dateSchema,
 });
 export type ChatSession = z.infer<typeof chatSessionSchema>;
@@ -336,10 +362,17 @@ export const createTurnBodySchema = z.object({
 });
 export type CreateTurnBody = z.infer<typeof createTurnBodySchema>;
 
-export const approvalDecisionBodySchema = z.object({
-  approve: z.boolean(),
-  input: z.unknown().optional(),
-});
+export const approvalDecisionBodySchema = z
+  .object({
+    approve: z.boolean(),
+    input: z.unknown().optional(),
+    /** Approve this `run_command` and let the same exact command run without asking in this session. */
+    alwaysAllow: z.boolean().optional(),
+  })
+  .refine((body) => !body.alwaysAllow || (body.approve && body.input === undefined), {
+    message: "alwaysAllow goes only with approve: true and no replacement input",
+    path: ["alwaysAllow"],
+  });
 export type ApprovalDecisionBody = z.infer<typeof approvalDecisionBodySchema>;
 
 /**

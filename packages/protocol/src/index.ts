@@ -7,6 +7,7 @@ export * from "./delivery.ts";
 export * from "./errors.ts";
 export * from "./events.ts";
 export * from "./labels.ts";
+export * from "./manage.ts";
 export * from "./session-branch.ts";
 export * from "./socket.ts";
 export * from "./storable.ts";

@@ -15,6 +15,12 @@ import type { ApiErrorBody } from "./errors.ts";
 import type { AgentEvent, TurnEvent } from "./events.ts";
 import { envelopedEventSchema } from "./events.ts";
 import { droneLabelsSchema } from "./labels.ts";
+import type {
+  GitRemoteCheckRequest,
+  GitRemoteCheckResult,
+  ProjectCloneRequest,
+  ProjectCloneResult,
+} from "./manage.ts";
 import { storableIssue } from "./storable.ts";
 import type { ChatTurn, TurnWaiting } from "./turn.ts";
 import type { IWorkOrder } from "./work-order.ts";
@@ -140,6 +146,8 @@ export const approvalDecisionSchema = z.object({
   approvalId: z.string().min(1),
   approve: z.boolean(),
   input: z.unknown().optional(),
+  /** Approved for good in this session: the running turn stops asking for the same command too. */
+  alwaysAllow: z.boolean().optional(),
 });
 export type ApprovalDecision = z.infer<typeof approvalDecisionSchema>;
 
@@ -237,6 +245,16 @@ export interface DroneServerToClientEvents {
   session_worktree: (
     request: SessionWorktreeRequest,
     ack: (result: Ack<{ result: SessionWorktreeState }>) => void,
+  ) => void;
+  /** Whether a git URL answers from this drone's machine (`git ls-remote`, hardened, with a timeout). */
+  git_remote_check: (
+    request: GitRemoteCheckRequest,
+    ack: (result: Ack<{ result: GitRemoteCheckResult }>) => void,
+  ) => void;
+  /** Clone or fetch a project's checkout now, under the clone lock, as a turn does. */
+  project_clone: (
+    request: ProjectCloneRequest,
+    ack: (result: Ack<{ result: ProjectCloneResult }>) => void,
   ) => void;
   /** Sent right before the server disconnects a revoked drone. */
   revoked: (notice: { reason: string }) => void;

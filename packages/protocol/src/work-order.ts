@@ -52,6 +52,8 @@ export const workOrderSchema = z.object({
     name: z.string(),
     mode: turnModeSchema,
     approval: approvalPolicySchema.default("auto"),
+    /** Commands `run_command` runs without asking under `on-write`: exact strings the user allowed. */
+    allowedCommands: z.array(z.string().min(1)).default([]),
     /** The session's pull request, once a turn opened it: later turns update it. */
     pullRequest: pullRequestRefSchema.optional(),
   }),

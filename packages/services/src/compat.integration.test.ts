@@ -60,6 +60,17 @@ describe("mongoose on the harness", () => {
     expect(updated).toMatchObject({ owner: "z", count: 7, tags: ["one", "two"] });
   });
 
+  it("adds to a set once with $addToSet, and deletes many by $in", async () => {
+    await Item.create([{ name: "set" }, { name: "gone-1" }, { name: "gone-2" }]);
+    await Item.updateOne({ name: "set" }, { $addToSet: { tags: "npm test" } });
+    await Item.updateOne({ name: "set" }, { $addToSet: { tags: "npm test" } });
+    expect((await Item.findOne({ name: "set" }).lean())?.tags).toEqual(["npm test"]);
+    const { deletedCount } = await Item.deleteMany({ name: { $in: ["gone-1", "gone-2", "none"] } });
+    expect(deletedCount).toBe(2);
+    expect(await Item.countDocuments({ name: { $in: ["gone-1", "gone-2"] } })).toBe(0);
+    await Item.deleteOne({ name: "set" });
+  });
+
   it("rejects a duplicate on a unique index", async () => {
     await expect(Item.create({ name: "c" })).rejects.toMatchObject({ code: 11000 });
   });

@@ -40,6 +40,8 @@ export function createRunCommandTool(toolOptions: ToolsOptions = {}) {
     permission: "write",
     timeoutMs: options.maxCommandTimeoutMs + options.killGraceMs + 5_000,
     describe: (input) => `Run \`${input.command}\`${input.cwd ? ` in ${input.cwd}` : ""}`,
+    // "Always allow this command": the exact command line, wherever in the workspace it runs.
+    standingApproval: (input) => input.command,
     async execute(input, context) {
       const timeoutMs = Math.min(
         input.timeout_ms ?? options.commandTimeoutMs,

@@ -128,4 +128,33 @@ describe("a provider's quirks in the web IDE", () => {
     const listed = await api.get("/api/providers");
     expect(listed.body.providers[0].quirks).toEqual([]);
   });
+
+  it("edits the provider in place (a new key never shown) and deletes it after asking", async () => {
+    const row = page.getByRole("row", { name: /Reasoner/ }).first();
+    await row.getByRole("button", { name: "Edit" }).click();
+    const form = page.getByRole("form", { name: "Edit Reasoner" });
+    await form.getByLabel("Name").fill("Reasoner (edited)");
+    // A key typed here is the one the check uses (the model stand-in accepts only the right one).
+    await form.getByLabel("New API key").fill(apiKey);
+    await form.getByRole("button", { name: "Check /models" }).click();
+    await form.getByText("The provider answered with").waitFor();
+    await form.getByRole("combobox", { name: "Model", exact: true }).fill("o4-mini-high");
+    await form.getByRole("button", { name: "Save" }).click();
+    const edited = page.getByRole("row", { name: /Reasoner \(edited\)/ });
+    await edited.getByText("o4-mini-high").waitFor();
+    expect(await page.content()).not.toContain(apiKey);
+    const api = new ApiClient(server.url, token);
+    const listed = await api.get("/api/providers");
+    expect(listed.body.providers[0]).toMatchObject({
+      name: "Reasoner (edited)",
+      modelId: "o4-mini-high",
+      hasApiKey: true,
+    });
+    await screenshot(page, "provider-edit");
+
+    await edited.getByRole("button", { name: "Delete" }).click();
+    await edited.getByRole("button", { name: "Yes, delete" }).click();
+    await page.getByText("No providers yet.").waitFor();
+    expect((await api.get("/api/providers")).body.providers).toEqual([]);
+  });
 });

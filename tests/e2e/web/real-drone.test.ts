@@ -293,6 +293,11 @@ describe("web IDE with a real drone", () => {
     await page.getByLabel("Name").fill("calculator");
     await page.getByLabel("Git URL").fill(gitUrl);
     await page.getByRole("button", { name: "Add project" }).click();
+    // The online drone checked the URL with git ls-remote before the project was stored.
+    await page
+      .getByRole("status")
+      .getByText(/Checked from drone .*: the repository answers/)
+      .waitFor();
     await page.getByRole("link", { name: /calculator/ }).click();
     await page.getByRole("heading", { name: "calculator" }).waitFor();
     // The drone clones the project on its first turn; until then the page says so.

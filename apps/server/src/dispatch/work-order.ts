@@ -82,6 +82,7 @@ export function buildWorkOrder(
         name: session.name,
         mode: turn.mode,
         approval: session.approval,
+        allowedCommands: session.allowedCommands ?? [],
         ...(session.pullRequest
           ? { pullRequest: { url: session.pullRequest.url, number: session.pullRequest.number } }
           : {}),

@@ -266,6 +266,8 @@ export class TurnService {
     if (!turn.pendingApprovals?.some((approval) => approval.id === approvalId)) {
       throw notFound("Pending approval");
     }
+    // The command comes from the turn's own approval event, never from the request.
+    const command = body.alwaysAllow ? await this.commandOf(turn, approvalId) : null;
     let answers: Ack[];
     try {
       answers = (await this.dependencies
@@ -277,6 +279,7 @@ export class TurnService {
           approvalId,
           approve: body.approve,
           ...(body.input === undefined ? {} : { input: body.input }),
+          ...(command ? { alwaysAllow: true } : {}),
         })) as Ack[];
     } catch {
       throw new SystemError("unavailable", "The drone running this turn did not answer; try again");
@@ -292,10 +295,47 @@ export class TurnService {
       throw new UserError(relayedCode(answer.error.code), answer.error.message, {
         details: answer.error.details,
       });
+    if (command) {
+      await this.dependencies.models.ChatSession.updateOne(
+        { _id: turn.session },
+        { $addToSet: { allowedCommands: command } },
+      );
+    }
     await store.mutate(turnId, (current) => {
       if (!current.pendingApprovals?.some((approval) => approval.id === approvalId)) return null;
       const next = resolveApproval(current, approvalId);
       return { set: { pendingApprovals: next.pendingApprovals, status: next.status } };
     });
+  }
+
+  /** The exact command of a pending run_command approval; 400 for any other call. */
+  private async commandOf(turn: ChatTurnDocument, approvalId: string): Promise<string> {
+    const events = await this.dependencies.models.TurnEvent.find({
+      turn: turn._id,
+      type: "approval",
+    })
+      .sort({ seq: -1 })
+      .limit(20)
+      .lean();
+    for (const event of events) {
+      const approvals = (event.data as { approvals?: unknown[] } | null)?.approvals ?? [];
+      for (const approval of approvals as Array<{
+        id?: unknown;
+        tool?: unknown;
+        params?: unknown;
+      }>) {
+        if (approval.id !== approvalId) continue;
+        const command = (approval.params as { command?: unknown } | null)?.command;
+        if (approval.tool === "run_command" && typeof command === "string" && command) {
+          return command;
+        }
+        throw new UserError(
+          "validation_failed",
+          "Invalid approval decision: alwaysAllow: only a run_command call can be always allowed",
+          { details: [{ path: "alwaysAllow", message: "not a run_command call" }] },
+        );
+      }
+    }
+    throw notFound("Pending approval");
   }
 }

@@ -12,8 +12,10 @@ import type {
   Drone,
   FileContent,
   FileEntry,
+  GitUrlCheck,
   LoginBody,
   Project,
+  ProjectCloneAnswer,
   Provider,
   ProviderCheckBody,
   ProviderCheckResult,
@@ -29,6 +31,8 @@ import type {
   TurnSummary,
   UpdateDroneBody,
   UpdateProjectBody,
+  UpdateProviderBody,
+  UpdateSessionBody,
   User,
   Webhook,
   WebhookDelivery,
@@ -225,6 +229,13 @@ export class ApiClient {
   checkSavedProvider(providerId: string): Promise<ProviderCheckResult> {
     return this.request("POST", `/api/providers/${encodeURIComponent(providerId)}/check`, {});
   }
+  /** Changes a provider; a new apiKey replaces the stored one (never shown again). */
+  updateProvider(providerId: string, body: UpdateProviderBody): Promise<{ provider: Provider }> {
+    return this.request("PATCH", `/api/providers/${encodeURIComponent(providerId)}`, body);
+  }
+  deleteProvider(providerId: string): Promise<void> {
+    return this.request("DELETE", `/api/providers/${encodeURIComponent(providerId)}`);
+  }
   /** Forgets what turns learned the provider refuses; the next turn sends the plain request. */
   forgetProviderQuirks(providerId: string): Promise<{ provider: Provider }> {
     return this.request("DELETE", `/api/providers/${encodeURIComponent(providerId)}/quirks`);
@@ -234,8 +245,17 @@ export class ApiClient {
   listProjects(): Promise<{ projects: Project[] }> {
     return this.listAll("/api/projects", "projects");
   }
-  createProject(body: CreateProjectBody): Promise<{ project: Project }> {
+  /** Creates a project; `gitUrlCheck` says whether a drone checked its URL (a bad URL is a 400). */
+  createProject(body: CreateProjectBody): Promise<{ project: Project; gitUrlCheck?: GitUrlCheck }> {
     return this.request("POST", "/api/projects", body);
+  }
+  /** Deletes the project with its sessions and turns (409 while a turn of it runs). */
+  deleteProject(projectId: string): Promise<void> {
+    return this.request("DELETE", `/api/projects/${encodeURIComponent(projectId)}`);
+  }
+  /** Has a drone clone (or fetch) the project now, so its files show before any turn. */
+  cloneProject(projectId: string): Promise<ProjectCloneAnswer> {
+    return this.request("POST", `/api/projects/${encodeURIComponent(projectId)}/clone`, {});
   }
   updateProject(projectId: string, body: UpdateProjectBody): Promise<{ project: Project }> {
     return this.request("PATCH", `/api/projects/${encodeURIComponent(projectId)}`, body);
@@ -271,6 +291,13 @@ export class ApiClient {
   }
   createSession(projectId: string, body: CreateSessionBody): Promise<{ session: ChatSession }> {
     return this.request("POST", `/api/projects/${encodeURIComponent(projectId)}/sessions`, body);
+  }
+  updateSession(sessionId: string, body: UpdateSessionBody): Promise<{ session: ChatSession }> {
+    return this.request("PATCH", `/api/sessions/${encodeURIComponent(sessionId)}`, body);
+  }
+  /** Deletes the session with its turns (409 while a turn of it runs). */
+  deleteSession(sessionId: string): Promise<void> {
+    return this.request("DELETE", `/api/sessions/${encodeURIComponent(sessionId)}`);
   }
   listTurns(sessionId: string): Promise<{ turns: ChatTurn[] }> {
     return this.listAll(`/api/sessions/${encodeURIComponent(sessionId)}/turns`, "turns");
@@ -316,11 +343,17 @@ export class ApiClient {
   revertTurn(turnId: string): Promise<TurnRevertAnswer> {
     return this.request("POST", `/api/turns/${encodeURIComponent(turnId)}/revert`, {});
   }
-  decideApproval(turnId: string, approvalId: string, approve: boolean): Promise<void> {
+  /** `alwaysAllow`: approve this command and let the session run it without asking again. */
+  decideApproval(
+    turnId: string,
+    approvalId: string,
+    approve: boolean,
+    alwaysAllow = false,
+  ): Promise<void> {
     return this.request(
       "POST",
       `/api/turns/${encodeURIComponent(turnId)}/approvals/${encodeURIComponent(approvalId)}`,
-      { approve },
+      { approve, ...(alwaysAllow ? { alwaysAllow: true } : {}) },
     );
   }
 }

@@ -1,13 +1,14 @@
 // One project: its file tree and editor over the file relay, and its chat sessions.
 import type { ChatSession, CreateSessionBody, TurnMode } from "@gadget/protocol";
 import { type FormEvent, useCallback, useState } from "react";
-import { Link } from "wouter";
+import { Link, useLocation } from "wouter";
 import { useApi } from "../app/auth.tsx";
 import { useLoader } from "../app/use-loader.ts";
 import { ErrorNote } from "../components/error-note.tsx";
 import { FileEditor } from "../editor/file-editor.tsx";
 import { FileTree } from "../editor/file-tree.tsx";
 import { formatAgo } from "../lib/format.ts";
+import { CloneNowButton, ProjectManage } from "./project-manage.tsx";
 import { networkWords, ProjectSettings } from "./project-settings.tsx";
 
 export const modeWords: Record<TurnMode, string> = {
@@ -122,6 +123,7 @@ export function ProjectPage({ projectId }: { projectId: string }) {
     () => api.listSessions(projectId).then((answer) => answer.sessions),
     [api, projectId],
   );
+  const [, navigate] = useLocation();
   const [openPath, setOpenPath] = useState<string | null>(null);
   const [refreshKey, setRefreshKey] = useState(0);
   // Whose files: "" is the default branch's checkout (read-only), else a session's worktree.
@@ -162,6 +164,18 @@ export function ProjectPage({ projectId }: { projectId: string }) {
             Settings{" "}
             <span className="muted small">network: {networkWords[project.data.network]}</span>
           </summary>
+          <ProjectManage
+            key={project.data.name}
+            project={project.data}
+            onRename={async (name) => {
+              const { project: saved } = await api.updateProject(projectId, { name });
+              project.setData(() => saved);
+            }}
+            onDelete={async () => {
+              await api.deleteProject(projectId);
+              navigate("/projects");
+            }}
+          />
           <ProjectSettings
             project={project.data}
             onSave={async (body) => {
@@ -176,6 +190,10 @@ export function ProjectPage({ projectId }: { projectId: string }) {
           <div className="panel-head">
             <h2>Files</h2>
             <span className="spacer" />
+            <CloneNowButton
+              onClone={() => api.cloneProject(projectId)}
+              onCloned={() => setRefreshKey((key) => key + 1)}
+            />
             <button
               type="button"
               className="button small ghost"

@@ -1,5 +1,5 @@
 // Projects: the user's projects and a form to add one from a git URL.
-import type { CreateProjectBody, Project } from "@gadget/protocol";
+import type { CreateProjectBody, GitUrlCheck, Project } from "@gadget/protocol";
 import { type FormEvent, useState } from "react";
 import { Link } from "wouter";
 import { useApi } from "../app/auth.tsx";
@@ -10,8 +10,10 @@ import { formatAgo } from "../lib/format.ts";
 export function ProjectForm({
   onCreate,
 }: {
-  onCreate: (body: CreateProjectBody) => Promise<void>;
+  /** Creates it; resolves with what the drone's check of its URL found, if the server says. */
+  onCreate: (body: CreateProjectBody) => Promise<GitUrlCheck | undefined>;
 }) {
+  const [check, setCheck] = useState<GitUrlCheck | null>(null);
   const [name, setName] = useState("");
   const [gitUrl, setGitUrl] = useState("");
   const [defaultBranch, setDefaultBranch] = useState("");
@@ -22,12 +24,13 @@ export function ProjectForm({
     event.preventDefault();
     setSaving(true);
     setError(null);
+    setCheck(null);
     const verifyCommands = verify
       .split("\n")
       .map((line) => line.trim())
       .filter(Boolean);
     try {
-      await onCreate({
+      const checked = await onCreate({
         name: name.trim(),
         gitUrl: gitUrl.trim(),
         ...(defaultBranch.trim() ? { defaultBranch: defaultBranch.trim() } : {}),
@@ -37,6 +40,7 @@ export function ProjectForm({
       setGitUrl("");
       setDefaultBranch("");
       setVerify("");
+      setCheck(checked ?? null);
     } catch (caught) {
       setError(caught);
     } finally {
@@ -77,6 +81,11 @@ export function ProjectForm({
         />
       </label>
       <ErrorNote error={error} title="Could not add the project" />
+      {check ? (
+        <p className={check.checked ? "ok-note" : "note"} role="status">
+          {check.message}
+        </p>
+      ) : null}
       <div className="form-actions">
         <button type="submit" className="button primary" disabled={saving}>
           {saving ? "Adding…" : "Add project"}
@@ -128,8 +137,9 @@ export function ProjectsPage() {
       )}
       <ProjectForm
         onCreate={async (body) => {
-          const { project } = await api.createProject(body);
+          const { project, gitUrlCheck } = await api.createProject(body);
           projects.setData((current) => [...(current ?? []), project]);
+          return gitUrlCheck;
         }}
       />
     </div>

@@ -1,7 +1,10 @@
-// The providers page's check result: what /models listed, and what the probe call found.
+// The providers page: a check's result (what /models listed, what the probe call found), and
+// editing a saved provider with the listed models offered under the model field.
+import type { Provider, UpdateProviderBody } from "@gadget/protocol";
 import { render, screen } from "@testing-library/react";
+import userEvent from "@testing-library/user-event";
 import { describe, expect, it } from "vitest";
-import { CheckResult } from "./providers-page.tsx";
+import { CheckResult, ProviderEditForm } from "./providers-page.tsx";
 
 describe("a provider check's result", () => {
   it("says which features the probe call found and what it learned", () => {
@@ -49,5 +52,69 @@ describe("a provider check's result", () => {
   it("shows no probe for a check of /models alone", () => {
     render(<CheckResult error={null} result={{ ok: true, models: ["m"] }} />);
     expect(screen.queryByRole("list", { name: "What a test call found" })).toBeNull();
+  });
+});
+
+describe("editing a saved provider", () => {
+  const saved: Provider = {
+    _id: "p1",
+    name: "Router",
+    baseUrl: "https://api.example.com/v1",
+    hasApiKey: true,
+    modelId: "old-model",
+    params: {},
+    escalationModelId: "big-model",
+    quirks: [],
+    createdAt: new Date("2026-01-01T00:00:00Z"),
+  };
+
+  it("sends only what changed, a new key, and null for a cleared field", async () => {
+    const bodies: UpdateProviderBody[] = [];
+    render(
+      <ProviderEditForm
+        provider={saved}
+        onSave={async (body) => {
+          bodies.push(body);
+        }}
+        onCheck={async () => ({ ok: true, models: [] })}
+        onCancel={() => {}}
+      />,
+    );
+    const model = screen.getByRole("combobox", { name: "Model" });
+    await userEvent.clear(model);
+    await userEvent.type(model, "new-model");
+    await userEvent.type(screen.getByLabelText("New API key"), "sk-replaced");
+    await userEvent.clear(screen.getByRole("combobox", { name: "Escalation model (optional)" }));
+    await userEvent.click(screen.getByRole("button", { name: "Save" }));
+    expect(bodies).toEqual([
+      { modelId: "new-model", apiKey: "sk-replaced", escalationModelId: null },
+    ]);
+  });
+
+  it("offers the models the check listed under the model field, free text still allowed", async () => {
+    const checkedWith: string[] = [];
+    render(
+      <ProviderEditForm
+        provider={saved}
+        onSave={async () => {}}
+        onCheck={async (apiKey) => {
+          checkedWith.push(apiKey);
+          return { ok: true, models: ["gpt-a", "gpt-b"] };
+        }}
+        onCancel={() => {}}
+      />,
+    );
+    await userEvent.click(screen.getByRole("button", { name: "Check /models" }));
+    expect(await screen.findByText("gpt-a")).toBeInTheDocument();
+    expect(checkedWith).toEqual([""]);
+    const model = screen.getByRole("combobox", { name: "Model" });
+    const list = document.getElementById(model.getAttribute("list") ?? "");
+    expect([...(list?.querySelectorAll("option") ?? [])].map((option) => option.value)).toEqual([
+      "gpt-a",
+      "gpt-b",
+    ]);
+    await userEvent.clear(model);
+    await userEvent.type(model, "unlisted-model");
+    expect(model).toHaveValue("unlisted-model");
   });
 });

@@ -1,11 +1,17 @@
 // Providers: OpenAI-compatible endpoints with a model, key, optional escalation model and prices;
 // "Check" asks the server to list the provider's /models (a browser cannot call them: CORS).
-import type { CreateProviderBody, Provider, ProviderQuirkCode } from "@gadget/protocol";
-import { type FormEvent, useState } from "react";
+import type {
+  CreateProviderBody,
+  Provider,
+  ProviderQuirkCode,
+  UpdateProviderBody,
+} from "@gadget/protocol";
+import { type FormEvent, useId, useState } from "react";
 import { ApiError } from "../api/api-error.ts";
 import type { ProviderCheckResult } from "../api/client.ts";
 import { useApi } from "../app/auth.tsx";
 import { useLoader } from "../app/use-loader.ts";
+import { ConfirmButton } from "../components/confirm-button.tsx";
 import { ErrorNote } from "../components/error-note.tsx";
 import { formatAgo } from "../lib/format.ts";
 import { describeQuirk } from "../lib/quirks.ts";
@@ -185,6 +191,7 @@ export function ProviderForm({
   });
   const set = (key: keyof typeof fields) => (event: { target: { value: string } }) =>
     setFields((current) => ({ ...current, [key]: event.target.value }));
+  const modelList = useId();
 
   const buildBody = (): CreateProviderBody => {
     const body: CreateProviderBody = {
@@ -276,8 +283,10 @@ export function ProviderForm({
           value={fields.modelId}
           onChange={set("modelId")}
           placeholder="gpt-4.1-mini"
+          list={modelList}
         />
       </label>
+      <ModelOptions id={modelList} models={check.result?.models} />
       <label className="field">
         <span>API key</span>
         <input
@@ -294,6 +303,7 @@ export function ProviderForm({
           value={fields.escalationModelId}
           onChange={set("escalationModelId")}
           placeholder="a stronger model for hard passes"
+          list={modelList}
         />
       </label>
       <div className="field-row">
@@ -327,6 +337,192 @@ export function ProviderForm({
         </button>
         <button type="submit" className="button primary" disabled={saving}>
           {saving ? "Adding…" : "Add provider"}
+        </button>
+      </div>
+    </form>
+  );
+}
+
+/**
+ * The models a check listed, offered under a model field (a datalist: the user may still type
+ * any id, e.g. one the provider serves but does not list).
+ */
+function ModelOptions({ id, models }: { id: string; models: string[] | undefined }) {
+  return (
+    <datalist id={id}>
+      {(models ?? []).map((model) => (
+        <option key={model} value={model} />
+      ))}
+    </datalist>
+  );
+}
+
+/** Text of a number field: "" for none. */
+function numberText(value: number | null | undefined): string {
+  return value === null || value === undefined ? "" : String(value);
+}
+
+/**
+ * Edits a saved provider in place. Only what changed is sent; the key field is empty (the stored
+ * key is never shown) and a value typed there replaces it.
+ */
+export function ProviderEditForm({
+  provider,
+  onSave,
+  onCheck,
+  onCancel,
+}: {
+  provider: Provider;
+  onSave: (body: UpdateProviderBody) => Promise<void>;
+  /** Lists the provider's models: with the key typed here, or the stored one. */
+  onCheck: (apiKey: string, baseUrl: string) => Promise<ProviderCheckResult>;
+  onCancel: () => void;
+}) {
+  const [fields, setFields] = useState({
+    name: provider.name,
+    baseUrl: provider.baseUrl,
+    apiKey: "",
+    modelId: provider.modelId,
+    escalationModelId: provider.escalationModelId ?? "",
+    inputPerMTok: numberText(provider.pricing?.inputPerMTok),
+    outputPerMTok: numberText(provider.pricing?.outputPerMTok),
+    contextWindow: numberText(provider.contextWindow),
+  });
+  const [saving, setSaving] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  const [checking, setChecking] = useState(false);
+  const [check, setCheck] = useState<{ result: ProviderCheckResult | null; error: unknown }>({
+    result: null,
+    error: null,
+  });
+  const modelList = useId();
+  const set = (key: keyof typeof fields) => (event: { target: { value: string } }) =>
+    setFields((current) => ({ ...current, [key]: event.target.value }));
+
+  const changes = (): UpdateProviderBody => {
+    const body: UpdateProviderBody = {};
+    const baseUrl = fields.baseUrl.trim().replace(/\/+$/, "");
+    if (fields.name.trim() !== provider.name) body.name = fields.name.trim();
+    if (baseUrl !== provider.baseUrl) body.baseUrl = baseUrl;
+    if (fields.modelId.trim() !== provider.modelId) body.modelId = fields.modelId.trim();
+    if (fields.apiKey) body.apiKey = fields.apiKey;
+    const escalation = fields.escalationModelId.trim();
+    if (escalation !== (provider.escalationModelId ?? "")) {
+      body.escalationModelId = escalation || null;
+    }
+    const input = optionalNumber(fields.inputPerMTok);
+    const output = optionalNumber(fields.outputPerMTok);
+    const pricing =
+      input === undefined && output === undefined
+        ? null
+        : { inputPerMTok: input ?? 0, outputPerMTok: output ?? 0 };
+    if (
+      pricing?.inputPerMTok !== provider.pricing?.inputPerMTok ||
+      pricing?.outputPerMTok !== provider.pricing?.outputPerMTok
+    ) {
+      body.pricing = pricing;
+    }
+    const contextWindow = optionalNumber(fields.contextWindow);
+    if ((contextWindow ?? null) !== (provider.contextWindow ?? null)) {
+      body.contextWindow = contextWindow === undefined ? null : Math.round(contextWindow);
+    }
+    return body;
+  };
+
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    setSaving(true);
+    setError(null);
+    try {
+      await onSave(changes());
+    } catch (caught) {
+      setError(caught);
+    } finally {
+      setSaving(false);
+    }
+  };
+
+  return (
+    <form
+      className="form-grid provider-edit"
+      onSubmit={submit}
+      aria-label={`Edit ${provider.name}`}
+    >
+      <label className="field">
+        <span>Name</span>
+        <input required value={fields.name} onChange={set("name")} />
+      </label>
+      <label className="field">
+        <span>Base URL</span>
+        <input required type="url" value={fields.baseUrl} onChange={set("baseUrl")} />
+      </label>
+      <label className="field">
+        <span>Model</span>
+        <input required value={fields.modelId} onChange={set("modelId")} list={modelList} />
+      </label>
+      <ModelOptions id={modelList} models={check.result?.models} />
+      <label className="field">
+        <span>New API key</span>
+        <input
+          type="password"
+          value={fields.apiKey}
+          onChange={set("apiKey")}
+          autoComplete="off"
+          placeholder={provider.hasApiKey ? "leave empty to keep the stored key" : "sk-…"}
+        />
+      </label>
+      <label className="field">
+        <span>Escalation model (optional)</span>
+        <input
+          value={fields.escalationModelId}
+          onChange={set("escalationModelId")}
+          list={modelList}
+        />
+      </label>
+      <div className="field-row">
+        <label className="field">
+          <span>Input $ / M tokens</span>
+          <input inputMode="decimal" value={fields.inputPerMTok} onChange={set("inputPerMTok")} />
+        </label>
+        <label className="field">
+          <span>Output $ / M tokens</span>
+          <input inputMode="decimal" value={fields.outputPerMTok} onChange={set("outputPerMTok")} />
+        </label>
+        <label className="field">
+          <span>Context window</span>
+          <input inputMode="numeric" value={fields.contextWindow} onChange={set("contextWindow")} />
+        </label>
+      </div>
+      <CheckResult result={check.result} error={check.error} />
+      <ErrorNote error={error} title="Could not save the provider" />
+      <div className="form-actions">
+        <button
+          type="button"
+          className="button"
+          disabled={checking}
+          onClick={async () => {
+            setChecking(true);
+            setCheck({ result: null, error: null });
+            try {
+              const result = await onCheck(
+                fields.apiKey,
+                fields.baseUrl.trim().replace(/\/+$/, ""),
+              );
+              setCheck({ result, error: null });
+            } catch (caught) {
+              setCheck({ result: null, error: caught });
+            } finally {
+              setChecking(false);
+            }
+          }}
+        >
+          {checking ? "Checking…" : "Check /models"}
+        </button>
+        <button type="button" className="button ghost" onClick={onCancel}>
+          Cancel
+        </button>
+        <button type="submit" className="button primary" disabled={saving}>
+          {saving ? "Saving…" : "Save"}
         </button>
       </div>
     </form>
@@ -382,6 +578,11 @@ function SavedProviderCheck({
 export function ProvidersPage() {
   const api = useApi();
   const providers = useLoader(() => api.listProviders().then((answer) => answer.providers), [api]);
+  const [editing, setEditing] = useState<string | null>(null);
+  const replace = (changed: Provider) =>
+    providers.setData((current) =>
+      (current ?? []).map((item) => (item._id === changed._id ? changed : item)),
+    );
   return (
     <div className="page">
       <div className="page-head">
@@ -410,7 +611,7 @@ export function ProvidersPage() {
               </tr>
             </thead>
             <tbody>
-              {providers.data.map((provider) => (
+              {providers.data.flatMap((provider) => [
                 <tr key={provider._id}>
                   <td>
                     <strong>{provider.name}</strong>
@@ -429,22 +630,54 @@ export function ProvidersPage() {
                       : "–"}
                   </td>
                   <td>
-                    <ProviderQuirks
-                      provider={provider}
-                      onChange={(changed) =>
-                        providers.setData((current) =>
-                          (current ?? []).map((item) =>
-                            item._id === changed._id ? changed : item,
-                          ),
-                        )
-                      }
-                    />
+                    <ProviderQuirks provider={provider} onChange={replace} />
                   </td>
                   <td className="right">
                     <SavedProviderCheck provider={provider} onChecked={providers.reload} />
+                    <button
+                      type="button"
+                      className="button small ghost"
+                      aria-expanded={editing === provider._id}
+                      onClick={() =>
+                        setEditing((current) => (current === provider._id ? null : provider._id))
+                      }
+                    >
+                      Edit
+                    </button>
+                    <ConfirmButton
+                      label="Delete"
+                      question={`Delete ${provider.name}? Sessions choose another provider for their next turns.`}
+                      confirmLabel="Yes, delete"
+                      errorTitle="Could not delete the provider"
+                      onConfirm={async () => {
+                        await api.deleteProvider(provider._id);
+                        providers.setData((current) =>
+                          (current ?? []).filter((item) => item._id !== provider._id),
+                        );
+                      }}
+                    />
                   </td>
-                </tr>
-              ))}
+                </tr>,
+                editing === provider._id ? (
+                  <tr key={`${provider._id}-edit`} className="edit-row">
+                    <td colSpan={7}>
+                      <ProviderEditForm
+                        provider={provider}
+                        onCancel={() => setEditing(null)}
+                        onCheck={(apiKey, baseUrl) =>
+                          apiKey
+                            ? api.checkProvider({ baseUrl, apiKey })
+                            : api.checkSavedProvider(provider._id)
+                        }
+                        onSave={async (body) => {
+                          replace((await api.updateProvider(provider._id, body)).provider);
+                          setEditing(null);
+                        }}
+                      />
+                    </td>
+                  </tr>
+                ) : null,
+              ])}
             </tbody>
           </table>
         )

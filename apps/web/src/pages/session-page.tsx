@@ -1,7 +1,7 @@
 // A chat session: the conversation with a live panel per turn, the composer and the session chart.
 import { isFinalTurnStatus, type SessionDetail } from "@gadget/protocol";
 import { useEffect, useMemo, useRef, useState, useSyncExternalStore } from "react";
-import { Link } from "wouter";
+import { Link, useLocation } from "wouter";
 import { useApi } from "../app/auth.tsx";
 import { useConnection } from "../app/live.tsx";
 import { useLoader } from "../app/use-loader.ts";
@@ -11,6 +11,7 @@ import { SessionTurns } from "../live/session-turns.ts";
 import type { TurnSnapshot, TurnStore } from "../live/turn-store.ts";
 import { Composer } from "../turn/composer.tsx";
 import { type TurnActions, TurnPanel } from "../turn/turn-panel.tsx";
+import { SessionSettings } from "./session-settings.tsx";
 
 const PROVIDER_KEY = "gadget.lastProvider";
 
@@ -145,6 +146,7 @@ export function SessionPage({ projectId, sessionId }: { projectId: string; sessi
   const [loadError, setLoadError] = useState<unknown>(null);
   const [loaded, setLoaded] = useState(false);
   const conversation = useRef<HTMLDivElement>(null);
+  const [, navigate] = useLocation();
 
   const session = useLoader(
     () => api.getSession(sessionId).then((answer) => answer.session),
@@ -226,7 +228,11 @@ export function SessionPage({ projectId, sessionId }: { projectId: string; sessi
       const { turn } = await api.getTurn(store.id);
       turns.upsert(turn);
     },
-    decide: (approvalId, approve) => api.decideApproval(store.id, approvalId, approve),
+    decide: async (approvalId, approve, alwaysAllow) => {
+      await api.decideApproval(store.id, approvalId, approve, alwaysAllow);
+      // The session now lists the command; its settings show it.
+      if (alwaysAllow) session.reload();
+    },
     revert: async () => {
       const answer = await api.revertTurn(store.id);
       turns.upsert(answer.turn);
@@ -262,6 +268,20 @@ export function SessionPage({ projectId, sessionId }: { projectId: string; sessi
         title="Could not load the session"
         onRetry={session.reload}
       />
+      {session.data ? (
+        <SessionSettings
+          key={`${session.data.name}:${session.data.mode}:${session.data.approval}`}
+          session={session.data}
+          onSave={async (body) => {
+            const { session: saved } = await api.updateSession(sessionId, body);
+            session.setData((current) => (current ? { ...current, ...saved } : current));
+          }}
+          onDelete={async () => {
+            await api.deleteSession(sessionId);
+            navigate(`/projects/${projectId}`);
+          }}
+        />
+      ) : null}
       {stores.length > 0 ? <SessionChart snapshots={snapshots} now={now} /> : null}
       <div className="conversation" ref={conversation}>
         <ErrorNote error={loadError} title="Could not load this session's turns" onRetry={load} />

@@ -78,3 +78,54 @@ describe("ApprovalCard", () => {
     expect(attempts).toBe(2);
   });
 });
+
+describe("ApprovalCard for a command", () => {
+  const commandApproval: ApprovalItem = {
+    ...writeApproval,
+    id: "ap-2",
+    tool: "run_command",
+    params: { command: "node test.js" },
+    description: "Run `node test.js`",
+  };
+
+  it("offers to always allow the exact command, and says so once chosen", async () => {
+    const decisions: Array<[boolean, boolean | undefined]> = [];
+    render(
+      <ApprovalCard
+        approval={commandApproval}
+        offerAlwaysAllow
+        onDecide={async (approve, alwaysAllow) => {
+          decisions.push([approve, alwaysAllow]);
+        }}
+      />,
+    );
+    await userEvent.click(
+      screen.getByRole("button", { name: "Always allow this command in this session" }),
+    );
+    expect(decisions).toEqual([[true, true]]);
+    expect(await screen.findByText(/always allowed in this session/)).toBeInTheDocument();
+  });
+
+  it("approves once without always allowing", async () => {
+    const decisions: Array<[boolean, boolean | undefined]> = [];
+    render(
+      <ApprovalCard
+        approval={commandApproval}
+        offerAlwaysAllow
+        onDecide={async (approve, alwaysAllow) => {
+          decisions.push([approve, alwaysAllow]);
+        }}
+      />,
+    );
+    await userEvent.click(screen.getByRole("button", { name: "Approve" }));
+    expect(decisions).toEqual([[true, undefined]]);
+  });
+
+  it("offers no standing approval for a file write, or where the caller does not", () => {
+    render(<ApprovalCard approval={writeApproval} offerAlwaysAllow onDecide={async () => {}} />);
+    render(<ApprovalCard approval={commandApproval} onDecide={async () => {}} />);
+    expect(
+      screen.queryByRole("button", { name: "Always allow this command in this session" }),
+    ).toBeNull();
+  });
+});

@@ -5,8 +5,13 @@ import type { ApprovalItem } from "../live/turn-view.ts";
 
 export interface ApprovalCardProps {
   approval: ApprovalItem;
-  /** Sends the decision; rejects with an error to show. */
-  onDecide: (approve: boolean) => Promise<void>;
+  /**
+   * Sends the decision; rejects with an error to show. `alwaysAllow` (a command's card only):
+   * approve, and let the session run this exact command without asking again.
+   */
+  onDecide: (approve: boolean, alwaysAllow?: boolean) => Promise<void>;
+  /** Offer "Always allow this command in this session" on a command's card (its caller sends it on). */
+  offerAlwaysAllow?: boolean;
 }
 
 function paramsPreview(tool: string, params: unknown): { label: string; body: string }[] {
@@ -34,21 +39,32 @@ function paramsPreview(tool: string, params: unknown): { label: string; body: st
 }
 
 /** Shows one pending approval; after a decision it says which, and errors are shown in words. */
-export function ApprovalCard({ approval, onDecide }: ApprovalCardProps) {
-  const [state, setState] = useState<"idle" | "sending" | "approved" | "denied">("idle");
+/** The exact command of a run_command card, which "always allow" names. */
+function commandOf(approval: ApprovalItem): string | null {
+  const params = approval.params as { command?: unknown } | null | undefined;
+  return approval.tool === "run_command" && typeof params?.command === "string"
+    ? params.command
+    : null;
+}
+
+export function ApprovalCard({ approval, onDecide, offerAlwaysAllow = false }: ApprovalCardProps) {
+  const [state, setState] = useState<"idle" | "sending" | "approved" | "allowed" | "denied">(
+    "idle",
+  );
   const [error, setError] = useState<unknown>(null);
-  const decide = async (approve: boolean) => {
+  const command = offerAlwaysAllow ? commandOf(approval) : null;
+  const decide = async (approve: boolean, alwaysAllow = false) => {
     setState("sending");
     setError(null);
     try {
-      await onDecide(approve);
-      setState(approve ? "approved" : "denied");
+      await onDecide(approve, alwaysAllow || undefined);
+      setState(approve ? (alwaysAllow ? "allowed" : "approved") : "denied");
     } catch (caught) {
       setError(caught);
       setState("idle");
     }
   };
-  const decided = state === "approved" || state === "denied";
+  const decided = state === "approved" || state === "allowed" || state === "denied";
   return (
     <article className="approval-card" aria-label={`Approval for ${approval.tool}`}>
       <header>
@@ -65,8 +81,12 @@ export function ApprovalCard({ approval, onDecide }: ApprovalCardProps) {
       <ErrorNote error={error} title="Your decision was not sent" />
       <footer>
         {decided ? (
-          <span className={`decision decision-${state}`}>
-            {state === "approved" ? "Approved. The agent goes on." : "Denied. The agent is told."}
+          <span className={`decision decision-${state === "allowed" ? "approved" : state}`}>
+            {state === "approved"
+              ? "Approved. The agent goes on."
+              : state === "allowed"
+                ? "Approved, and always allowed in this session (see its settings)."
+                : "Denied. The agent is told."}
           </span>
         ) : (
           <>
@@ -78,6 +98,17 @@ export function ApprovalCard({ approval, onDecide }: ApprovalCardProps) {
             >
               Approve
             </button>
+            {command ? (
+              <button
+                type="button"
+                className="button"
+                disabled={state === "sending"}
+                title={`Runs ${command} without asking from now on, in this session only`}
+                onClick={() => decide(true, true)}
+              >
+                Always allow this command in this session
+              </button>
+            ) : null}
             <button
               type="button"
               className="button danger"

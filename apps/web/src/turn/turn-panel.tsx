@@ -42,7 +42,8 @@ const exitWords: Record<string, string> = {
 export interface TurnActions {
   cancel(): Promise<void>;
   resume(): Promise<void>;
-  decide(approvalId: string, approve: boolean): Promise<void>;
+  /** `alwaysAllow`: approve, and let the session run this exact command without asking again. */
+  decide(approvalId: string, approve: boolean, alwaysAllow?: boolean): Promise<void>;
   /** Undoes the finished turn's changes with a revert commit. */
   revert(): Promise<TurnRevertAnswer>;
   /** Reads the stored steps of a past turn. */
@@ -329,8 +330,9 @@ export function TurnPanel({ snapshot, actions, showDebug = false }: TurnPanelPro
           <ApprovalCard
             key={approval.id}
             approval={approval}
-            onDecide={async (approve) => {
-              await actions.decide(approval.id, approve);
+            offerAlwaysAllow
+            onDecide={async (approve, alwaysAllow) => {
+              await actions.decide(approval.id, approve, alwaysAllow);
               setDecisions((current) => ({ ...current, [approval.id]: approve }));
             }}
           />

@@ -9,6 +9,8 @@ export interface ChatSessionDocument {
   name: string;
   mode: TurnMode;
   approval: ApprovalPolicy;
+  /** Exact commands run_command runs without asking under `on-write` ("Always allow" on a card). */
+  allowedCommands?: string[];
   /** Prompt and answer of every completed turn, in completion order: the next work order's context. */
   history: IChatMessage[];
   /** Turns whose exchange is in `history`, so a retried completion does not add it twice. */
@@ -27,6 +29,7 @@ export const chatSessionSchema = new Schema<ChatSessionDocument>(
     name: { type: String, required: true },
     mode: { type: String, required: true, default: "agent" },
     approval: { type: String, required: true, default: "auto" },
+    allowedCommands: { type: [String], default: () => [] },
     history: { type: Schema.Types.Mixed, default: () => [] },
     rememberedTurns: { type: [Schema.Types.ObjectId], default: () => [] },
     drone: { type: Schema.Types.ObjectId, default: null },

@@ -11,9 +11,13 @@ import {
   droneAuthorization,
   type FileRequest,
   type FileResponse,
+  type GitRemoteCheckRequest,
+  type GitRemoteCheckResult,
   type ITurnMessage,
   type IWorkOrder,
   PROTOCOL_VERSION,
+  type ProjectCloneRequest,
+  type ProjectCloneResult,
   type ProviderCheckRequest,
   type ProviderCheckResult,
   type SandboxInfo,
@@ -60,6 +64,14 @@ export interface ScriptedDroneOptions {
   onSessionWorktree?: (
     request: SessionWorktreeRequest,
   ) => Ack<{ result: SessionWorktreeState }> | Promise<Ack<{ result: SessionWorktreeState }>>;
+  /** Answer to a project's git URL check; default: the URL answers. */
+  onGitRemoteCheck?: (
+    request: GitRemoteCheckRequest,
+  ) => Ack<{ result: GitRemoteCheckResult }> | Promise<Ack<{ result: GitRemoteCheckResult }>>;
+  /** Answer to "Clone now"; default: cloned. */
+  onProjectClone?: (
+    request: ProjectCloneRequest,
+  ) => Ack<{ result: ProjectCloneResult }> | Promise<Ack<{ result: ProjectCloneResult }>>;
   /** Answer to approval decisions; default ok. */
   onApprovalDecision?: (decision: ApprovalDecision) => Ack;
   /** Answer to cancels; default ok (the test then streams `done`). */
@@ -86,6 +98,8 @@ export class ScriptedDrone {
   readonly approvalDecisions: ApprovalDecision[] = [];
   readonly fileRequests: FileRequest[] = [];
   readonly providerChecks: ProviderCheckRequest[] = [];
+  readonly remoteChecks: GitRemoteCheckRequest[] = [];
+  readonly cloneRequests: ProjectCloneRequest[] = [];
   readonly revocations: string[] = [];
   /** Turns this drone runs, with the seq its next event gets. */
   readonly running = new Map<string, number>();
@@ -210,6 +224,25 @@ export class ScriptedDrone {
               ok: false,
               error: { code: "unavailable", message: "this scripted drone checks no providers" },
             } as const),
+      ).then(ack);
+    });
+    socket.on("git_remote_check", (request, ack) => {
+      this.remoteChecks.push(request);
+      void Promise.resolve(
+        options.onGitRemoteCheck
+          ? options.onGitRemoteCheck(request)
+          : { ok: true as const, result: { ok: true as const, defaultBranch: null } },
+      ).then(ack);
+    });
+    socket.on("project_clone", (request, ack) => {
+      this.cloneRequests.push(request);
+      void Promise.resolve(
+        options.onProjectClone
+          ? options.onProjectClone(request)
+          : {
+              ok: true as const,
+              result: { outcome: "cloned" as const, message: "Cloned", branch: "main" },
+            },
       ).then(ack);
     });
     socket.on("revoked", ({ reason }) => {

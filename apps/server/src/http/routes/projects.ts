@@ -14,6 +14,8 @@ import { Types } from "mongoose";
 import { requireUser } from "../../auth/authenticate.ts";
 import type { SignIns } from "../../auth/sign-ins.ts";
 import type { SecretBox } from "../../crypto/secret-box.ts";
+import type { ProjectRemotes } from "../../manage/project-remotes.ts";
+import type { Removals } from "../../manage/removals.ts";
 import { ownedBy } from "../../owned.ts";
 import type { QuotaDependencies } from "../../quotas.ts";
 import { createWithinQuota } from "../../quotas.ts";
@@ -35,6 +37,8 @@ export interface ProjectRouteDependencies extends QuotaDependencies {
   signIns: SignIns;
   /** Seals forge tokens, as it seals provider keys. */
   secretBox: SecretBox;
+  removals: Removals;
+  projectRemotes: ProjectRemotes;
 }
 
 /**
@@ -60,6 +64,8 @@ export function projectRoutes(dependencies: ProjectRouteDependencies): FastifyPl
       const userId = await requireUser(dependencies, request);
       const body = parseOrThrow(createProjectBodySchema, request.body, "project");
       const forge = body.forge ? storedForge(secretBox, body.forge, null) : null;
+      // A URL that does not answer is refused before anything is stored (400 naming the problem).
+      const gitUrlCheck = await dependencies.projectRemotes.checkUrl(userId, body.gitUrl);
       const base = slugify(body.name);
       const user = new Types.ObjectId(userId);
       const project = await createWithinQuota(
@@ -93,7 +99,7 @@ export function projectRoutes(dependencies: ProjectRouteDependencies): FastifyPl
           throw new UserError("conflict", "Too many projects with this name; choose another name");
         },
       );
-      reply.status(201).send({ project: toProject(project.toObject()) });
+      reply.status(201).send({ project: toProject(project.toObject()), gitUrlCheck });
     });
 
     app.get("/projects", async (request) => {
@@ -133,6 +139,21 @@ export function projectRoutes(dependencies: ProjectRouteDependencies): FastifyPl
       ).lean();
       if (!project) throw new UserError("not_found", "Project not found");
       return { project: toProject(project) };
+    });
+
+    /** Deletes the project with its sessions, turns and their events; 409 while a turn of it runs. */
+    app.delete("/projects/:id", async (request, reply) => {
+      const userId = await requireUser(dependencies, request);
+      const projectId = idParam(request.params, "id", "Project");
+      await dependencies.removals.removeProject(userId, projectId);
+      reply.status(204).send();
+    });
+
+    /** Clones (or fetches) the project's checkout on a drone now, so its files show before any turn. */
+    app.post("/projects/:id/clone", async (request) => {
+      const userId = await requireUser(dependencies, request);
+      const projectId = idParam(request.params, "id", "Project");
+      return dependencies.projectRemotes.cloneNow(userId, projectId);
     });
 
     app.post("/projects/:id/sessions", async (request, reply) => {

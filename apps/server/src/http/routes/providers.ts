@@ -6,6 +6,7 @@ import {
   parseOrThrow,
   providerCheckBodySchema,
   UserError,
+  updateProviderBodySchema,
 } from "@gadget/protocol";
 import type { FastifyPluginAsync } from "fastify";
 import { Types } from "mongoose";
@@ -13,6 +14,7 @@ import { requireUser } from "../../auth/authenticate.ts";
 import type { RateLimits } from "../../auth/rate-limit.ts";
 import type { SignIns } from "../../auth/sign-ins.ts";
 import type { SecretBox } from "../../crypto/secret-box.ts";
+import type { Removals } from "../../manage/removals.ts";
 import { ownedBy } from "../../owned.ts";
 import type { ProviderChecks } from "../../providers/provider-checks.ts";
 import type { ProviderQuirks } from "../../providers/provider-quirks.ts";
@@ -32,6 +34,7 @@ export interface ProviderRouteDependencies extends QuotaDependencies {
   providerChecks: ProviderChecks;
   providerQuirks: ProviderQuirks;
   signIns: SignIns;
+  removals: Removals;
 }
 
 export function providerRoutes(dependencies: ProviderRouteDependencies): FastifyPluginAsync {
@@ -76,6 +79,52 @@ export function providerRoutes(dependencies: ProviderRouteDependencies): Fastify
           .lean(),
       );
       return { providers: rows.map(toProvider), nextCursor };
+    });
+
+    /**
+     * Changes any field; a new apiKey replaces the stored one (sealed, never returned). A new base
+     * URL or model forgets the quirks learned of the old one.
+     */
+    app.patch("/providers/:id", async (request) => {
+      const userId = await requireUser(dependencies, request);
+      const id = idParam(request.params, "id", "Provider");
+      const body = parseOrThrow(updateProviderBodySchema, request.body ?? {}, "provider");
+      const owner = { _id: id, user: new Types.ObjectId(userId) };
+      const { apiKey, ...fields } = body;
+      const changes: Record<string, unknown> = { ...fields };
+      if (apiKey !== undefined) {
+        changes.apiKeyEncrypted = secretBox.seal(apiKey);
+        changes.hasApiKey = apiKey.length > 0;
+      }
+      if (body.baseUrl !== undefined || body.modelId !== undefined) {
+        const before = await models.Provider.findOne(owner)
+          .select({ baseUrl: 1, modelId: 1 })
+          .lean();
+        if (!before) throw new UserError("not_found", "Provider not found");
+        if (
+          (body.baseUrl !== undefined && body.baseUrl !== before.baseUrl) ||
+          (body.modelId !== undefined && body.modelId !== before.modelId)
+        ) {
+          changes.quirks = [];
+        }
+      }
+      const provider =
+        Object.keys(changes).length === 0
+          ? await models.Provider.findOne(owner).lean()
+          : await models.Provider.findOneAndUpdate(
+              owner,
+              { $set: changes },
+              { returnDocument: "after" },
+            ).lean();
+      if (!provider) throw new UserError("not_found", "Provider not found");
+      return { provider: toProvider(provider) };
+    });
+
+    app.delete("/providers/:id", async (request, reply) => {
+      const userId = await requireUser(dependencies, request);
+      const id = idParam(request.params, "id", "Provider");
+      await dependencies.removals.removeProvider(userId, id);
+      reply.status(204).send();
     });
 
     app.post("/providers/check", async (request) => {
