@@ -69,10 +69,10 @@ export function DroneTable({
               <td>
                 <strong>{drone.name}</strong>
               </td>
-              <td>
+              <td data-label="Status">
                 <span className={`pill pill-${drone.status}`}>{drone.status}</span>
               </td>
-              <td>
+              <td data-label="Load">
                 {drone.activeTurns > 0 ? (
                   <span className="pill pill-busy">
                     busy {drone.activeTurns}/{drone.capacity}
@@ -81,14 +81,18 @@ export function DroneTable({
                   <span className="muted">idle · capacity {drone.capacity}</span>
                 )}
               </td>
-              <td>{drone.version ?? "–"}</td>
-              <td>
+              <td data-label="Version">{drone.version ?? "–"}</td>
+              <td data-label="Sandbox">
                 <SandboxCell sandbox={drone.sandbox} />
               </td>
-              <td className="muted">
+              <td data-label="Host" className="muted">
                 {[drone.hostname, drone.platform].filter(Boolean).join(" · ") || "–"}
               </td>
-              <td className="muted" title={drone.lastSeenAt ? String(drone.lastSeenAt) : ""}>
+              <td
+                data-label="Last seen"
+                className="muted"
+                title={drone.lastSeenAt ? String(drone.lastSeenAt) : ""}
+              >
                 {drone.status === "online"
                   ? "now"
                   : formatAgo(

@@ -209,7 +209,7 @@ export function ProjectPage({ projectId }: { projectId: string }) {
             refreshKey={refreshKey}
           />
         </aside>
-        <section className="panel editor-panel">
+        <section className={openPath ? "panel editor-panel" : "panel editor-panel editor-idle"}>
           {openPath ? (
             <FileEditor
               key={`${filesOf}:${openPath}`}
@@ -224,7 +224,7 @@ export function ProjectPage({ projectId }: { projectId: string }) {
             </p>
           )}
         </section>
-        <aside className="panel">
+        <aside className="panel sessions-panel">
           <div className="panel-head">
             <h2>Sessions</h2>
           </div>
