@@ -2,6 +2,7 @@
 // Pure and order-safe: events apply strictly by seq, duplicates are ignored and early ones wait.
 import {
   type ApprovalRequest,
+  type ChatTurn,
   type ExitReason,
   type FileChange,
   type TokenUsage,
@@ -201,6 +202,11 @@ export function gapAfter(view: TurnView): number | null {
 /** Whether the turn's events say it is waiting on the user to approve or deny something. */
 export function pendingApprovals(view: TurnView): ApprovalItem[] {
   return view.approvals.filter((approval) => approval.state === "pending");
+}
+
+/** Whether the turn's cost is unknown: its provider has no prices (the cost says 0, not free). */
+export function costUnknown(turn: ChatTurn, view: TurnView | undefined): boolean {
+  return (view?.cost?.priced ?? turn.stats.priced) === false;
 }
 
 /** Total tokens reported so far (input + output; reasoning is part of output for most APIs). */

@@ -9,7 +9,7 @@ import { Markdown } from "../components/markdown.tsx";
 import { formatCost, formatElapsed, formatTokens, timeOf } from "../lib/format.ts";
 import { describeQuirk } from "../lib/quirks.ts";
 import type { TurnSnapshot } from "../live/turn-store.ts";
-import { type ApprovalItem, type TurnView, totalTokens } from "../live/turn-view.ts";
+import { type ApprovalItem, costUnknown, type TurnView, totalTokens } from "../live/turn-view.ts";
 import { ApprovalCard } from "./approval-card.tsx";
 import { RevertControl } from "./revert-control.tsx";
 import { ToolActivityList } from "./tool-activity.tsx";
@@ -64,11 +64,6 @@ export function errorTitle(code: string): string {
   if (code.startsWith("workspace") || code.startsWith("worktree"))
     return "The drone could not prepare the workspace";
   return "The turn failed";
-}
-
-/** Whether the turn's cost is unknown: its provider has no prices (the cost says 0, not free). */
-export function costUnknown(turn: ChatTurn, view: TurnView): boolean {
-  return (view.cost?.priced ?? turn.stats.priced) === false;
 }
 
 const exitWords: Record<string, string> = {
@@ -577,7 +572,7 @@ export function TurnStats({ turn, view }: { turn: ChatTurn; view?: TurnView }) {
   const cost = Math.max(stats.cost, view?.cost?.totalCost ?? 0, view?.done?.totalCost ?? 0);
   const reason = turn.exitReason ?? view?.done?.reason ?? null;
   const guard = turn.status === "completed" && reason && guardWords[reason] ? reason : null;
-  const unknownCost = (view?.cost?.priced ?? stats.priced) === false;
+  const unknownCost = costUnknown(turn, view);
   const elapsed =
     stats.durationMs > 0 || !view ? stats.durationMs : (elapsedOf(turn, view, 0) ?? 0);
   return (
