@@ -23,6 +23,7 @@ import {
   splitThinking,
   storableIssue,
   toStorable,
+  WAITING_FOR_WORKTREE,
 } from "@gadget/protocol";
 import { type CommandConfinement, confine, type Sandbox } from "@gadget/sandbox";
 import {
@@ -214,11 +215,12 @@ export class ActiveTurn {
         order.turnId,
         {
           signal,
-          onWait: (owner) =>
+          // Users know turns by their prompts, not ids: the session page shows the other turn.
+          onWait: () =>
             this.emit(
               agentEvent("status", {
                 phase: "workspace",
-                message: `Waiting for the session's worktree: turn ${owner?.turnId ?? "?"} is using it`,
+                message: WAITING_FOR_WORKTREE,
               }),
             ),
         },
@@ -482,6 +484,7 @@ export class ActiveTurn {
       goal: order.prompt,
       history: order.context,
       provider: {
+        ...(provider.name ? { name: provider.name } : {}),
         baseUrl: provider.baseUrl,
         apiKey: provider.apiKey,
         modelId: provider.modelId,

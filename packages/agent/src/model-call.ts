@@ -45,6 +45,23 @@ export interface ModelCallSettings {
    * a quirk learned from a rejection is added here so later calls send the adapted request at once.
    */
   quirks: Set<ProviderQuirkCode>;
+  /** Who is called, named in errors when the provider cannot be reached. */
+  provider?: { name?: string | undefined; baseUrl: string };
+}
+
+/** "provider "OpenRouter" at https://openrouter.ai/api/v1", never with a credential in the URL. */
+export function providerLabel(provider: { name?: string | undefined; baseUrl: string }): string {
+  let where = provider.baseUrl;
+  try {
+    const url = new URL(provider.baseUrl);
+    url.username = "";
+    url.password = "";
+    url.search = "";
+    where = url.href.replace(/\/$/, "");
+  } catch {
+    where = provider.baseUrl.replace(/(\w+:\/\/)[^/@\s]+@/g, "$1");
+  }
+  return `${provider.name ? `provider "${provider.name}"` : "the model provider"} at ${where}`;
 }
 
 /**
@@ -90,12 +107,14 @@ export async function* callModel(
           httpStatus: verdict.status,
           cause: error,
         });
-      if (attempt >= retry.maxRetries)
-        throw new ProviderError(
-          "provider_unavailable",
-          `The model provider kept failing after ${attempt + 1} attempts: ${verdict.description}`,
-          { cause: error },
-        );
+      if (attempt >= retry.maxRetries) {
+        // "Connection error." alone does not say which provider or URL to check.
+        const message =
+          verdict.network && settings.provider
+            ? `Could not reach ${providerLabel(settings.provider)} after ${attempt + 1} attempts (${verdict.description}). Check the provider's base URL and that this drone can reach it.`
+            : `The model provider kept failing after ${attempt + 1} attempts: ${verdict.description}`;
+        throw new ProviderError("provider_unavailable", message, { cause: error });
+      }
       attempt += 1;
       const delay = retryDelay(attempt, verdict.retryAfterMs, retry);
       logger.warn(
@@ -107,8 +126,12 @@ export async function* callModel(
         },
         "model call failed; retrying",
       );
+      const failure =
+        verdict.network && settings.provider
+          ? `${verdict.description} reaching ${providerLabel(settings.provider)}`
+          : verdict.description;
       yield agentEvent("status", {
-        message: `Model call failed (${verdict.description}); retrying in ${formatSeconds(delay)} (retry ${attempt} of ${retry.maxRetries})`,
+        message: `Model call failed (${failure}); retrying in ${formatSeconds(delay)} (retry ${attempt} of ${retry.maxRetries})`,
         phase: "retry",
         model: request.model,
       });

@@ -1,9 +1,13 @@
 // Provider failures (retries, fatal answers) and cancellation mid-stream, mid-tool and mid-approval.
+
+import type { AddressInfo } from "node:net";
+import { createServer } from "node:net";
 import type { AgentEvent } from "@gadget/protocol";
 import { type ScriptedModel, scriptedErrors, startScriptedModel } from "@gadget/testkit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { baseInput, collect, fastTunables, toolLog, wrap } from "./__fixtures__/turn.ts";
+import { providerLabel } from "./model-call.ts";
 import { runTurn } from "./run-turn.ts";
 import { defineTool } from "./tool.ts";
 import type { TurnInput, TurnOptions } from "./turn-input.ts";
@@ -74,6 +78,37 @@ describe("provider errors", () => {
       },
     ]);
     expect(run.types().slice(-2)).toEqual(["error", "done"]);
+  });
+
+  it("names the provider and its base URL when it cannot be reached", async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));
+    const { port } = closed.address() as AddressInfo;
+    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    const baseUrl = `http://127.0.0.1:${port}/v1`;
+    const run = await collect(
+      baseInput(model, {
+        provider: { name: "Local LLM", baseUrl, apiKey: "test-key", modelId: "model-a" },
+      }),
+      { tunables: { ...fastTunables, retry: { maxRetries: 1, baseDelayMs: 1 } } },
+    );
+    expect(run.outcome.reason).toBe("error");
+    const [error] = run.of("error");
+    expect(error?.code).toBe("provider_unavailable");
+    expect(error?.message).toContain(
+      `Could not reach provider "Local LLM" at http://127.0.0.1:${port}/v1`,
+    );
+    expect(error?.message).toMatch(/Connection error\..*base URL/);
+    const retry = run.of("status").find((data) => data.phase === "retry");
+    expect(retry?.message).toContain(
+      `reaching provider "Local LLM" at http://127.0.0.1:${port}/v1`,
+    );
+  });
+
+  it("names a provider by its URL without the credentials or query written into it", () => {
+    expect(providerLabel({ baseUrl: "https://ada:s3cret@llm.example/v1/?key=k1" })).toBe(
+      "the model provider at https://llm.example/v1",
+    );
   });
 
   it("fails at once on 401 with a message that points at the API key", async () => {

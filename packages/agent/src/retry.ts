@@ -22,7 +22,13 @@ export const defaultRetryPolicy: RetryPolicy = {
 /** What to do about an error from a model call. */
 export type ErrorVerdict =
   | { kind: "abort" }
-  | { kind: "retry"; retryAfterMs: number | undefined; description: string }
+  | {
+      kind: "retry";
+      retryAfterMs: number | undefined;
+      description: string;
+      /** No answer at all: the provider could not be reached (its URL, DNS, the network). */
+      network?: boolean;
+    }
   | { kind: "context_length"; description: string }
   | {
       kind: "fatal";
@@ -69,7 +75,12 @@ export function classifyModelError(error: unknown, signal: AbortSignal): ErrorVe
       name === "APIConnectionTimeoutError" ||
       isNetworkError(error)
     )
-      return { kind: "retry", retryAfterMs: undefined, description: `network error: ${message}` };
+      return {
+        kind: "retry",
+        retryAfterMs: undefined,
+        description: `network error: ${message}`,
+        network: true,
+      };
     return { kind: "fatal", code: "provider_rejected", status, description: message };
   }
   if (status === 400 || status === 413) {

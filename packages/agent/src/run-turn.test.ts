@@ -252,6 +252,7 @@ describe("runTurn", () => {
     const last = run.of("cost_update").at(-1);
     expect(last?.tokens).toEqual({ input: 2500, output: 300, reasoning: 50, cached: 1400 });
     expect(last?.totalCost).toBeCloseTo(expectedCost, 12);
+    expect(last?.priced).toBe(true);
     expect(run.outcome.usage).toEqual({ input: 2500, output: 300, reasoning: 50, cached: 1400 });
     expect(run.of("done")[0]?.totalCost).toBeCloseTo(expectedCost, 12);
   });

@@ -69,7 +69,11 @@ export function accountUsage(turn: TurnContext, usage: TokenUsage): AgentEvent {
   const { state } = turn;
   addUsage(state.tokens, usage);
   state.totalCost += costOf(usage, turn.provider.pricing);
-  return agentEvent("cost_update", { totalCost: state.totalCost, tokens: { ...state.tokens } });
+  return agentEvent("cost_update", {
+    totalCost: state.totalCost,
+    tokens: { ...state.tokens },
+    priced: turn.provider.pricing !== undefined,
+  });
 }
 
 /** Settings for `callModel` in this turn. */
@@ -82,6 +86,7 @@ export function modelCallSettings(turn: TurnContext, emitText: boolean, callIdPr
     emitText,
     callIdPrefix,
     quirks: turn.quirks,
+    provider: { name: turn.provider.name, baseUrl: turn.provider.baseUrl },
   };
 }
 

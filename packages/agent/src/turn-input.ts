@@ -19,6 +19,8 @@ import type { AnyTool, ContextSource } from "./tool.ts";
 
 /** The model provider of a work order (as `POST /api/providers` takes it). */
 export interface ProviderConfig {
+  /** The provider's name as the user gave it, named in errors (e.g. when it cannot be reached). */
+  name?: string;
   /** An OpenAI-compatible base URL, e.g. `https://api.openai.com/v1`. */
   baseUrl: string;
   /** Sent as a bearer token; never logged. */

@@ -41,6 +41,13 @@ export const fileChangeSchema = z.object({
 });
 export type FileChange = z.infer<typeof fileChangeSchema>;
 
+/**
+ * The `status` message (phase `workspace`) of a turn waiting while another turn of its session
+ * works in the session's worktree; the web IDE recognises it by this opening.
+ */
+export const WAITING_FOR_WORKTREE =
+  "Waiting for the session's worktree: another turn of this session is using it";
+
 /** The data schema of each event type. */
 export const turnEventDataSchemas = {
   queued: z.object({ message: z.string().optional() }),
@@ -70,7 +77,12 @@ export const turnEventDataSchemas = {
     durationMs: z.number().nonnegative().optional(),
   }),
   document_update: z.object({ sections: z.record(z.string(), z.string()) }),
-  cost_update: z.object({ totalCost: z.number().nonnegative(), tokens: tokenUsageSchema }),
+  cost_update: z.object({
+    totalCost: z.number().nonnegative(),
+    tokens: tokenUsageSchema,
+    /** False when the provider has no prices: `totalCost` is then 0 for want of them, not free. */
+    priced: z.boolean().optional(),
+  }),
   approval: z.object({ approvals: z.array(approvalRequestSchema).min(1) }),
   response: z.object({ message: z.string() }),
   /** The end-of-turn changes report: files and a capped unified diff. */

@@ -38,6 +38,8 @@ export const turnStatsSchema = z.object({
   durationLabel: z.string(),
   passes: z.number().int().nonnegative(),
   cost: z.number().nonnegative(),
+  /** False when the turn's provider has no prices (its cost is unknown); absent when not reported. */
+  priced: z.boolean().optional(),
 });
 export type TurnStats = z.infer<typeof turnStatsSchema>;
 

@@ -58,6 +58,8 @@ export const workOrderSchema = z.object({
     pullRequest: pullRequestRefSchema.optional(),
   }),
   provider: z.object({
+    /** The provider's name, for messages (a provider that cannot be reached is named). */
+    name: z.string().optional(),
     baseUrl: z.url(),
     apiKey: z.string(),
     modelId: z.string().min(1),

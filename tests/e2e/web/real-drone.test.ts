@@ -503,7 +503,7 @@ describe("web IDE with a real drone", () => {
   }, 150_000);
 
   it("edits a file by hand into the session's worktree, shows a conflict when the drone's copy moved, and delivers it", async () => {
-    await page.getByRole("link", { name: "Project", exact: true }).click();
+    await page.getByRole("link", { name: "calculator", exact: true }).click();
     const tree = page.getByRole("navigation", { name: "Files" });
     await tree.getByRole("button", { name: "README.md" }).waitFor();
     await tree.getByRole("button", { name: "README.md" }).click();

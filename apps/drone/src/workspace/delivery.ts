@@ -11,7 +11,7 @@ import type {
 } from "@gadget/protocol";
 import { UserError } from "@gadget/protocol";
 import { openOrUpdatePullRequest } from "../forge/pull-request.ts";
-import { type DroneGitOptions, droneGit } from "./git.ts";
+import { type DroneGitOptions, droneGit, withoutCredentials } from "./git.ts";
 import { tryLock } from "./lock.ts";
 import { reopenSessionWorktree } from "./reopen.ts";
 import {
@@ -158,11 +158,6 @@ export function pushProblem(error: unknown): string {
     .map((entry) => entry.replace(/^(fatal|error|remote):\s*/i, "").trim())
     .find((entry) => entry && !entry.startsWith("To ") && entry !== "Done");
   return `the push to origin failed: ${line ?? "no reason given"}`;
-}
-
-/** Removes `user:password@` from URLs (a credential written into the remote's URL). */
-function withoutCredentials(text: string): string {
-  return text.replace(/(\w+:\/\/)[^/@\s]+@/g, "$1");
 }
 
 /**

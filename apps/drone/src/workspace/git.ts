@@ -62,3 +62,46 @@ export function firstLine(error: unknown): string {
       ?.trim() ?? message
   );
 }
+
+/** Removes `user:password@` from URLs (a credential written into a remote's URL). */
+export function withoutCredentials(text: string): string {
+  return text.replace(/(\w+:\/\/)[^/@\s]+@/g, "$1");
+}
+
+/** Git's progress lines ("Receiving objects: 45%") and its opening "Cloning into…" say no cause. */
+const progressLine =
+  /^(cloning into|remote: (counting|compressing|enumerating|total)|receiving objects|resolving deltas|updating files|unpacking objects)/i;
+
+/**
+ * The last `count` lines of what git printed that explain a failure (progress left out), with
+ * credentials removed: `secrets` are literal values (a URL's user and password) cut anywhere.
+ * @example lastLines(error, 4, ["s3cret"]) // "fatal: repository 'https://host/x.git/' not found"
+ */
+export function lastLines(error: unknown, count = 4, secrets: readonly string[] = []): string {
+  let message = withoutCredentials(error instanceof Error ? error.message : String(error));
+  for (const secret of secrets) if (secret) message = message.split(secret).join("***");
+  const lines = message
+    .split(/[\r\n]+/)
+    .map((line) => line.trim())
+    .filter((line) => line && !progressLine.test(line));
+  return lines.slice(-count).join("\n") || firstLine(message);
+}
+
+/**
+ * The password written into a URL, and a user name long enough to be a token (`https://<token>@host`),
+ * to cut them from git's output wherever they appear.
+ */
+export function urlCredentials(url: string): string[] {
+  try {
+    const parsed = new URL(url);
+    const user = decodeURIComponent(parsed.username);
+    const password = decodeURIComponent(parsed.password);
+    return [
+      parsed.password,
+      password,
+      ...(user.length >= 16 ? [parsed.username, user] : []),
+    ].filter((value) => value.length >= 3);
+  } catch {
+    return [];
+  }
+}

@@ -6,7 +6,7 @@ import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import { SystemError, UserError } from "@gadget/protocol";
 import type { simpleGit } from "simple-git";
-import { droneGit, firstLine } from "./git.ts";
+import { droneGit, firstLine, lastLines, urlCredentials, withoutCredentials } from "./git.ts";
 
 export interface PrepareOptions {
   /** Root under which each project gets `<slug>/`. */
@@ -45,7 +45,7 @@ export async function prepareWorkspace(options: PrepareOptions): Promise<Prepare
     if (existsSync(directory)) {
       throw new UserError(
         "workspace_not_git",
-        `${directory} exists but is not a git checkout; move it away so the drone can clone ${options.gitUrl}`,
+        `${directory} exists but is not a git checkout; move it away so the drone can clone ${withoutCredentials(options.gitUrl)}`,
       );
     }
     await mkdir(options.workspaceRoot, { recursive: true });
@@ -57,9 +57,10 @@ export async function prepareWorkspace(options: PrepareOptions): Promise<Prepare
         ...(options.defaultBranch ? ["--branch", options.defaultBranch] : []),
       ]);
     } catch (error) {
+      // Git's first line is only "Cloning into…": the cause is at the end of what it printed.
       throw new SystemError(
         "clone_failed",
-        `Could not clone ${options.gitUrl}: ${firstLine(error)}`,
+        `Could not clone ${withoutCredentials(options.gitUrl)}: ${lastLines(error, 4, urlCredentials(options.gitUrl))}`,
         { cause: error },
       );
     }
@@ -74,7 +75,7 @@ export async function prepareWorkspace(options: PrepareOptions): Promise<Prepare
     return {
       directory,
       outcome: "cloned",
-      message: `Cloned ${options.gitUrl}`,
+      message: `Cloned ${withoutCredentials(options.gitUrl)}`,
       branch,
       defaultBranch: options.defaultBranch ?? branch,
     };

@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { readdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { makeTempDir } from "@gadget/testkit";
+import { makeTempDir, startGitHttpServer } from "@gadget/testkit";
 import { describe, expect, it } from "vitest";
 import { createRemote } from "../testing/git-fixtures.ts";
 import { acquireLock, lockOwner, tryLock } from "./lock.ts";
@@ -93,6 +93,37 @@ describe("prepareWorkspace", () => {
       message: expect.stringContaining("Could not clone"),
     });
     expect(existsSync(path.join(workspaceRoot, "nope", ".git"))).toBe(false);
+  });
+
+  it("keeps git's cause of a failed clone, not only its opening line", async () => {
+    const workspaceRoot = await makeTempDir("gadget-ws-");
+    const missing = path.join(workspaceRoot, "missing.git");
+    const failure = await prepareWorkspace({ workspaceRoot, slug: "nope", gitUrl: missing }).catch(
+      (error: Error) => error,
+    );
+    expect((failure as Error).message).toMatch(/does not exist/);
+    expect((failure as Error).message).not.toMatch(/Cloning into/);
+  });
+
+  it("says why a clone with a wrong password failed, without the password", async () => {
+    const remote = await createRemote({ "README.md": "# Demo\n" });
+    const server = await startGitHttpServer({
+      root: path.dirname(remote.bare),
+      accounts: { ada: "right-password" },
+    });
+    try {
+      const workspaceRoot = await makeTempDir("gadget-ws-");
+      const gitUrl = `${server.url.replace("://", "://ada:wrong-s3cret@")}/${path.basename(remote.bare)}`;
+      const failure = (await prepareWorkspace({ workspaceRoot, slug: "demo", gitUrl }).catch(
+        (error: Error) => error,
+      )) as Error;
+      expect(failure).toMatchObject({ code: "clone_failed" });
+      expect(failure.message).toMatch(/Authentication failed/i);
+      expect(failure.message).toContain(`${server.url}/${path.basename(remote.bare)}`);
+      expect(failure.message).not.toContain("wrong-s3cret");
+    } finally {
+      await server.close();
+    }
   });
 });
 

@@ -88,6 +88,7 @@ export function buildWorkOrder(
           : {}),
       },
       provider: {
+        name: provider.name,
         baseUrl: provider.baseUrl,
         apiKey: secretBox.open(provider.apiKeyEncrypted),
         modelId: provider.modelId,

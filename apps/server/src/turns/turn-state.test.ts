@@ -47,6 +47,22 @@ describe("applyEvents", () => {
     });
   });
 
+  it("keeps whether the provider priced the turn: without prices its cost is unknown", () => {
+    const tokens = { input: 10, output: 5, reasoning: 0, cached: 0 };
+    const unpriced = applyEvents(
+      fresh(),
+      [agentEvent("cost_update", { totalCost: 0, tokens, priced: false })],
+      new Date(2000),
+    );
+    expect(unpriced.stats).toMatchObject({ cost: 0, priced: false, inputTokens: 10 });
+    const priced = applyEvents(
+      fresh(),
+      [agentEvent("cost_update", { totalCost: 0.01, tokens, priced: true })],
+      new Date(2000),
+    );
+    expect(priced.stats).toMatchObject({ cost: 0.01, priced: true });
+  });
+
   it("ends with the status of the done reason and the final stats", () => {
     const state = applyEvents(
       fresh(),

@@ -83,6 +83,7 @@ function applyEvent(state: TurnState, event: AgentEvent, now: Date): void {
       state.stats.inputTokens = event.data.tokens.input;
       state.stats.responseTokens = event.data.tokens.output;
       state.stats.thinkingTokenCount = event.data.tokens.reasoning;
+      if (event.data.priced !== undefined) state.stats.priced = event.data.priced;
       settle();
       return;
     case "status":

@@ -1,5 +1,5 @@
 // The web IDE's shell: login gate, top bar, connection banner and the routes of every page.
-import { type ReactNode, Suspense, useCallback } from "react";
+import { type ReactNode, Suspense, useCallback, useEffect, useState } from "react";
 import { Link, Redirect, Route, Switch, useLocation } from "wouter";
 import { ConnectionBanner } from "../components/connection-banner.tsx";
 import { summaryLabel } from "../live/turn-summary.ts";
@@ -50,40 +50,76 @@ function TurnCounts() {
   );
 }
 
+/**
+ * The top bar. On a narrow screen its links and buttons fold into a menu opened by one button
+ * (as many links as there are, one per line); on a wide one they sit in the bar and wrap. The
+ * turn counts stay in the bar: they are what a phone user looks for.
+ */
 function TopBar() {
   const { user, signOut } = useAuth();
   const [theme, setTheme] = useTheme();
+  const [location] = useLocation();
+  const [open, setOpen] = useState(false);
+  // Going somewhere closes the menu; so does Escape.
+  const [openedAt, setOpenedAt] = useState(location);
+  if (open && openedAt !== location) {
+    setOpen(false);
+    setOpenedAt(location);
+  }
+  useEffect(() => {
+    if (!open) return;
+    const onKey = (event: KeyboardEvent) => {
+      if (event.key === "Escape") setOpen(false);
+    };
+    window.addEventListener("keydown", onKey);
+    return () => window.removeEventListener("keydown", onKey);
+  }, [open]);
   return (
-    <header className="top-bar">
+    <header className={open ? "top-bar menu-open" : "top-bar"}>
       <Link href="/" className="brand">
         <span className="brand-mark" aria-hidden="true" />
         Gadget Code
       </Link>
-      <nav>
-        <NavLink href="/">Activity</NavLink>
-        <NavLink href="/projects">Projects</NavLink>
-        <NavLink href="/drones">Drones</NavLink>
-        <NavLink href="/providers">Providers</NavLink>
-        <NavLink href="/webhooks" title="Be told when your turns finish, fail or need you">
-          Webhooks
-        </NavLink>
-      </nav>
-      <span className="spacer" />
       <TurnCounts />
       <button
         type="button"
-        className="button ghost small"
-        onClick={() => setTheme(nextTheme[theme])}
-        title="Switch between system, dark and light colours"
+        className="button ghost small menu-button"
+        aria-expanded={open}
+        aria-controls="top-bar-menu"
+        onClick={() => {
+          setOpenedAt(location);
+          setOpen((current) => !current);
+        }}
       >
-        Theme: {theme}
+        <span className="menu-icon" aria-hidden="true" />
+        Menu
       </button>
-      <NavLink href="/account" title="Your account and where you are logged in">
-        {user?.name || user?.email || "Account"}
-      </NavLink>
-      <button type="button" className="button ghost small" onClick={() => signOut()}>
-        Log out
-      </button>
+      <div id="top-bar-menu" className="top-bar-menu">
+        <nav>
+          <NavLink href="/">Activity</NavLink>
+          <NavLink href="/projects">Projects</NavLink>
+          <NavLink href="/drones">Drones</NavLink>
+          <NavLink href="/providers">Providers</NavLink>
+          <NavLink href="/webhooks" title="Be told when your turns finish, fail or need you">
+            Webhooks
+          </NavLink>
+        </nav>
+        <span className="spacer" />
+        <button
+          type="button"
+          className="button ghost small"
+          onClick={() => setTheme(nextTheme[theme])}
+          title="Switch between system, dark and light colours"
+        >
+          Theme: {theme}
+        </button>
+        <NavLink href="/account" title="Your account and where you are logged in">
+          {user?.name || user?.email || "Account"}
+        </NavLink>
+        <button type="button" className="button ghost small" onClick={() => signOut()}>
+          Log out
+        </button>
+      </div>
     </header>
   );
 }

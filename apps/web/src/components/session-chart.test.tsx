@@ -58,4 +58,18 @@ describe("SessionChart", () => {
     ).toBeInTheDocument();
     expect(screen.getByText("Time per pass")).toBeInTheDocument();
   });
+
+  it("says — for cost when no turn's provider has prices, not $0.00", () => {
+    const unpriced = {
+      ...past,
+      turn: turnRecord({
+        _id: "t3",
+        status: "completed",
+        stats: { ...past.turn.stats, cost: 0, priced: false },
+      }),
+    };
+    render(<SessionChart snapshots={[unpriced]} now={start + 5000} />);
+    expect(screen.getByRole("img", { name: "Cost per turn: —" })).toBeInTheDocument();
+    expect(screen.queryByText(/\$0\.00/)).toBeNull();
+  });
 });

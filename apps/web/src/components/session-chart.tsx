@@ -1,7 +1,7 @@
 // The per-session chart: tokens and cost per turn, and time per pass — a glance instead of a table.
 import { formatCost, formatElapsed, formatTokens, timeOf } from "../lib/format.ts";
 import type { TurnSnapshot } from "../live/turn-store.ts";
-import { passDurations, totalTokens } from "../live/turn-view.ts";
+import { costUnknown, passDurations, totalTokens } from "../live/turn-view.ts";
 import { type Bar, BarChart } from "./bar-chart.tsx";
 
 function turnTokens({ turn, view }: TurnSnapshot): number {
@@ -36,7 +36,7 @@ export function chartSeries(snapshots: TurnSnapshot[], now: number) {
     cost.push({
       key: snapshot.turn._id,
       value: turnCostValue,
-      title: `${label}: ${formatCost(turnCostValue)}`,
+      title: `${label}: ${costUnknown(snapshot.turn, snapshot.view) ? "cost unknown (no prices)" : formatCost(turnCostValue)}`,
       highlight: live,
     });
   });
@@ -69,10 +69,18 @@ export function chartSeries(snapshots: TurnSnapshot[], now: number) {
 
 export function SessionChart({ snapshots, now }: { snapshots: TurnSnapshot[]; now: number }) {
   const series = chartSeries(snapshots, now);
+  // Without prices a turn's cost reads 0: the chart says "—" rather than "$0.00" then.
+  const unpriced =
+    snapshots.length > 0 &&
+    snapshots.every((snapshot) => costUnknown(snapshot.turn, snapshot.view));
   return (
     <section className="session-chart" aria-label="Session chart">
       <BarChart label="Tokens per turn" bars={series.tokens} format={formatTokens} />
-      <BarChart label="Cost per turn" bars={series.cost} format={formatCost} />
+      <BarChart
+        label="Cost per turn"
+        bars={series.cost}
+        format={unpriced ? () => "—" : formatCost}
+      />
       <BarChart label="Time per pass" bars={series.passes} format={formatElapsed} />
     </section>
   );

@@ -122,7 +122,8 @@ describe("turn view", () => {
         ["token", { text: "The answer." }],
       ]),
     );
-    expect(view.draft).toBe("Checked. The answer.");
+    // Each pass's narration is its own paragraph, also after a retry cut the failed attempt.
+    expect(view.draft).toBe("Checked. \n\nThe answer.");
     expect(view.thinking).toEqual([{ pass: 2, text: "A whole thought." }]);
   });
 

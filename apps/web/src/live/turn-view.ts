@@ -1,12 +1,14 @@
 // The turn-view reducer: folds a turn's numbered events into what the live panel shows.
 // Pure and order-safe: events apply strictly by seq, duplicates are ignored and early ones wait.
-import type {
-  ApprovalRequest,
-  ExitReason,
-  FileChange,
-  TokenUsage,
-  TurnEvent,
-  TurnEventData,
+import {
+  type ApprovalRequest,
+  type ChatTurn,
+  type ExitReason,
+  type FileChange,
+  type TokenUsage,
+  type TurnEvent,
+  type TurnEventData,
+  WAITING_FOR_WORKTREE,
 } from "@gadget/protocol";
 
 /** Longest command output kept per tool call; older output is dropped from the front. */
@@ -18,6 +20,8 @@ const AWAITING_APPROVAL = "Waiting for your approval";
  * engine announces it with tool_start and this failed tool_result, and nothing else says so.
  */
 export const DECLINED_SUMMARY = "declined by the user";
+/** The opening of the drone's status while another turn of the session holds its worktree. */
+const WORKTREE_WAIT = WAITING_FOR_WORKTREE.slice(0, WAITING_FOR_WORKTREE.indexOf(":"));
 /** Debug messages kept per turn (they are for developers; the newest matter). */
 export const MAX_DEBUG_MESSAGES = 200;
 
@@ -68,6 +72,8 @@ export interface TurnView {
   eventCount: number;
   phase: "waiting" | "queued" | "dispatched" | "running" | "awaiting_approval" | "finished";
   statusMessage: string | null;
+  /** The drone waits while another turn of the session works in the session's worktree. */
+  waitingForWorktree: boolean;
   droneId: string | null;
   droneName: string | null;
   preEnrichment: string | null;
@@ -79,12 +85,18 @@ export interface TurnView {
   firstEventAt: number | null;
   lastEventAt: number | null;
   thinking: ThinkingBlock[];
-  /** Response text as it streams (`token` deltas); `response` replaces it when it arrives. */
+  /**
+   * Response text as it streams (`token` deltas); `response` replaces it when it arrives. Each
+   * pass's narration starts a new paragraph.
+   */
   draft: string;
+  /** The pass whose text `draft` ends with (0 before any). */
+  draftPass: number;
   response: string | null;
   tools: ToolActivity[];
   document: Record<string, string> | null;
-  cost: { totalCost: number; tokens: TokenUsage } | null;
+  /** `priced: false` when the provider has no prices (the cost is unknown, not zero). */
+  cost: { totalCost: number; tokens: TokenUsage; priced?: boolean } | null;
   approvals: ApprovalItem[];
   changes: { files: FileChange[]; diff: string; truncated: boolean } | null;
   verification: TurnEventData<"verification"> | null;
@@ -99,7 +111,7 @@ export interface TurnView {
    * Where the current model call's streamed text and thinking began: a retried call streams its
    * answer again, so what the failed attempt showed is cut back to here.
    */
-  attemptStart: { draft: number; thinking: number };
+  attemptStart: { draft: number; thinking: number; draftPass: number };
   /** Requests the drone changed after the provider refused them (one per quirk). */
   adaptations: TurnEventData<"provider_adapted">[];
   debug: { message: string; details?: unknown; seq: number }[];
@@ -113,6 +125,7 @@ export function emptyTurnView(): TurnView {
     eventCount: 0,
     phase: "waiting",
     statusMessage: null,
+    waitingForWorktree: false,
     droneId: null,
     droneName: null,
     preEnrichment: null,
@@ -124,6 +137,7 @@ export function emptyTurnView(): TurnView {
     lastEventAt: null,
     thinking: [],
     draft: "",
+    draftPass: 0,
     response: null,
     tools: [],
     document: null,
@@ -136,7 +150,7 @@ export function emptyTurnView(): TurnView {
     done: null,
     errors: [],
     warnings: [],
-    attemptStart: { draft: 0, thinking: 0 },
+    attemptStart: { draft: 0, thinking: 0, draftPass: 0 },
     adaptations: [],
     debug: [],
   };
@@ -188,6 +202,11 @@ export function gapAfter(view: TurnView): number | null {
 /** Whether the turn's events say it is waiting on the user to approve or deny something. */
 export function pendingApprovals(view: TurnView): ApprovalItem[] {
   return view.approvals.filter((approval) => approval.state === "pending");
+}
+
+/** Whether the turn's cost is unknown: its provider has no prices (the cost says 0, not free). */
+export function costUnknown(turn: ChatTurn, view: TurnView | undefined): boolean {
+  return (view?.cost?.priced ?? turn.stats.priced) === false;
 }
 
 /** Total tokens reported so far (input + output; reasoning is part of output for most APIs). */
@@ -265,12 +284,17 @@ function applyInOrder(draft: Draft, event: TurnEvent): void {
     if (draft.phase !== "awaiting_approval") draft.phase = "running";
   }
 
+  if (event.type !== "status" && event.type !== "debug" && event.type !== "queued")
+    draft.waitingForWorktree = false;
+
   switch (event.type) {
     case "queued":
+      if (draft.done) resumed(draft);
       if (draft.phase === "waiting") draft.phase = "queued";
       draft.statusMessage = event.data.message ?? "Waiting for a drone";
       break;
     case "dispatched":
+      if (draft.done) resumed(draft);
       if (draft.phase === "waiting" || draft.phase === "queued") draft.phase = "dispatched";
       draft.droneId = event.data.droneId;
       draft.droneName = event.data.droneName ?? null;
@@ -287,6 +311,10 @@ function applyInOrder(draft: Draft, event: TurnEvent): void {
       appendThinking(draft, event.data.text);
       break;
     case "token":
+      // Each pass narrates on its own: without a break "…tested." and "Found it…" run together.
+      if (draft.draft && draft.draftPass !== draft.pass && !/\n\s*$/.test(draft.draft))
+        draft.draft += "\n\n";
+      draft.draftPass = draft.pass;
       draft.draft += event.data.text;
       break;
     case "tool_start":
@@ -323,7 +351,11 @@ function applyInOrder(draft: Draft, event: TurnEvent): void {
       draft.document = { ...event.data.sections };
       break;
     case "cost_update":
-      draft.cost = { totalCost: event.data.totalCost, tokens: event.data.tokens };
+      draft.cost = {
+        totalCost: event.data.totalCost,
+        tokens: event.data.tokens,
+        ...(event.data.priced === undefined ? {} : { priced: event.data.priced }),
+      };
       break;
     case "approval":
       for (const request of event.data.approvals) {
@@ -396,6 +428,7 @@ function applyStatus(draft: Draft, data: TurnEventData<"status">, at: number): v
     return;
   }
   draft.statusMessage = data.message;
+  draft.waitingForWorktree = data.phase === "workspace" && data.message.startsWith(WORKTREE_WAIT);
   if (data.phase === "retry") dropFailedAttempt(draft);
   // A new pass after an approval pause means every decision was made and the loop goes on.
   if (data.pass !== undefined) {
@@ -416,12 +449,24 @@ function applyStatus(draft: Draft, data: TurnEventData<"status">, at: number): v
     draft.pass = data.pass;
     draft.passes.push({ pass: data.pass, startedAt: at, model: data.model ?? draft.model });
   }
-  if (data.phase === "model") draft.attemptStart = { draft: draft.draft.length, thinking: 0 };
+  if (data.phase === "model")
+    draft.attemptStart = { draft: draft.draft.length, thinking: 0, draftPass: draft.draftPass };
+}
+
+/**
+ * A finished turn was resumed (a new `queued` or `dispatched` after its `done`): it runs again,
+ * and the errors that ended it before are history, not its state.
+ */
+function resumed(draft: Draft): void {
+  draft.done = null;
+  draft.phase = "waiting";
+  draft.errors = [];
 }
 
 /** A model call failed mid-stream and is sent again: what it had streamed is not the answer. */
 function dropFailedAttempt(draft: Draft): void {
   draft.draft = draft.draft.slice(0, draft.attemptStart.draft);
+  draft.draftPass = draft.attemptStart.draftPass;
   const last = draft.thinking[draft.thinking.length - 1];
   if (last && last.pass === draft.pass) {
     const kept = last.text.slice(0, draft.attemptStart.thinking);

@@ -41,7 +41,7 @@ export function SignInTable({
         <tbody>
           {signIns.map((signIn) => (
             <tr key={signIn.id}>
-              <td title={fullDate(signIn.createdAt)}>
+              <td data-label="Signed in" title={fullDate(signIn.createdAt)}>
                 {formatAgo(signIn.createdAt, now)}
                 {signIn.current ? (
                   <>
@@ -50,10 +50,10 @@ export function SignInTable({
                   </>
                 ) : null}
               </td>
-              <td className="muted" title={fullDate(signIn.lastUsedAt)}>
+              <td data-label="Last used" className="muted" title={fullDate(signIn.lastUsedAt)}>
                 {formatAgo(signIn.lastUsedAt, now)}
               </td>
-              <td className="muted" title={fullDate(signIn.expiresAt)}>
+              <td data-label="Expires" className="muted" title={fullDate(signIn.expiresAt)}>
                 {formatUntil(signIn.expiresAt, now)}
               </td>
               <td className="right">

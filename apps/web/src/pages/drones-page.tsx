@@ -73,7 +73,7 @@ export function DroneTable({
               <td>
                 <strong>{drone.name}</strong>
               </td>
-              <td>
+              <td data-label="Status">
                 <span className={`pill pill-${drone.status}`}>{drone.status}</span>
                 {drone.ephemeral ? (
                   <span className="pill" title="Takes one turn, then exits and is unregistered">
@@ -81,7 +81,7 @@ export function DroneTable({
                   </span>
                 ) : null}
               </td>
-              <td>
+              <td data-label="Load">
                 {drone.activeTurns > 0 ? (
                   <span className="pill pill-busy">
                     busy {drone.activeTurns}/{drone.capacity}
@@ -90,10 +90,10 @@ export function DroneTable({
                   <span className="muted">idle · capacity {drone.capacity}</span>
                 )}
               </td>
-              <td>
+              <td data-label="Labels">
                 <LabelsCell drone={drone} onSave={onLabels} />
               </td>
-              <td>
+              <td data-label="Version">
                 {drone.version ?? "–"}
                 {drone.outdated ? (
                   <span
@@ -104,13 +104,17 @@ export function DroneTable({
                   </span>
                 ) : null}
               </td>
-              <td>
+              <td data-label="Sandbox">
                 <SandboxCell sandbox={drone.sandbox} />
               </td>
-              <td className="muted">
+              <td data-label="Host" className="muted">
                 {[drone.hostname, drone.platform].filter(Boolean).join(" · ") || "–"}
               </td>
-              <td className="muted" title={drone.lastSeenAt ? String(drone.lastSeenAt) : ""}>
+              <td
+                data-label="Last seen"
+                className="muted"
+                title={drone.lastSeenAt ? String(drone.lastSeenAt) : ""}
+              >
                 {drone.status === "online"
                   ? "now"
                   : formatAgo(

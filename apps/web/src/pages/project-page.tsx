@@ -227,7 +227,7 @@ export function ProjectPage({ projectId }: { projectId: string }) {
             refreshKey={refreshKey}
           />
         </aside>
-        <section className="panel editor-panel">
+        <section className={openPath ? "panel editor-panel" : "panel editor-panel editor-idle"}>
           {openPath ? (
             <FileEditor
               key={`${filesOf}:${openPath}`}
@@ -242,7 +242,7 @@ export function ProjectPage({ projectId }: { projectId: string }) {
             </p>
           )}
         </section>
-        <aside className="panel">
+        <aside className="panel sessions-panel">
           <div className="panel-head">
             <h2>Sessions</h2>
           </div>

@@ -617,19 +617,21 @@ export function ProvidersPage() {
                     <strong>{provider.name}</strong>
                     {provider.hasApiKey ? null : <span className="muted small"> (no key)</span>}
                   </td>
-                  <td>
+                  <td data-label="Model">
                     <code>{provider.modelId}</code>
                   </td>
-                  <td>
+                  <td data-label="Escalation">
                     {provider.escalationModelId ? <code>{provider.escalationModelId}</code> : "–"}
                   </td>
-                  <td className="muted">{provider.baseUrl}</td>
-                  <td>
+                  <td data-label="Base URL" className="muted">
+                    {provider.baseUrl}
+                  </td>
+                  <td data-label="Prices ($/M in · out)">
                     {provider.pricing
                       ? `${provider.pricing.inputPerMTok} · ${provider.pricing.outputPerMTok}`
                       : "–"}
                   </td>
-                  <td>
+                  <td data-label="Adapted requests">
                     <ProviderQuirks provider={provider} onChange={replace} />
                   </td>
                   <td className="right">

@@ -107,19 +107,22 @@ export function BranchState({ session }: { session: SessionDetail }) {
   );
 }
 
-function SessionHeader({
+export function SessionHeader({
   projectId,
+  projectName,
   session,
   onDelivered,
 }: {
   projectId: string;
+  /** The project's name once known ("Project" until then, or when it cannot be read). */
+  projectName: string | undefined;
   session: SessionDetail | undefined;
   onDelivered: (turnId: string) => void;
 }) {
   return (
     <div className="page-head">
       <Link href={`/projects/${projectId}`} className="muted">
-        Project
+        {projectName ?? "Project"}
       </Link>
       <span className="muted">/</span>
       <h1>{session?.name ?? "Session"}</h1>
@@ -151,6 +154,13 @@ export function SessionPage({ projectId, sessionId }: { projectId: string; sessi
   const session = useLoader(
     () => api.getSession(sessionId).then((answer) => answer.session),
     [api, sessionId],
+  );
+  const projectName = useLoader(
+    () =>
+      api
+        .listProjects()
+        .then((answer) => answer.projects.find((project) => project._id === projectId)?.name),
+    [api, projectId],
   );
   const providers = useLoader(() => api.listProviders().then((answer) => answer.providers), [api]);
   const drones = useLoader(() => api.listDrones().then((answer) => answer.drones), [api]);
@@ -254,6 +264,7 @@ export function SessionPage({ projectId, sessionId }: { projectId: string; sessi
     <div className="page session-page">
       <SessionHeader
         projectId={projectId}
+        projectName={projectName.data}
         session={session.data}
         onDelivered={(turnId) => {
           session.reload();

@@ -148,18 +148,22 @@ function Deliveries({ webhookId, generation }: { webhookId: string; generation: 
         <tbody>
           {deliveries.data.map((delivery) => (
             <tr key={delivery._id}>
-              <td>
+              <td data-label="Event">
                 <code>{delivery.event}</code>
               </td>
-              <td>
+              <td data-label="Status">
                 <span className={statusPill[delivery.status]}>{delivery.status}</span>
               </td>
-              <td>{delivery.attempts}</td>
-              <td className="muted">
+              <td data-label="Attempts">{delivery.attempts}</td>
+              <td data-label="Last answer" className="muted">
                 {delivery.lastError ??
                   (delivery.lastStatusCode ? `HTTP ${delivery.lastStatusCode}` : "–")}
               </td>
-              <td className="muted" title={new Date(delivery.createdAt).toLocaleString()}>
+              <td
+                data-label="When"
+                className="muted"
+                title={new Date(delivery.createdAt).toLocaleString()}
+              >
                 {formatAgo(delivery.createdAt, now)}
               </td>
             </tr>

@@ -1,13 +1,14 @@
 // The live turn panel: status line, tools, approvals, Stop / Resume, Changes and past turns.
-import type { ChatTurn, TurnEvent } from "@gadget/protocol";
+import { type ChatTurn, type TurnEvent, WAITING_FOR_WORKTREE } from "@gadget/protocol";
 import { render, screen, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { describe, expect, it } from "vitest";
 import { ApiError } from "../api/api-error.ts";
 import type { TurnSnapshot } from "../live/turn-store.ts";
 import { applyEvents, emptyTurnView } from "../live/turn-view.ts";
-import { numbered, turnRecord } from "../test/events.ts";
-import { type TurnActions, TurnPanel } from "./turn-panel.tsx";
+import { SessionHeader } from "../pages/session-page.tsx";
+import { event, numbered, turnRecord } from "../test/events.ts";
+import { StatusLine, type TurnActions, TurnPanel } from "./turn-panel.tsx";
 
 function snapshot(turn: ChatTurn, events: TurnEvent[], eventsLoaded = true): TurnSnapshot {
   return { turn, view: applyEvents(emptyTurnView(), events), eventsLoaded, loadError: null };
@@ -412,5 +413,230 @@ describe("TurnPanel", () => {
     );
     expect(line).toHaveClass("bad");
     expect(screen.queryByRole("link", { name: "pull request" })).toBeNull();
+  });
+});
+
+describe("TurnPanel tells the truth about how a turn stands", () => {
+  const start = Date.UTC(2025, 0, 1);
+
+  it("shows a turn stopped by a guard as stopped, not as a green Completed", () => {
+    const turn = turnRecord({
+      status: "completed",
+      exitReason: "all_tools_duplicate",
+      response: "I kept reading the same file.",
+      finishedAt: new Date(start + 5_000),
+    });
+    const events = numbered([
+      ["status", { message: "Pass 1", pass: 1 }],
+      ["response", { message: "I kept reading the same file." }],
+      ["done", { reason: "all_tools_duplicate", passes: 4, totalCost: 0.01 }],
+    ]);
+    const { container } = render(
+      <TurnPanel snapshot={snapshot(turn, events)} actions={recordingActions().actions} />,
+    );
+    const status = container.querySelector(".status-line") as HTMLElement;
+    expect(status).toHaveTextContent("Stopped by a guard: it repeated the same tool calls");
+    expect(status).not.toHaveTextContent("Completed");
+    expect(status.querySelector(".status-dot")).toHaveClass("status-guard");
+    expect(screen.getByText(/Where it stood when the guard stopped it/)).toBeInTheDocument();
+    expect(container.querySelector(".turn-stats")).toHaveTextContent(
+      /^Stopped by a guard \(it repeated the same tool calls\)/,
+    );
+  });
+
+  it("answers an ordinary completed turn as Completed, without a guard", () => {
+    const turn = turnRecord({ status: "completed", exitReason: "completed", response: "Done." });
+    const { container } = render(
+      <TurnPanel snapshot={snapshot(turn, [], false)} actions={recordingActions().actions} />,
+    );
+    expect(container.querySelector(".status-line")).toHaveTextContent(/^Completed/);
+  });
+
+  it("drops the old error box once a resumed turn completes", () => {
+    const turn = turnRecord({ status: "completed", exitReason: "completed", response: "Fixed." });
+    const events = numbered([
+      ["status", { message: "Pass 1", pass: 1 }],
+      ["error", { code: "provider_unavailable", message: "The provider kept failing." }],
+      ["done", { reason: "error", passes: 1, totalCost: 0 }],
+      ["queued", { message: "Resumed; waiting for a drone" }],
+      ["dispatched", { droneId: "d1", droneName: "laptop" }],
+      ["status", { message: "Pass 2", pass: 2 }],
+      ["response", { message: "Fixed." }],
+      ["done", { reason: "completed", passes: 2, totalCost: 0 }],
+    ]);
+    render(<TurnPanel snapshot={snapshot(turn, events)} actions={recordingActions().actions} />);
+    expect(screen.queryByRole("alert")).toBeNull();
+    expect(screen.getByText("Fixed.")).toBeInTheDocument();
+  });
+
+  it("keeps the elapsed time ticking while a resumed turn starts again", () => {
+    const turn = turnRecord({ status: "queued", startedAt: new Date(start), finishedAt: null });
+    const events = [
+      event(1, "status", { message: "Pass 1", pass: 1 }, start),
+      event(2, "done", { reason: "interrupted", passes: 1, totalCost: 0 }, start + 10_000),
+      event(3, "queued", { message: "Resumed; waiting for a drone" }, start + 60_000),
+    ];
+    const view = applyEvents(emptyTurnView(), events);
+    const { container, rerender } = render(
+      <StatusLine turn={turn} view={view} now={start + 70_000} />,
+    );
+    expect(container).toHaveTextContent("1m 10s");
+    rerender(<StatusLine turn={turn} view={view} now={start + 95_000} />);
+    expect(container).toHaveTextContent("1m 35s");
+  });
+
+  it("says a turn waits for the session's worktree, without the other turn's id", () => {
+    const turn = turnRecord({ status: "processing" });
+    const events = numbered([
+      ["dispatched", { droneId: "d1", droneName: "laptop" }],
+      [
+        "status",
+        {
+          phase: "workspace",
+          // What drones before this change said: the web IDE never shows the id.
+          message: "Waiting for the session's worktree: turn 65f0aa11bb22cc33dd44ee55 is using it",
+        },
+      ],
+    ]);
+    const { container } = render(
+      <TurnPanel snapshot={snapshot(turn, events)} actions={recordingActions().actions} />,
+    );
+    const status = container.querySelector(".status-line") as HTMLElement;
+    expect(status).toHaveTextContent("Waiting for the session's worktree");
+    expect(status).toHaveTextContent("another turn of this session is using it");
+    expect(status).not.toHaveTextContent("Working");
+    expect(container).not.toHaveTextContent("65f0aa11bb22cc33dd44ee55");
+  });
+
+  it("goes back to Working once the worktree is the turn's", () => {
+    const turn = turnRecord({ status: "processing" });
+    const events = numbered([
+      ["status", { phase: "workspace", message: WAITING_FOR_WORKTREE }],
+      ["status", { phase: "workspace", message: "New branch gadget/fix-1a2b3c" }],
+    ]);
+    const { container } = render(
+      <TurnPanel snapshot={snapshot(turn, events)} actions={recordingActions().actions} />,
+    );
+    expect(container.querySelector(".status-word")).toHaveTextContent(/^Working$/);
+  });
+
+  it("separates the narration of different passes", () => {
+    const turn = turnRecord({ status: "processing" });
+    const events = numbered([
+      ["status", { message: "Pass 1", pass: 1 }],
+      ["token", { text: "Ran the tests and they all passed once tested." }],
+      ["status", { message: "Pass 2", pass: 2 }],
+      ["token", { text: "Found it: a typo in add." }],
+    ]);
+    const { container } = render(
+      <TurnPanel snapshot={snapshot(turn, events)} actions={recordingActions().actions} />,
+    );
+    const paragraphs = [...container.querySelectorAll(".answer p")].map((p) => p.textContent);
+    expect(paragraphs).toEqual([
+      "Ran the tests and they all passed once tested.",
+      "Found it: a typo in add.",
+    ]);
+  });
+
+  it("does not show a stopped turn's pass-1 narration as its answer", () => {
+    const turn = turnRecord({ status: "cancelled", exitReason: "cancelled" });
+    const events = numbered([
+      ["status", { message: "Pass 1", pass: 1 }],
+      ["token", { text: "Let me look at the tests first." }],
+      ["done", { reason: "cancelled", passes: 1, totalCost: 0 }],
+    ]);
+    const { container } = render(
+      <TurnPanel snapshot={snapshot(turn, events)} actions={recordingActions().actions} />,
+    );
+    expect(container.querySelector(".answer")).toBeNull();
+    const narration = container.querySelector("details.narration") as HTMLElement;
+    expect(narration).toHaveTextContent("What the model said before the turn stopped");
+    expect(narration).toHaveTextContent("(not an answer)");
+    expect(narration).toHaveTextContent("Let me look at the tests first.");
+  });
+
+  it("shows an error as a titled box with the whole cause, its code on the same line", () => {
+    const cause =
+      "Could not clone https://git.example/ada/app.git: remote: Repository not found.\nfatal: repository 'https://git.example/ada/app.git/' not found";
+    const turn = turnRecord({
+      status: "failed",
+      exitReason: "error",
+      error: { code: "clone_failed", message: cause },
+    });
+    render(<TurnPanel snapshot={snapshot(turn, [], false)} actions={recordingActions().actions} />);
+    const box = screen.getByRole("alert", { name: "Could not clone the project" });
+    expect(box.querySelector(".error-title")).toHaveTextContent("Could not clone the project");
+    const line = box.querySelector(".error-cause") as HTMLElement;
+    expect(line.textContent).toBe(`${cause} clone_failed`);
+    expect(line.querySelector("code")).toHaveTextContent("clone_failed");
+  });
+
+  it("shows — for the cost when the provider has no prices", () => {
+    const turn = turnRecord({ status: "processing" });
+    const events = numbered([
+      [
+        "cost_update",
+        {
+          totalCost: 0,
+          tokens: { input: 1200, output: 300, reasoning: 0, cached: 0 },
+          priced: false,
+        },
+      ],
+    ]);
+    const { container } = render(
+      <TurnPanel snapshot={snapshot(turn, events)} actions={recordingActions().actions} />,
+    );
+    const cost = [...container.querySelectorAll(".meter")].find((meter) =>
+      meter.textContent?.startsWith("Cost"),
+    );
+    expect(cost).toHaveTextContent(/^Cost—$/);
+    expect(container).not.toHaveTextContent("$0.00");
+  });
+
+  it("says cost — in a past turn's stats when its provider had no prices", () => {
+    const turn = turnRecord({
+      status: "completed",
+      exitReason: "completed",
+      stats: { ...turnRecord().stats, priced: false, passes: 1 },
+    });
+    const { container } = render(
+      <TurnPanel snapshot={snapshot(turn, [], false)} actions={recordingActions().actions} />,
+    );
+    expect(container.querySelector(".turn-stats")).toHaveTextContent("cost —");
+    expect(container).not.toHaveTextContent("$0.00");
+  });
+
+  it("does not say it is thinking while it waits for an approval", () => {
+    const turn = turnRecord({ status: "awaiting_approval" });
+    const events = numbered([
+      ["status", { message: "Pass 1", pass: 1 }],
+      ["thinking", { text: "I should write the file." }],
+      [
+        "approval",
+        {
+          approvals: [
+            { id: "a1", callId: "w1", tool: "write_file", params: {}, description: "Write a.txt" },
+          ],
+        },
+      ],
+    ]);
+    render(<TurnPanel snapshot={snapshot(turn, events)} actions={recordingActions().actions} />);
+    expect(screen.getByText(/^Reasoning/)).toHaveTextContent(/^Reasoning$/);
+  });
+
+  it("names the project in the session's breadcrumb", () => {
+    render(
+      <SessionHeader
+        projectId="p1"
+        projectName="calculator"
+        session={undefined}
+        onDelivered={() => {}}
+      />,
+    );
+    expect(screen.getByRole("link", { name: "calculator" })).toHaveAttribute(
+      "href",
+      "/projects/p1",
+    );
+    expect(screen.queryByRole("link", { name: "Project" })).toBeNull();
   });
 });

@@ -1,6 +1,6 @@
 // One turn of the conversation: the prompt, the live panel (status line, thinking, tool activity,
 // living document, cost against budget, approvals, Stop / Resume, Changes) and the answer.
-import type { ChatTurn, TurnRevertAnswer, TurnStatus } from "@gadget/protocol";
+import type { ChatTurn, ExitReason, TurnRevertAnswer, TurnStatus } from "@gadget/protocol";
 import { isFinalTurnStatus } from "@gadget/protocol";
 import { useEffect, useState } from "react";
 import { DiffView } from "../components/diff-view.tsx";
@@ -9,7 +9,7 @@ import { Markdown } from "../components/markdown.tsx";
 import { formatCost, formatElapsed, formatTokens, timeOf } from "../lib/format.ts";
 import { describeQuirk } from "../lib/quirks.ts";
 import type { TurnSnapshot } from "../live/turn-store.ts";
-import { type ApprovalItem, type TurnView, totalTokens } from "../live/turn-view.ts";
+import { type ApprovalItem, costUnknown, type TurnView, totalTokens } from "../live/turn-view.ts";
 import { ApprovalCard } from "./approval-card.tsx";
 import { RevertControl } from "./revert-control.tsx";
 import { ToolActivityList } from "./tool-activity.tsx";
@@ -24,6 +24,47 @@ export const statusWords: Record<TurnStatus, string> = {
   cancelled: "Stopped",
   interrupted: "Interrupted",
 };
+
+/**
+ * Why a guard stopped a turn (repeated calls, a limit), in words: such a turn ends "completed"
+ * with a summary, but it did not finish the work as an answered turn did.
+ */
+export const guardWords: Partial<Record<ExitReason, string>> = {
+  all_tools_duplicate: "it repeated the same tool calls",
+  stuck: "it was going in circles",
+  max_passes: "it reached the pass limit",
+  max_tool_calls: "it reached the tool-call limit",
+  token_budget: "it used up its token budget",
+  budget_exceeded: "it used up its cost budget",
+};
+
+/** The guard that stopped the turn, when one did. */
+export function guardOf(turn: ChatTurn, view: TurnView): ExitReason | null {
+  if (turn.status !== "completed") return null;
+  const reason = turn.exitReason ?? view.done?.reason ?? null;
+  return reason && guardWords[reason] ? reason : null;
+}
+
+/** What the status line says first: the guard, the wait for the worktree, else the status. */
+export function statusWordOf(turn: ChatTurn, view: TurnView): string {
+  const guard = guardOf(turn, view);
+  if (guard) return `Stopped by a guard: ${guardWords[guard]}`;
+  if (view.waitingForWorktree && !isFinalTurnStatus(turn.status))
+    return "Waiting for the session's worktree";
+  return statusWords[turn.status];
+}
+
+/** A turn error's title: what went wrong, before the cause in the provider's or git's words. */
+export function errorTitle(code: string): string {
+  if (code === "clone_failed") return "Could not clone the project";
+  if (code === "provider_unavailable") return "The model provider could not be reached";
+  if (code === "provider_auth") return "The model provider refused the API key";
+  if (code === "provider_model_not_found") return "The model provider does not know this model";
+  if (code.startsWith("provider_")) return "The model provider refused the request";
+  if (code.startsWith("workspace") || code.startsWith("worktree"))
+    return "The drone could not prepare the workspace";
+  return "The turn failed";
+}
 
 const exitWords: Record<string, string> = {
   completed: "answered",
@@ -142,10 +183,20 @@ export function StatusLine({ turn, view, now }: { turn: ChatTurn; view: TurnView
   const model = view.model ?? turn.llm;
   const live = !isFinalTurnStatus(turn.status);
   const escalations = view.escalations;
+  const guard = guardOf(turn, view);
+  const waiting = live && view.waitingForWorktree;
+  const word = statusWordOf(turn, view);
   return (
-    <div className="status-line" data-status={turn.status}>
-      <span className={`status-dot status-${turn.status}`} aria-hidden="true" />
-      <strong className="status-word">{statusWords[turn.status]}</strong>
+    <div
+      className="status-line"
+      data-status={turn.status}
+      {...(guard ? { "data-guard": guard } : {})}
+    >
+      <span
+        className={`status-dot status-${guard ? "guard" : waiting ? "queued" : turn.status}`}
+        aria-hidden="true"
+      />
+      <strong className="status-word">{word}</strong>
       {pass > 0 ? <span>pass {pass}</span> : null}
       {model ? <code className="status-model">{model}</code> : null}
       {elapsed !== null ? <span>{formatElapsed(elapsed)}</span> : null}
@@ -155,7 +206,11 @@ export function StatusLine({ turn, view, now }: { turn: ChatTurn; view: TurnView
         </span>
       ) : null}
       {view.droneName ? <span className="muted">on {view.droneName}</span> : null}
-      {live && view.statusMessage && view.statusMessage !== statusWords[turn.status] ? (
+      {waiting ? (
+        <span className="status-message muted">
+          another turn of this session is using it; this one starts when it ends
+        </span>
+      ) : live && view.statusMessage && view.statusMessage !== word ? (
         <span className="status-message muted">{view.statusMessage}</span>
       ) : null}
     </div>
@@ -173,7 +228,7 @@ function Meter({
   limit: number | undefined;
   format: (value: number) => string;
 }) {
-  const ratio = limit ? Math.min(1, value / limit) : 0;
+  const ratio = limit && Number.isFinite(value) ? Math.min(1, value / limit) : 0;
   return (
     <div className="meter">
       <span className="meter-label">{label}</span>
@@ -197,10 +252,16 @@ export function CostMeters({ turn, view }: { turn: ChatTurn; view: TurnView }) {
     turn.stats.inputTokens + turn.stats.responseTokens + turn.stats.thinkingTokenCount,
   );
   const cost = Math.max(view.cost?.totalCost ?? 0, view.done?.totalCost ?? 0, turn.stats.cost);
+  const unknown = costUnknown(turn, view);
   return (
     <div className="meters">
       <Meter label="Tokens" value={tokens} limit={turn.limits?.tokenBudget} format={formatTokens} />
-      <Meter label="Cost" value={cost} limit={turn.limits?.costBudget} format={formatCost} />
+      <Meter
+        label="Cost"
+        value={unknown ? Number.NaN : cost}
+        limit={turn.limits?.costBudget}
+        format={(value) => (Number.isFinite(value) ? formatCost(value) : UNKNOWN_COST)}
+      />
       <Meter
         label="Tool calls"
         value={Math.max(view.tools.length, turn.stats.toolCallCount)}
@@ -210,6 +271,9 @@ export function CostMeters({ turn, view }: { turn: ChatTurn; view: TurnView }) {
     </div>
   );
 }
+
+/** The cost of a turn whose provider has no prices. */
+const UNKNOWN_COST = "—";
 
 type Tab = "activity" | "document" | "changes" | "debug";
 
@@ -232,7 +296,12 @@ export function TurnPanel({ snapshot, actions, showDebug = false }: TurnPanelPro
   const [decisions, setDecisions] = useState<Record<string, boolean>>({});
   const hasSteps = view.eventCount > 0;
   const showSteps = !final || hasSteps;
-  const answer = view.response ?? (view.draft || turn.response || "");
+  // A turn that stopped or failed never answered: what it streamed is narration, not the answer.
+  const answered = !final || turn.status === "completed";
+  const streamed = view.response ?? turn.response ?? null;
+  const answer = streamed ?? (answered ? view.draft : "");
+  const narration = streamed === null && !answered ? view.draft : "";
+  const guard = guardOf(turn, view);
   const errors = [
     ...view.errors,
     ...(turn.error && !view.errors.some((error) => error.message === turn.error?.message)
@@ -322,8 +391,16 @@ export function TurnPanel({ snapshot, actions, showDebug = false }: TurnPanelPro
           </div>
         ))}
         {errors.map((error) => (
-          <div key={`${error.seq}:${error.code}`} className="error-note" role="alert">
-            <strong>Error</strong> <code>{error.code}</code>: {error.message}
+          <div
+            key={`${error.seq}:${error.code}`}
+            className="error-note turn-error"
+            role="alert"
+            aria-label={errorTitle(error.code)}
+          >
+            <strong className="error-title">{errorTitle(error.code)}</strong>
+            <p className="error-cause">
+              {error.message} <code className="error-code">{error.code}</code>
+            </p>
           </div>
         ))}
         {pending.map((approval) => (
@@ -380,7 +457,12 @@ export function TurnPanel({ snapshot, actions, showDebug = false }: TurnPanelPro
                   <details className="thinking">
                     <summary>
                       Reasoning
-                      {!final && view.thinking.at(-1)?.pass === view.pass ? " (thinking…)" : ""}
+                      {!final &&
+                      turn.status !== "awaiting_approval" &&
+                      view.phase !== "awaiting_approval" &&
+                      view.thinking.at(-1)?.pass === view.pass
+                        ? " (thinking…)"
+                        : ""}
                     </summary>
                     {view.thinking.map((block) => (
                       <div key={block.pass} className="thinking-block">
@@ -453,9 +535,19 @@ export function TurnPanel({ snapshot, actions, showDebug = false }: TurnPanelPro
         {loadError ? <ErrorNote error={new Error(loadError)} onRetry={actions.loadEvents} /> : null}
       </div>
       {answer ? (
-        <div className="answer">
+        <div className={guard ? "answer answer-guard" : "answer"}>
+          {guard ? <p className="answer-label">Where it stood when the guard stopped it:</p> : null}
           <Markdown source={answer} />
         </div>
+      ) : null}
+      {narration ? (
+        <details className="narration">
+          <summary>
+            What the model said before the turn {turn.status === "failed" ? "failed" : "stopped"}{" "}
+            <span className="muted small">(not an answer)</span>
+          </summary>
+          <Markdown source={narration} />
+        </details>
       ) : null}
       {final && showSteps ? <TurnStats turn={turn} view={view} /> : null}
     </article>
@@ -481,14 +573,18 @@ export function TurnStats({ turn, view }: { turn: ChatTurn; view?: TurnView }) {
   );
   const cost = Math.max(stats.cost, view?.cost?.totalCost ?? 0, view?.done?.totalCost ?? 0);
   const reason = turn.exitReason ?? view?.done?.reason ?? null;
+  const guard = turn.status === "completed" && reason && guardWords[reason] ? reason : null;
+  const unknownCost = costUnknown(turn, view);
   const elapsed =
     stats.durationMs > 0 || !view ? stats.durationMs : (elapsedOf(turn, view, 0) ?? 0);
   return (
     <p className="turn-stats">
-      {statusWords[turn.status]}
-      {reason ? ` (${exitWords[reason] ?? reason})` : ""} · {passes} pass
+      {guard
+        ? `Stopped by a guard (${guardWords[guard]})`
+        : `${statusWords[turn.status]}${reason ? ` (${exitWords[reason] ?? reason})` : ""}`}{" "}
+      · {passes} pass
       {passes === 1 ? "" : "es"} · {tools} tool call{tools === 1 ? "" : "s"} ·{" "}
-      {formatTokens(tokens)} tokens · {formatCost(cost)} ·{" "}
+      {formatTokens(tokens)} tokens · {unknownCost ? `cost ${UNKNOWN_COST}` : formatCost(cost)} ·{" "}
       {stats.durationLabel !== "pending" && stats.durationMs > 0
         ? stats.durationLabel
         : formatElapsed(elapsed)}

@@ -85,6 +85,7 @@ const statsSchema = new Schema<TurnStats>(
     durationLabel: { type: String, default: "pending" },
     passes: { type: Number, default: 0 },
     cost: { type: Number, default: 0 },
+    priced: { type: Boolean },
   },
   { _id: false },
 );
