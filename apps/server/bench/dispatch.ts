@@ -58,7 +58,11 @@ export async function benchDispatch(env: Env, options: { labelSets?: number } = 
     const labelled: number[] = [];
     for (let index = 0; index < (labelSets ? 2 : 1) * samples + warmup; index++) {
       // With label sets, every other turn requires one: both kinds share the run's noise.
-      const requires = labelSets && index % 2 === 1 ? [`pool=p${(index >> 1) % labelSets}`] : null;
+      // Each user's labelled turns cycle through every label set (one drone of theirs has each).
+      const requires =
+        labelSets && index % 2 === 1
+          ? [`pool=p${Math.floor(index / users.length) % labelSets}`]
+          : null;
       const userIndex = index % users.length;
       const prompt = `prompt ${index} ${randomUUID()}`;
       const arrived = new Promise<number>((resolve, reject) => {

@@ -96,6 +96,54 @@ describe("two server processes", () => {
     expect((await user.get(`/api/turns/${turnId}`)).body.turn.status).toBe("cancelled");
   });
 
+  it("routes by labels across the two: a turn posted to either goes only to a matching drone, on either", async () => {
+    const user = await signup(first.url, "two-labels");
+    const onSecond = new ApiClient(second.url, user.token);
+    const workspace = await setupWorkspace(user);
+    const kinds = [
+      { name: "gpu-on-first", url: first.url, labels: ["gpu"] },
+      { name: "cpu-on-second", url: second.url, labels: ["cpu"] },
+      { name: "tpu-on-second", url: second.url, labels: ["tpu"] },
+    ];
+    const fleet: Array<{ name: string; drone: ScriptedDrone }> = [];
+    for (const kind of kinds) {
+      const registered = await registerDrone(user, { name: kind.name, labels: kind.labels });
+      const drone = await ScriptedDrone.connect({
+        url: kind.url,
+        droneId: registered.droneId,
+        credential: registered.credential,
+        capacity: 8,
+        labels: ["os=linux"],
+      });
+      closers.push(drone);
+      fleet.push({ name: kind.name, drone });
+    }
+    await waitFor(async () =>
+      ((await user.get("/api/drones")).body.drones as Array<{ status: string }>).every(
+        (drone) => drone.status === "online",
+      ),
+    );
+    const ranOn = async (client: ApiClient, requires: string[]) => {
+      const posted = await client.post(`/api/sessions/${workspace.sessionId}/turns`, {
+        prompt: `needs ${requires.join(" ")}`,
+        providerId: workspace.providerId,
+        requires,
+      });
+      const turnId = posted.body.turn._id as string;
+      await waitFor(async () =>
+        fleet.some(({ drone }) => drone.workOrders.some((order) => order.turnId === turnId)),
+      );
+      return fleet
+        .filter(({ drone }) => drone.workOrders.some((order) => order.turnId === turnId))
+        .map(({ name }) => name);
+    };
+    for (const client of [user, onSecond, user, onSecond]) {
+      expect(await ranOn(client, ["gpu"])).toEqual(["gpu-on-first"]);
+      expect(await ranOn(client, ["tpu", "os=linux"])).toEqual(["tpu-on-second"]);
+      expect(await ranOn(client, ["cpu"])).toEqual(["cpu-on-second"]);
+    }
+  });
+
   it("revokes, through one server, a drone connected to the other: kicked at once", async () => {
     const user = await signup(first.url, "revoke");
     const { droneId, credential } = await registerDrone(user);
