@@ -43,4 +43,15 @@ describe("the repository", () => {
     }
     expect(found).toEqual([]);
   });
+
+  it("names one release: the server's and gadget-drone's versions are the protocol's RELEASE_VERSION", () => {
+    // A drone of another protocol is told to install this release: it must be the one published.
+    const source = readFileSync(path.join(repoRoot, "packages/protocol/src/version.ts"), "utf8");
+    const release = /RELEASE_VERSION = "([^"]+)"/.exec(source)?.[1];
+    const versionOf = (file: string) =>
+      (JSON.parse(readFileSync(path.join(repoRoot, file), "utf8")) as { version: string }).version;
+    expect(release).toBeDefined();
+    expect(versionOf("apps/drone/package.json")).toBe(release);
+    expect(versionOf("apps/server/package.json")).toBe(release);
+  });
 });

@@ -312,13 +312,16 @@ export class Dispatcher {
       const session = parts.value.session;
       if (String(session.drone ?? "") !== droneId) {
         // Written only when the session moves to another drone: its next turn prefers this one.
-        await models.ChatSession.updateOne(
-          { _id: session._id },
-          { $set: { drone: new Types.ObjectId(droneId) } },
-        ).catch((error: unknown) =>
-          this.dependencies.logger.warn(
-            { err: error, turnId },
-            "could not record the session's drone",
+        // Not waited for: the work order need not wait on a preference for later turns.
+        this.dependencies.lifecycle.track(
+          models.ChatSession.updateOne(
+            { _id: session._id },
+            { $set: { drone: new Types.ObjectId(droneId) } },
+          ).catch((error: unknown) =>
+            this.dependencies.logger.warn(
+              { err: error, turnId },
+              "could not record the session's drone",
+            ),
           ),
         );
       }
