@@ -20,6 +20,7 @@ import {
   forgeKindSchema,
   sessionWorktreeStateSchema,
 } from "./delivery.ts";
+import { mcpServersBodySchema, projectMcpServerSchema } from "./mcp.ts";
 import { branchPrefixSchema } from "./session-branch.ts";
 
 const email = z
@@ -226,6 +227,8 @@ export const updateProjectBodySchema = z
     commitAuthor: commitAuthorSchema.nullable(),
     /** Where pull requests are opened, with a token (encrypted at rest, never returned); `null` removes it. */
     forge: forgeBodySchema.nullable(),
+    /** The project's MCP servers (the whole list; secrets left out keep the stored ones). */
+    mcpServers: mcpServersBodySchema,
   })
   .partial()
   .strict();
@@ -254,6 +257,7 @@ export const projectSchema = z.object({
   delivery: deliveryModeSchema,
   commitAuthor: commitAuthorSchema.nullable(),
   forge: projectForgeSchema.nullable(),
+  mcpServers: z.array(projectMcpServerSchema),
   createdAt: dateSchema,
 });
 export type Project = z.infer<typeof projectSchema>;

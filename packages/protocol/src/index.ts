@@ -5,6 +5,7 @@ export * from "./common.ts";
 export * from "./delivery.ts";
 export * from "./errors.ts";
 export * from "./events.ts";
+export * from "./mcp.ts";
 export * from "./session-branch.ts";
 export * from "./socket.ts";
 export * from "./storable.ts";

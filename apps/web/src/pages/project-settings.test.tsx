@@ -19,6 +19,7 @@ const project: Project = {
   delivery: "workspace",
   commitAuthor: null,
   forge: null,
+  mcpServers: [],
   createdAt: new Date(),
 };
 
