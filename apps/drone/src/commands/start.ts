@@ -8,6 +8,8 @@ import { createLogger, type Logger } from "@gadget/logging";
 import { pino } from "pino";
 import { readConfig } from "../config.ts";
 import { Drone } from "../drone.ts";
+import { hostEnvironment } from "../env.ts";
+import { McpManager } from "../mcp/mcp-manager.ts";
 import { describeSandbox, openSandbox } from "../sandbox.ts";
 import { Terminal } from "../terminal.ts";
 import { WorktreePruner } from "../workspace/prune.ts";
@@ -26,6 +28,10 @@ export interface StartOptions {
   patienceMs?: number | undefined;
   /** Days an unused session worktree is kept; default: the config's, else 7. */
   worktreeRetentionDays?: number | undefined;
+  /** Minutes a session's MCP servers run without a turn; default: the config's, else 10. */
+  mcpIdleMinutes?: number | undefined;
+  /** Seconds an MCP server may take to start; default: the config's, else 10. */
+  mcpTimeoutSeconds?: number | undefined;
 }
 
 const dayMs = 86_400_000;
@@ -74,8 +80,17 @@ export async function start(options: StartOptions): Promise<number> {
     logger,
   });
 
+  const mcp = new McpManager({
+    logger,
+    env: hostEnvironment(),
+    idleMs: (options.mcpIdleMinutes ?? config.mcpIdleMinutes ?? 10) * 60_000,
+    startTimeoutMs: (options.mcpTimeoutSeconds ?? config.mcpTimeoutSeconds ?? 10) * 1000,
+    version: options.version,
+  });
+
   const drone = new Drone({
     config,
+    mcp,
     sandbox: confinement.sandbox,
     hiddenPaths: confinement.hidden,
     version: options.version,
@@ -150,6 +165,7 @@ export async function start(options: StartOptions): Promise<number> {
   terminal.say(`connecting to ${config.server}…`);
   // Local housekeeping: it goes on while the server is unreachable.
   pruner.start();
+  mcp.start();
   try {
     await Promise.race([drone.start(), drone.stopped.then((error) => Promise.reject(error))]);
     await saveRuntime();
@@ -168,6 +184,7 @@ export async function start(options: StartOptions): Promise<number> {
     drone.close();
     return 1;
   } finally {
+    await mcp.close();
     await pruner.stop();
     terminal.close();
     process.off("SIGINT", onSignal);
