@@ -2,7 +2,7 @@
 // turn with thousands of calls stays smooth; a row opens to show arguments and streamed output.
 import { useVirtualizer } from "@tanstack/react-virtual";
 import { memo, useEffect, useLayoutEffect, useRef, useState } from "react";
-import { describeParams, formatElapsed } from "../lib/format.ts";
+import { describeParams, formatElapsed, toolLabel } from "../lib/format.ts";
 import type { ToolActivity } from "../live/turn-view.ts";
 
 /** Lists up to this long render plainly; longer ones are virtualised. */
@@ -36,7 +36,9 @@ export const ToolRow = memo(function ToolRow({ tool }: { tool: ToolActivity }) {
         <span className="tool-icon" role="img" aria-label={statusWord[tool.status]}>
           {statusIcon[tool.status]}
         </span>
-        <span className="tool-name">{tool.tool}</span>
+        <span className="tool-name" title={tool.tool}>
+          {toolLabel(tool.tool)}
+        </span>
         <span className="tool-params" title={preview}>
           {preview}
         </span>
