@@ -28,8 +28,14 @@ describe("the gadget-drone npm package", () => {
         .filter((name) => !name.startsWith("node:")),
     );
     expect([...imports].filter((name) => name.startsWith("@gadget/"))).toEqual([]);
+    // A package's name: its first path segment, or two for a scoped one (@scope/name).
+    const packageName = (name: string) =>
+      name
+        .split("/")
+        .slice(0, name.startsWith("@") ? 2 : 1)
+        .join("/");
     for (const name of imports)
-      expect(Object.keys(published.dependencies)).toContain(name.split("/")[0]);
+      expect(Object.keys(published.dependencies)).toContain(packageName(name));
 
     // Installed on its own: the package folder plus its dependencies, nothing of the workspace.
     const installed = makeTempDirSync("gadget-drone-package-");

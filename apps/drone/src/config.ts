@@ -16,6 +16,10 @@ export const droneConfigSchema = z.object({
   labels: z.array(z.string()).optional(),
   /** Days a session worktree may sit unused before it is removed (its branch stays); default 7. */
   worktreeRetentionDays: z.number().positive().optional(),
+  /** Minutes a session's MCP servers keep running without a turn; default 10. */
+  mcpIdleMinutes: z.number().positive().optional(),
+  /** Seconds an MCP server may take to start and list its tools; default 10. */
+  mcpTimeoutSeconds: z.number().positive().optional(),
   /** Sandbox settings a developer may add by hand. */
   sandbox: z
     .object({

@@ -42,6 +42,7 @@ import type { Sandbox } from "@gadget/sandbox";
 import { io } from "socket.io-client";
 import type { DroneConfig } from "./config.ts";
 import { handleFileRequest } from "./file-relay.ts";
+import type { McpManager } from "./mcp/mcp-manager.ts";
 import { droneRefusal } from "./server-api.ts";
 import { EventJournal } from "./streaming/journal.ts";
 import { type DroneSocket, EventSender } from "./streaming/sender.ts";
@@ -58,6 +59,8 @@ export interface DroneSettings {
   sandbox: Sandbox;
   /** The drone's own directories, never visible to a command (config, workspaces, runtime). */
   hiddenPaths: readonly string[];
+  /** The projects' MCP servers, kept per session (the composition root stops them at the end). */
+  mcp?: McpManager;
   /** Where unacknowledged events are kept; default `<workspace>/.journal`. */
   journalDirectory?: string;
   version: string;
@@ -331,6 +334,7 @@ export class Drone {
       // Every line the turn logs names it.
       logger: withFields(this.settings.logger, { turnId: order.turnId }),
       secretValues: [this.settings.config.credential],
+      ...(this.settings.mcp ? { mcp: this.settings.mcp } : {}),
       ...(this.settings.tunables ? { tunables: this.settings.tunables } : {}),
       ...(this.settings.sending ? { sending: this.settings.sending } : {}),
       ...(this.settings.verifyRepairAttempts === undefined

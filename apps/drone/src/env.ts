@@ -47,6 +47,23 @@ export function worktreeRetentionDays(): number | undefined {
   return process.env.GADGET_DRONE_WORKTREE_RETENTION_DAYS && value > 0 ? value : undefined;
 }
 
+/** GADGET_DRONE_MCP_IDLE_MINUTES: minutes a session's MCP servers run without a turn; unset: the config's, else 10. */
+export function mcpIdleMinutes(): number | undefined {
+  const value = Number(process.env.GADGET_DRONE_MCP_IDLE_MINUTES);
+  return process.env.GADGET_DRONE_MCP_IDLE_MINUTES && value > 0 ? value : undefined;
+}
+
+/** GADGET_DRONE_MCP_TIMEOUT_SECONDS: seconds an MCP server may take to start; unset: the config's, else 10. */
+export function mcpTimeoutSeconds(): number | undefined {
+  const value = Number(process.env.GADGET_DRONE_MCP_TIMEOUT_SECONDS);
+  return process.env.GADGET_DRONE_MCP_TIMEOUT_SECONDS && value > 0 ? value : undefined;
+}
+
+/** The drone's environment, which MCP stdio servers start from once scrubbed of secrets. */
+export function hostEnvironment(): Record<string, string | undefined> {
+  return { ...process.env };
+}
+
 /** The directories PATH names, in order: where the sandbox looks for bwrap and which toolchains it shows. */
 export function searchPath(): string[] {
   return (process.env.PATH ?? "").split(path.delimiter).filter(Boolean);

@@ -2,6 +2,7 @@
 export { type DroneConfig, readConfig, writeConfig } from "./config.ts";
 export { Drone, type DroneSettings } from "./drone.ts";
 export { contentSha, handleFileRequest } from "./file-relay.ts";
+export { type McpLease, McpManager, type McpTurnRequest } from "./mcp/mcp-manager.ts";
 export { EventJournal } from "./streaming/journal.ts";
 export { type DroneSocket, EventSender } from "./streaming/sender.ts";
 export { ActiveTurn, type TurnProgress } from "./turn-runner.ts";

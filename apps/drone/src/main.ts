@@ -11,6 +11,8 @@ import {
   defaultWorkspaceRoot,
   heartbeatMs,
   logLevel,
+  mcpIdleMinutes,
+  mcpTimeoutSeconds,
   patienceMs,
   worktreeRetentionDays,
 } from "./env.ts";
@@ -116,18 +118,37 @@ program
     "remove a session's worktree after this many days unused; its branch stays (default: the config's worktreeRetentionDays, else 7)",
     positiveNumber,
   )
-  .action(({ sandbox, worktreeRetentionDays: retentionDays, ...options }) =>
-    run(() =>
-      start({
-        ...options,
-        worktreeRetentionDays: retentionDays ?? worktreeRetentionDays(),
-        noSandbox: sandbox === false,
-        version,
-        logLevel: logLevel(),
-        heartbeatMs: heartbeatMs(),
-        patienceMs: patienceMs(),
-      }),
-    ),
+  .option(
+    "--mcp-idle-minutes <minutes>",
+    "stop a session's MCP servers after this many minutes without a turn (default: the config's mcpIdleMinutes, else 10)",
+    positiveNumber,
+  )
+  .option(
+    "--mcp-timeout-seconds <seconds>",
+    "how long an MCP server may take to start and list its tools before the turn goes on without it (default: the config's mcpTimeoutSeconds, else 10)",
+    positiveNumber,
+  )
+  .action(
+    ({
+      sandbox,
+      worktreeRetentionDays: retentionDays,
+      mcpIdleMinutes: idle,
+      mcpTimeoutSeconds: timeout,
+      ...options
+    }) =>
+      run(() =>
+        start({
+          ...options,
+          worktreeRetentionDays: retentionDays ?? worktreeRetentionDays(),
+          mcpIdleMinutes: idle ?? mcpIdleMinutes(),
+          mcpTimeoutSeconds: timeout ?? mcpTimeoutSeconds(),
+          noSandbox: sandbox === false,
+          version,
+          logLevel: logLevel(),
+          heartbeatMs: heartbeatMs(),
+          patienceMs: patienceMs(),
+        }),
+      ),
   );
 
 program

@@ -34,6 +34,7 @@ import {
   type WorkspaceSnapshot,
   workspaceContextSources,
 } from "@gadget/tools";
+import type { McpLease, McpManager } from "./mcp/mcp-manager.ts";
 import { projectHome } from "./sandbox.ts";
 import type { EventJournal, TurnJournal } from "./streaming/journal.ts";
 import { type DroneSocket, EventSender, type SenderOptions } from "./streaming/sender.ts";
@@ -78,6 +79,8 @@ export interface TurnRunnerSettings {
   hiddenPaths: readonly string[];
   /** Values never to reach a command's environment or output (the drone's credential). */
   secretValues: string[];
+  /** Starts and keeps the project's MCP servers per session; without it turns get none. */
+  mcp?: McpManager;
   /** Repair passes the loop gets when verification fails; default 2. */
   verifyRepairAttempts?: number;
   /** Per-command timeout for verification; default 300 000 ms. */
@@ -102,6 +105,7 @@ export class ActiveTurn {
   private sender!: EventSender;
   private journal!: TurnJournal;
   private confinement!: CommandConfinement;
+  private mcpLease: McpLease | null = null;
   private checkpointInFlight: Promise<void> = Promise.resolve();
 
   constructor(
@@ -229,6 +233,7 @@ export class ActiveTurn {
       worktree = await this.prepare(signal);
       const directory = worktree.directory;
       this.confinement = await this.confine(directory);
+      this.mcpLease = await this.openMcpServers(directory);
       snapshot = await snapshotWorkspace(directory, { signal });
 
       let result = await this.runEngine(this.engineInput(directory), signal);
@@ -278,6 +283,7 @@ export class ActiveTurn {
         settings.logger.error({ turnId: order.turnId, err: message }, "turn failed on the drone");
       }
     } finally {
+      this.mcpLease?.release();
       if (worktree) await this.commit(worktree, snapshot);
       this.emit(agentEvent("done", outcome));
       await lock?.release();
@@ -477,6 +483,29 @@ export class ActiveTurn {
     });
   }
 
+  /** The session's MCP servers, started (inside the sandbox, in the worktree) or reused. */
+  private async openMcpServers(directory: string): Promise<McpLease | null> {
+    const { order, settings } = this;
+    const servers = order.project.mcpServers;
+    if (!settings.mcp || servers.length === 0) return null;
+    this.emit(
+      agentEvent("status", {
+        phase: "mcp",
+        message: `Connecting to MCP servers: ${servers.map((server) => server.name).join(", ")}`,
+      }),
+    );
+    return settings.mcp.open({
+      session: `${order.project._id}:${this.sessionId}`,
+      servers,
+      confinement: this.confinement,
+      workspace: await realpath(directory),
+      policy: JSON.stringify(order.project.network),
+      secretValues: this.secrets(),
+      onWarning: (message) =>
+        this.emit(agentEvent("status", { phase: "mcp", level: "warning", message })),
+    });
+  }
+
   private engineInput(directory: string): TurnInput {
     const { order } = this;
     const provider = order.provider;
@@ -498,7 +527,10 @@ export class ActiveTurn {
       approval: order.session.approval,
       allowedCommands: order.session.allowedCommands,
       limits: order.limits,
-      tools: createTools({ secretValues: this.secrets(), sandbox: this.confinement }),
+      tools: [
+        ...createTools({ secretValues: this.secrets(), sandbox: this.confinement }),
+        ...(this.mcpLease?.tools ?? []),
+      ],
       contextSources: workspaceContextSources(),
       workspace: directory,
       ...(order.resume
@@ -627,6 +659,11 @@ export class ActiveTurn {
       this.order.provider.apiKey,
       // Never given to a command; kept out of any output all the same.
       this.order.project.forge?.token ?? "",
+      // Given to the MCP servers that need them, and to nothing else.
+      ...this.order.project.mcpServers.flatMap((server) => [
+        ...Object.values(server.env),
+        server.bearerToken ?? "",
+      ]),
     ].filter((value) => value.length >= 4);
   }
 }

@@ -4,6 +4,7 @@ import type {
   ChatTurnDocument,
   DroneDocument,
   ProjectDocument,
+  ProjectMcpServerDocument,
   ProviderDocument,
   TurnEventDocument,
   UserDocument,
@@ -15,6 +16,7 @@ import type {
   ChatTurn,
   Drone,
   Project,
+  ProjectMcpServer,
   Provider,
   TurnEvent,
   User,
@@ -78,6 +80,17 @@ export function toProvider(provider: ProviderDocument): Provider {
   };
 }
 
+/** What the API shows of a stored server: never a secret, only which are set. */
+function toProjectMcpServer(server: ProjectMcpServerDocument): ProjectMcpServer {
+  return {
+    name: server.name,
+    ...(server.url ? { url: server.url } : { command: server.command ?? [] }),
+    envKeys: (server.env ?? []).map((entry) => entry.name),
+    hasBearerToken: Boolean(server.bearerTokenEncrypted),
+    ...(server.tools ? { tools: server.tools } : {}),
+  };
+}
+
 export function toProject(project: ProjectDocument): Project {
   return {
     _id: String(project._id),
@@ -102,6 +115,7 @@ export function toProject(project: ProjectDocument): Project {
         }
       : null,
     requires: project.requires ?? [],
+    mcpServers: (project.mcpServers ?? []).map(toProjectMcpServer),
     createdAt: project.createdAt,
   };
 }

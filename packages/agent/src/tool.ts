@@ -48,6 +48,11 @@ export interface Tool<Input = unknown> {
   description: string;
   /** Validates the model's arguments; also turned into the JSON schema the model sees. */
   inputSchema: z.ZodType<Input>;
+  /**
+   * The JSON schema the model sees, when the tool comes with its own (an MCP server's tool);
+   * `inputSchema` then only checks the arguments are an object and the tool's server checks the rest.
+   */
+  jsonSchema?: Record<string, unknown>;
   permission: ToolPermission;
   /** Longest the engine lets one call run before aborting it; default: the engine's tool timeout. */
   timeoutMs?: number;
@@ -82,6 +87,7 @@ export function defineTool<Schema extends z.ZodType>(
 
 /** The JSON schema the model sees for a tool's input. */
 export function toolJsonSchema(tool: AnyTool): Record<string, unknown> {
+  if (tool.jsonSchema) return tool.jsonSchema;
   const schema = z.toJSONSchema(tool.inputSchema, {
     io: "input",
     unrepresentable: "any",

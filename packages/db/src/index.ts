@@ -17,7 +17,11 @@ export {
 } from "./models/chat-turn.ts";
 export type { DroneDocument } from "./models/drone.ts";
 export type { InviteDocument } from "./models/invite.ts";
-export type { ProjectDocument, ProjectForgeDocument } from "./models/project.ts";
+export type {
+  ProjectDocument,
+  ProjectForgeDocument,
+  ProjectMcpServerDocument,
+} from "./models/project.ts";
 export type { ProviderDocument } from "./models/provider.ts";
 export type { RegistrationTokenDocument } from "./models/registration-token.ts";
 export type { TurnEventDocument } from "./models/turn-event.ts";

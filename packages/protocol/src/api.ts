@@ -21,6 +21,7 @@ import {
   sessionWorktreeStateSchema,
 } from "./delivery.ts";
 import { droneLabelsSchema } from "./labels.ts";
+import { mcpServersBodySchema, projectMcpServerSchema } from "./mcp.ts";
 import { branchPrefixSchema } from "./session-branch.ts";
 
 const email = z
@@ -278,6 +279,8 @@ export const updateProjectBodySchema = z
     forge: forgeBodySchema.nullable(),
     /** Labels a drone must have to run the project's turns (`key=value` or a bare `key`). */
     requires: droneLabelsSchema,
+    /** The project's MCP servers (the whole list; secrets left out keep the stored ones). */
+    mcpServers: mcpServersBodySchema,
   })
   .partial()
   .strict();
@@ -307,6 +310,7 @@ export const projectSchema = z.object({
   commitAuthor: commitAuthorSchema.nullable(),
   forge: projectForgeSchema.nullable(),
   requires: z.array(z.string()),
+  mcpServers: z.array(projectMcpServerSchema),
   createdAt: dateSchema,
 });
 export type Project = z.infer<typeof projectSchema>;

@@ -8,6 +8,7 @@ export * from "./errors.ts";
 export * from "./events.ts";
 export * from "./labels.ts";
 export * from "./manage.ts";
+export * from "./mcp.ts";
 export * from "./session-branch.ts";
 export * from "./socket.ts";
 export * from "./storable.ts";

@@ -17,6 +17,7 @@ import {
   pullRequestRefSchema,
   workOrderForgeSchema,
 } from "./delivery.ts";
+import { workOrderMcpServerSchema } from "./mcp.ts";
 import { branchPrefixSchema, DEFAULT_BRANCH_PREFIX } from "./session-branch.ts";
 
 /**
@@ -46,6 +47,8 @@ export const workOrderSchema = z.object({
      * (decrypted for this order; the drone's own process uses it, never a command or the agent).
      */
     forge: workOrderForgeSchema.optional(),
+    /** The project's MCP servers, their env values and bearer tokens opened for this turn. */
+    mcpServers: z.array(workOrderMcpServerSchema).default([]),
   }),
   session: z.object({
     _id: objectIdSchema.optional(),

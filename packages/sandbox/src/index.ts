@@ -7,6 +7,7 @@ export {
   BubblewrapSandbox,
   bubblewrapArguments,
 } from "./bubblewrap.ts";
+export { type ConfinedProcess, spawnConfined } from "./confined-process.ts";
 export { type Detection, type DetectOptions, detectSandbox, findExecutable } from "./detect.ts";
 export { SandboxError } from "./errors.ts";
 export { gitPaths } from "./git-directory.ts";

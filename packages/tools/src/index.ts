@@ -29,6 +29,7 @@ export { createGrepTool } from "./grep.ts";
 export { createListDirTool } from "./list-dir.ts";
 export type { Logger, ResolvedToolsOptions, ToolsOptions } from "./options.ts";
 export { DEFAULT_DENIED_COMMANDS, resolveToolsOptions } from "./options.ts";
+export { OutputCapture, type OutputLimits } from "./output-capture.ts";
 export { processGroupAlive, terminateProcessGroup } from "./process-group.ts";
 export { createReadFileTool } from "./read-file.ts";
 export { createRunCommandTool } from "./run-command.ts";

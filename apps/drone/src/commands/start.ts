@@ -8,7 +8,9 @@ import { createLogger, type Logger } from "@gadget/logging";
 import { pino } from "pino";
 import { readConfig } from "../config.ts";
 import { Drone } from "../drone.ts";
+import { hostEnvironment } from "../env.ts";
 import { automaticLabels } from "../labels.ts";
+import { McpManager } from "../mcp/mcp-manager.ts";
 import { describeSandbox, openSandbox } from "../sandbox.ts";
 import { Terminal } from "../terminal.ts";
 import { WorktreePruner } from "../workspace/prune.ts";
@@ -29,6 +31,10 @@ export interface StartOptions {
   worktreeRetentionDays?: number | undefined;
   /** Take exactly one turn, see it through, then exit 0 (the server unregisters the drone). */
   ephemeral?: boolean | undefined;
+  /** Minutes a session's MCP servers run without a turn; default: the config's, else 10. */
+  mcpIdleMinutes?: number | undefined;
+  /** Seconds an MCP server may take to start; default: the config's, else 10. */
+  mcpTimeoutSeconds?: number | undefined;
 }
 
 const dayMs = 86_400_000;
@@ -77,8 +83,17 @@ export async function start(options: StartOptions): Promise<number> {
     logger,
   });
 
+  const mcp = new McpManager({
+    logger,
+    env: hostEnvironment(),
+    idleMs: (options.mcpIdleMinutes ?? config.mcpIdleMinutes ?? 10) * 60_000,
+    startTimeoutMs: (options.mcpTimeoutSeconds ?? config.mcpTimeoutSeconds ?? 10) * 1000,
+    version: options.version,
+  });
+
   const drone = new Drone({
     config,
+    mcp,
     sandbox: confinement.sandbox,
     hiddenPaths: confinement.hidden,
     version: options.version,
@@ -159,6 +174,7 @@ export async function start(options: StartOptions): Promise<number> {
   terminal.say(`connecting to ${config.server}…`);
   // Local housekeeping: it goes on while the server is unreachable.
   pruner.start();
+  mcp.start();
   try {
     await Promise.race([drone.start(), drone.stopped.then((error) => Promise.reject(error))]);
     await saveRuntime();
@@ -184,6 +200,7 @@ export async function start(options: StartOptions): Promise<number> {
     drone.close();
     return 1;
   } finally {
+    await mcp.close();
     await pruner.stop();
     terminal.close();
     process.off("SIGINT", onSignal);

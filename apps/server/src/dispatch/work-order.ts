@@ -7,6 +7,7 @@ import type {
   Models,
   ProjectDocument,
   ProjectForgeDocument,
+  ProjectMcpServerDocument,
   ProviderDocument,
 } from "@gadget/db";
 import {
@@ -15,6 +16,7 @@ import {
   parseOrThrow,
   SystemError,
   type WorkOrderForge,
+  type WorkOrderMcpServer,
   workOrderSchema,
 } from "@gadget/protocol";
 import type { Types } from "mongoose";
@@ -76,6 +78,7 @@ export function buildWorkOrder(
         ...(project.delivery === "pull-request" && project.forge
           ? { forge: openForge(project.forge, secretBox) }
           : {}),
+        mcpServers: (project.mcpServers ?? []).map((server) => openMcpServer(server, secretBox)),
       },
       session: {
         _id: String(session._id),
@@ -121,4 +124,22 @@ export function buildWorkOrder(
 /** The project's forge with its token opened, for a drone's work order or delivery request. */
 export function openForge(forge: ProjectForgeDocument, secretBox: SecretBox): WorkOrderForge {
   return { kind: forge.kind, apiUrl: forge.apiUrl, token: secretBox.open(forge.tokenEncrypted) };
+}
+
+/** An MCP server with its env values and bearer token opened, for a drone's work order. */
+export function openMcpServer(
+  server: ProjectMcpServerDocument,
+  secretBox: SecretBox,
+): WorkOrderMcpServer {
+  return {
+    name: server.name,
+    ...(server.url ? { url: server.url } : { command: server.command ?? [] }),
+    env: Object.fromEntries(
+      (server.env ?? []).map((entry) => [entry.name, secretBox.open(entry.valueEncrypted)]),
+    ),
+    ...(server.bearerTokenEncrypted
+      ? { bearerToken: secretBox.open(server.bearerTokenEncrypted) }
+      : {}),
+    ...(server.tools ? { tools: server.tools } : {}),
+  };
 }

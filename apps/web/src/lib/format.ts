@@ -1,5 +1,5 @@
 // Small formatting helpers for money, tokens, durations and times, as the UI writes them.
-import { formatDuration } from "@gadget/protocol";
+import { formatDuration, parseMcpToolName } from "@gadget/protocol";
 
 /** "$0.0412" for small amounts, "$1.50" from a dollar up. */
 export function formatCost(cost: number): string {
@@ -59,6 +59,15 @@ export function timeOf(date: Date | string | null | undefined): number | null {
   if (!date) return null;
   const time = typeof date === "string" ? Date.parse(date) : date.getTime();
   return Number.isFinite(time) ? time : null;
+}
+
+/**
+ * A tool's name as people read it: an MCP server's tool as "mcp · <server> › <tool>", a built-in
+ * tool as it is.
+ */
+export function toolLabel(name: string): string {
+  const mcp = parseMcpToolName(name);
+  return mcp ? `mcp · ${mcp.server} › ${mcp.tool}` : name;
 }
 
 /** A one-line preview of tool arguments: the path or command when there is one. */

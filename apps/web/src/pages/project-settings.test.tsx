@@ -20,6 +20,7 @@ const project: Project = {
   commitAuthor: null,
   forge: null,
   requires: [],
+  mcpServers: [],
   createdAt: new Date(),
 };
 

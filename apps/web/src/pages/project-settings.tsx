@@ -1,7 +1,8 @@
 // A project's settings that shape its turns: what the drone's sandbox lets commands reach, the
 // commands that verify the agent's work, how the drone names each session's branch, and whether it
 // pushes that branch (delivery) under which commit author, and the forge its pull requests are
-// opened on (the token is write-only: set, replaced or removed, never shown).
+// opened on (the token is write-only: set, replaced or removed, never shown), and the MCP servers
+// whose tools the agent gets.
 import {
   DEFAULT_FORGE_API_URLS,
   type DeliveryMode,
@@ -12,6 +13,7 @@ import {
 } from "@gadget/protocol";
 import { type FormEvent, useState } from "react";
 import { ErrorNote } from "../components/error-note.tsx";
+import { bodyOf, draftOf, type McpServerDraft, McpServersEditor } from "./mcp-servers-editor.tsx";
 
 export const networkWords: Record<NetworkMode, string> = {
   none: "No network (default)",
@@ -77,6 +79,10 @@ export function ProjectSettings({
   const [forgeToken, setForgeToken] = useState("");
   // A stored token is never shown: the field appears only to replace it.
   const [replacingToken, setReplacingToken] = useState(!project.forge?.hasToken);
+  const [mcpDrafts, setMcpDrafts] = useState<McpServerDraft[]>(() =>
+    project.mcpServers.map(draftOf),
+  );
+  const [mcpChanged, setMcpChanged] = useState(false);
   const [saving, setSaving] = useState(false);
   const [saved, setSaved] = useState(false);
   const [error, setError] = useState<unknown>(null);
@@ -104,8 +110,25 @@ export function ProjectSettings({
         ...(requires.trim() === project.requires.join(" ")
           ? {}
           : { requires: requires.split(/\s+/).filter(Boolean) }),
+        ...(mcpChanged ? { mcpServers: mcpDrafts.map(bodyOf) } : {}),
       });
       setSaved(true);
+      if (mcpChanged) {
+        // Values just saved are never shown again: they become names of kept ones.
+        setMcpDrafts((drafts) =>
+          drafts.map((draft) => {
+            const body = bodyOf(draft);
+            return {
+              ...draft,
+              envText: "",
+              keptEnv: Object.keys(body.env ?? {}),
+              bearerToken: "",
+              keepBearerToken: draft.kind === "url" && body.bearerToken !== null,
+            };
+          }),
+        );
+        setMcpChanged(false);
+      }
       setForgeToken("");
       // A token just saved is never shown again.
       if (forge?.token) setReplacingToken(false);
@@ -314,6 +337,14 @@ export function ProjectSettings({
           )}
         </>
       )}
+      <McpServersEditor
+        drafts={mcpDrafts}
+        onChange={(drafts) => {
+          setMcpDrafts(drafts);
+          setMcpChanged(true);
+          setSaved(false);
+        }}
+      />
       <ErrorNote error={error} title="Could not save the settings" />
       <div className="form-actions">
         {saved ? <span className="muted small">Saved; the next turn uses them.</span> : null}

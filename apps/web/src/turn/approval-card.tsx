@@ -1,6 +1,7 @@
 // An approval card: what the agent wants to do (tool, description, arguments) and Approve / Deny.
 import { useState } from "react";
 import { ErrorNote } from "../components/error-note.tsx";
+import { toolLabel } from "../lib/format.ts";
 import type { ApprovalItem } from "../live/turn-view.ts";
 
 export interface ApprovalCardProps {
@@ -69,7 +70,9 @@ export function ApprovalCard({ approval, onDecide, offerAlwaysAllow = false }: A
     <article className="approval-card" aria-label={`Approval for ${approval.tool}`}>
       <header>
         <span className="approval-tag">Needs your approval</span>
-        <code className="approval-tool">{approval.tool}</code>
+        <code className="approval-tool" title={approval.tool}>
+          {toolLabel(approval.tool)}
+        </code>
       </header>
       {approval.description ? <p className="approval-description">{approval.description}</p> : null}
       {paramsPreview(approval.tool, approval.params).map((part) => (

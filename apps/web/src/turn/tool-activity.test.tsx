@@ -55,3 +55,26 @@ describe("ToolActivityList", () => {
     expect(screen.getByText("TODO")).toBeInTheDocument();
   });
 });
+
+describe("MCP tools in the activity list", () => {
+  it("names the server and the tool, and keeps the full name at hand", () => {
+    const view = applyEvents(emptyTurnView(), [
+      event(1, "tool_start", {
+        callId: "c1",
+        tool: "mcp__github__create_issue",
+        params: { title: "Bug" },
+      }),
+      event(2, "tool_result", {
+        callId: "c1",
+        tool: "mcp__github__create_issue",
+        ok: true,
+        summary: "mcp · github › create_issue: 12 characters",
+      }),
+      event(3, "tool_start", { callId: "c2", tool: "read_file", params: { path: "a.ts" } }),
+    ]);
+    render(<ToolActivityList tools={view.tools} />);
+    const name = screen.getByText("mcp · github › create_issue");
+    expect(name).toHaveAttribute("title", "mcp__github__create_issue");
+    expect(screen.getByText("read_file")).toBeInTheDocument();
+  });
+});

@@ -2,7 +2,7 @@
 // turn with thousands of calls stays smooth; a row opens to show arguments and streamed output.
 import { useVirtualizer } from "@tanstack/react-virtual";
 import { memo, useEffect, useLayoutEffect, useRef, useState } from "react";
-import { describeParams, formatElapsed } from "../lib/format.ts";
+import { describeParams, formatElapsed, toolLabel } from "../lib/format.ts";
 import type { ToolActivity } from "../live/turn-view.ts";
 
 /** Lists up to this long render plainly; longer ones are virtualised. */
@@ -25,6 +25,8 @@ const statusWord: Record<ToolActivity["status"], string> = {
 export const ToolRow = memo(function ToolRow({ tool }: { tool: ToolActivity }) {
   const [open, setOpen] = useState(false);
   const preview = describeParams(tool.params);
+  // An MCP tool's label (server and tool) may take two lines in the name column.
+  const mcp = tool.tool.startsWith("mcp__");
   return (
     <div className={`tool-row tool-${tool.status}`} data-call-id={tool.callId}>
       <button
@@ -36,7 +38,9 @@ export const ToolRow = memo(function ToolRow({ tool }: { tool: ToolActivity }) {
         <span className="tool-icon" role="img" aria-label={statusWord[tool.status]}>
           {statusIcon[tool.status]}
         </span>
-        <span className="tool-name">{tool.tool}</span>
+        <span className={mcp ? "tool-name tool-name-mcp" : "tool-name"} title={tool.tool}>
+          {toolLabel(tool.tool)}
+        </span>
         <span className="tool-params" title={preview}>
           {preview}
         </span>

@@ -9,6 +9,16 @@ export interface ProjectForgeDocument {
   tokenEncrypted: string;
 }
 
+/** One of the project's MCP servers: env values and bearer token sealed by the server's secret box. */
+export interface ProjectMcpServerDocument {
+  name: string;
+  command: string[] | null;
+  url: string | null;
+  env: Array<{ name: string; valueEncrypted: string }>;
+  bearerTokenEncrypted: string | null;
+  tools: string[] | null;
+}
+
 export interface ProjectDocument {
   _id: Types.ObjectId;
   user: Types.ObjectId;
@@ -32,6 +42,8 @@ export interface ProjectDocument {
   forge: ProjectForgeDocument | null;
   /** Labels a drone must have to run the project's turns. */
   requires: string[];
+  /** The MCP servers whose tools the project's turns get. */
+  mcpServers: ProjectMcpServerDocument[];
   createdAt: Date;
 }
 
@@ -59,6 +71,25 @@ export const projectSchema = new Schema<ProjectDocument>(
       default: null,
     },
     requires: { type: [String], default: [] },
+    mcpServers: {
+      type: [
+        new Schema<ProjectMcpServerDocument>(
+          {
+            name: { type: String, required: true },
+            command: { type: [String], default: null },
+            url: { type: String, default: null },
+            env: {
+              type: [new Schema({ name: String, valueEncrypted: String }, { _id: false })],
+              default: [],
+            },
+            bearerTokenEncrypted: { type: String, default: null },
+            tools: { type: [String], default: null },
+          },
+          { _id: false },
+        ),
+      ],
+      default: [],
+    },
     createdAt: { type: Date, required: true, default: () => new Date() },
   },
   { versionKey: false },

@@ -22,6 +22,7 @@ import { createWithinQuota } from "../../quotas.ts";
 import { toProject, toSession } from "../../serialize.ts";
 import { pageOf, pageRows } from "../pages.ts";
 import { idParam } from "../params.ts";
+import { storedMcpServers } from "./mcp-servers.ts";
 
 /** "My Cool App!" → "my-cool-app". */
 export function slugify(name: string): string {
@@ -66,6 +67,7 @@ export function projectRoutes(dependencies: ProjectRouteDependencies): FastifyPl
       const forge = body.forge ? storedForge(secretBox, body.forge, null) : null;
       // A URL that does not answer is refused before anything is stored (400 naming the problem).
       const gitUrlCheck = await dependencies.projectRemotes.checkUrl(userId, body.gitUrl);
+      const mcpServers = storedMcpServers(secretBox, body.mcpServers ?? [], []);
       const base = slugify(body.name);
       const user = new Types.ObjectId(userId);
       const project = await createWithinQuota(
@@ -91,6 +93,7 @@ export function projectRoutes(dependencies: ProjectRouteDependencies): FastifyPl
                 ...(body.commitAuthor ? { commitAuthor: body.commitAuthor } : {}),
                 ...(body.requires ? { requires: body.requires } : {}),
                 ...(forge ? { forge } : {}),
+                mcpServers,
               });
             } catch (error) {
               if (!isDuplicateKeyError(error)) throw error;
@@ -121,16 +124,21 @@ export function projectRoutes(dependencies: ProjectRouteDependencies): FastifyPl
       const projectId = idParam(request.params, "id", "Project");
       const body = parseOrThrow(updateProjectBodySchema, request.body ?? {}, "project");
       const owner = { _id: projectId, user: new Types.ObjectId(userId) };
-      // A forge without a token keeps the stored token: read it first.
+      // A forge without a token, or MCP servers, may keep stored secrets: read them first.
       const before =
-        body.forge && !body.forge.token
-          ? await models.Project.findOne(owner).select({ forge: 1 }).lean()
+        (body.forge && !body.forge.token) || body.mcpServers
+          ? await models.Project.findOne(owner).select({ forge: 1, mcpServers: 1 }).lean()
           : undefined;
       if (before === null) throw new UserError("not_found", "Project not found");
       const changes = {
         ...body,
         ...(body.allowedHosts ? { allowedHosts: dedupe(body.allowedHosts) } : {}),
         ...(body.forge ? { forge: storedForge(secretBox, body.forge, before?.forge) } : {}),
+        ...(body.mcpServers
+          ? {
+              mcpServers: storedMcpServers(secretBox, body.mcpServers, before?.mcpServers ?? []),
+            }
+          : {}),
       };
       const project = await models.Project.findOneAndUpdate(
         owner,

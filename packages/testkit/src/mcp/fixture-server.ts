@@ -1,0 +1,131 @@
+// An MCP server written with the official SDK, for tests: a read tool, a write tool, one that
+// fails, one that answers an image, one that tells an env variable (and its hash), one that tries
+// to read any path, one that exits, one whose name needs making safe. `--crash` exits at once; `--hang` never
+// answers. Bundled into one file (bundleMcpFixtureServer) so it runs inside a sandbox.
+import { createHash } from "node:crypto";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { z } from "zod";
+
+/** A 1×1 transparent PNG. */
+const pixel =
+  "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=";
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The fixture's tools on `server` (also served over Streamable HTTP by startRemoteMcpServer). */
+export function registerFixtureTools(server: McpServer, label: string): void {
+  server.registerTool(
+    "read_note",
+    {
+      description: "Reads a note of the tracker.",
+      inputSchema: { id: z.string().describe("the note's id"), delay_ms: z.number().optional() },
+      annotations: { readOnlyHint: true },
+    },
+    async ({ id, delay_ms }) => {
+      const started = Date.now();
+      if (delay_ms) await sleep(delay_ms);
+      return {
+        content: [{ type: "text", text: `note ${id} from ${label} (started ${started})` }],
+      };
+    },
+  );
+  server.registerTool(
+    "create_issue",
+    {
+      description: "Opens an issue; writes issues/<title>.md in the working directory.",
+      inputSchema: { title: z.string().min(1).max(100), body: z.string().optional() },
+      annotations: { readOnlyHint: false, destructiveHint: false },
+    },
+    async ({ title, body }) => {
+      await mkdir("issues", { recursive: true });
+      const file = path.join("issues", `${title.replace(/[^a-zA-Z0-9-]/g, "-")}.md`);
+      await writeFile(file, `# ${title}\n\n${body ?? ""}\n`);
+      return { content: [{ type: "text", text: `created ${file} in ${process.cwd()}` }] };
+    },
+  );
+  server.registerTool("fail", { description: "Always fails.", inputSchema: {} }, async () => ({
+    isError: true,
+    content: [{ type: "text", text: "the tracker refused: quota exceeded" }],
+  }));
+  server.registerTool(
+    "screenshot",
+    {
+      description: "Takes a screenshot.",
+      inputSchema: {},
+      annotations: { readOnlyHint: true },
+    },
+    async () => ({
+      content: [
+        { type: "text", text: "the screen:" },
+        { type: "image", data: pixel, mimeType: "image/png" },
+      ],
+    }),
+  );
+  server.registerTool(
+    "env_echo",
+    {
+      description: "Tells the value of one environment variable and its sha256.",
+      inputSchema: { name: z.string() },
+      annotations: { readOnlyHint: true },
+    },
+    async ({ name }) => {
+      const value = process.env[name];
+      const hash = value === undefined ? "unset" : createHash("sha256").update(value).digest("hex");
+      return { content: [{ type: "text", text: `${name}=${value ?? ""} sha256=${hash}` }] };
+    },
+  );
+  server.registerTool(
+    "read_path",
+    {
+      description: "Reads any file by absolute path.",
+      inputSchema: { path: z.string() },
+      annotations: { readOnlyHint: true },
+    },
+    async ({ path: target }) => {
+      try {
+        return { content: [{ type: "text", text: await readFile(target, "utf8") }] };
+      } catch (error) {
+        return { isError: true, content: [{ type: "text", text: (error as Error).message }] };
+      }
+    },
+  );
+  server.registerTool(
+    "crash",
+    { description: "Answers, then exits (a server that dies mid-session).", inputSchema: {} },
+    async () => {
+      setTimeout(() => {
+        process.stderr.write("fixture exiting on request\n");
+        process.exit(1);
+      }, 20);
+      return { content: [{ type: "text", text: "exiting" }] };
+    },
+  );
+  server.registerTool(
+    "issues.search",
+    {
+      description: "Searches issues (a name with a dot).",
+      inputSchema: { query: z.string() },
+      annotations: { readOnlyHint: true },
+    },
+    async ({ query }) => ({ content: [{ type: "text", text: `no issue matches ${query}` }] }),
+  );
+}
+
+/** Runs the fixture on stdio: what `node fixture.mjs [--crash|--hang]` does. */
+export async function runStdioFixture(argv: readonly string[]): Promise<void> {
+  if (argv.includes("--crash")) {
+    process.stderr.write("fixture crashed on purpose\n");
+    process.exit(3);
+  }
+  if (argv.includes("--hang")) {
+    // Reads nothing, answers nothing.
+    setInterval(() => {}, 60_000);
+    return;
+  }
+  const server = new McpServer({ name: "gadget-fixture", version: "1.0.0" });
+  registerFixtureTools(server, "stdio");
+  await server.connect(new StdioServerTransport());
+}
