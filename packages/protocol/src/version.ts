@@ -5,7 +5,11 @@
 // protocol 1 would silently ignore the policy, so it is refused.
 // 3: drones connect on their own Socket.IO path with their credential on the HTTP request, and
 // answer `provider_check`; a drone of protocol 2 reaching the browsers' path is told to upgrade.
-export const PROTOCOL_VERSION = 3;
+// 4: file requests name a session's worktree (the default-branch checkout is read-only), and
+// drones answer `session_worktree`, report labels, run MCP servers and open pull requests from
+// the work order: a drone of protocol 3 would write hand edits into the default branch and leave
+// MCP tools and pull requests out without a word, so it is refused with the release to install.
+export const PROTOCOL_VERSION = 4;
 
 /** Whether a peer speaking `version` can talk to this build. */
 export function isCompatibleProtocol(version: number): boolean {

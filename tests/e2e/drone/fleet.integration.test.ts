@@ -26,8 +26,14 @@ describe("the fleet with real drones", () => {
   const started: DroneProcess[] = [];
 
   beforeAll(async () => {
+    // A short grace, so a drone killed mid-turn has its turn interrupted within seconds; the
+    // drones heartbeat well within it.
     server = await startTestServer(
-      { mongoUrl: inject("mongoUrl"), redisUrl: inject("redisUrl") },
+      {
+        mongoUrl: inject("mongoUrl"),
+        redisUrl: inject("redisUrl"),
+        droneGraceMs: 4_000,
+      },
       `drone_fleet_${process.pid}`,
     );
     model = await startScriptedModel();
@@ -72,7 +78,9 @@ describe("the fleet with real drones", () => {
   }
 
   function start(home: string, config: string, ...flags: string[]) {
-    const drone = startCli(["--config", config, ...flags], home);
+    const drone = startCli(["--config", config, ...flags], home, {
+      GADGET_DRONE_HEARTBEAT_MS: "300",
+    });
     started.push(drone);
     return drone;
   }
@@ -165,5 +173,31 @@ describe("the fleet with real drones", () => {
     expect((await user.post(`/api/turns/${long}/cancel`)).status).toBe(202);
     expect((await waitForTurn(user, long, ["cancelled"], 30_000)).status).toBe("cancelled");
     expect(await second.exited).toBe(0);
+  }, 120_000);
+
+  it("unregisters an ephemeral drone killed mid-turn once its turn is interrupted", async () => {
+    const token = await user.post("/api/drones/registration-tokens", {
+      reusable: true,
+      expiresInHours: 1,
+      labels: ["pool=fragile"],
+    });
+    const three = await register("fragile-1", [], token.body.token);
+    model.enqueue({
+      toolCalls: [{ name: "run_command", arguments: { command: "sleep 30", timeout_ms: 60_000 } }],
+    });
+    const turnId = await post("A turn whose drone dies", ["pool=fragile"]);
+    const doomed = start(three.home, three.config, "--ephemeral");
+    await waitFor(async () =>
+      (await user.get(`/api/turns/${turnId}/events`)).body.events.some(
+        (event: { type: string }) => event.type === "tool_start",
+      ),
+    );
+    doomed.child.kill("SIGKILL");
+    expect((await waitForTurn(user, turnId, ["interrupted"], 30_000)).status).toBe("interrupted");
+    await waitFor(async () =>
+      ((await user.get("/api/drones")).body.drones as Array<{ name: string }>).every(
+        (drone) => drone.name !== "fragile-1",
+      ),
+    );
   }, 120_000);
 });

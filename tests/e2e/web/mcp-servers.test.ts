@@ -69,7 +69,7 @@ describe("MCP servers in the web IDE", () => {
     await page.getByLabel("Email").fill(`ada-${Date.now()}@example.test`);
     await page.getByLabel("Password").fill("correct horse battery");
     await page.getByRole("button", { name: "Sign up" }).click();
-    await page.getByText("No projects yet.").waitFor();
+    await page.getByRole("heading", { name: "Activity", exact: true }).waitFor();
     const user = new ApiClient(
       server.url,
       (await page.evaluate(() => localStorage.getItem("gadget.token"))) ?? "",

@@ -39,6 +39,7 @@ let page: Page;
 function pages(): { name: string; path: string; ready: () => Promise<void> }[] {
   const session = `/projects/${workspace.projectId}/sessions/${workspace.sessionId}`;
   return [
+    { name: "activity", path: "/", ready: () => heading("Activity") },
     { name: "projects", path: "/projects", ready: () => heading("Projects") },
     {
       name: "project",
@@ -234,7 +235,8 @@ describe("the web IDE on a phone (390×844)", () => {
     await page.getByLabel("Email").fill(user.email);
     await page.getByLabel("Password").fill("correct horse battery");
     await page.getByRole("button", { name: "Log in" }).click();
-    await heading("Projects");
+    // Logging in lands on Activity.
+    await heading("Activity");
   });
 
   it("shows every page without sideways scrolling, its top bar folded into a menu that reaches Log out", async () => {

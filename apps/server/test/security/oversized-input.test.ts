@@ -1,7 +1,12 @@
 // Findings 3 and 4: large input before authentication — a 10 MiB "email" as a rate-limit key,
 // bodies of many MiB on routes that need a few KiB, and 15 MiB Socket.IO handshakes on either path.
 import { request as httpRequest } from "node:http";
-import { DRONE_SOCKET_PATH, DRONES_NAMESPACE, IDE_NAMESPACE } from "@gadget/protocol";
+import {
+  DRONE_SOCKET_PATH,
+  DRONES_NAMESPACE,
+  IDE_NAMESPACE,
+  PROTOCOL_VERSION,
+} from "@gadget/protocol";
 import { io } from "socket.io-client";
 import { describe, expect, it } from "vitest";
 import { ApiClient, registerDrone, setupWorkspace, signup } from "../../src/testing/api-client.ts";
@@ -173,7 +178,7 @@ describe("finding 4: 15 MiB Socket.IO handshakes", () => {
     const handshake = {
       droneId: "0123456789abcdef01234567",
       credential: "c".repeat(15 * MiB),
-      protocolVersion: 3,
+      protocolVersion: PROTOCOL_VERSION,
       sandbox: { kind: "none", version: null, network: "host" },
     };
     const anonymous = await attempt(DRONE_SOCKET_PATH, DRONES_NAMESPACE, handshake);
