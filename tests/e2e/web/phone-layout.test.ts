@@ -369,7 +369,7 @@ describe("the same pages on a wide screen (1440×900)", () => {
       }
       const tables = page.locator("table.table thead");
       if ((await tables.count()) > 0) expect(await tables.first().isVisible()).toBe(true);
-      if (name === "session" || name === "project" || name === "drones")
+      if (["session", "project", "drones", "webhooks", "activity"].includes(name))
         await screenshot(page, `desktop-${name}`);
     }
     // The wide tool rows stay one line each: icon, name, arguments, result and time side by side.

@@ -10,7 +10,12 @@ import { redactSecrets, scrubEnvironment } from "@gadget/tools";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import type { CallToolResult, Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
+import {
+  type CallToolResult,
+  ErrorCode,
+  McpError,
+  type Tool as McpTool,
+} from "@modelcontextprotocol/sdk/types.js";
 import { mcpTool } from "./mcp-tools.ts";
 import { ConfinedStdioTransport } from "./stdio-transport.ts";
 import { mcpToolName } from "./tool-names.ts";
@@ -57,6 +62,8 @@ interface Connection {
   client: Client;
   tools: McpTool[];
   closed: boolean;
+  /** Records its end (once): warns the session's turns unless the drone stopped it. */
+  noteClosed: () => void;
   /** Set when the drone stops it, so its end is no crash. */
   stopping: boolean;
   /** Started and listed: an end after this is a crash the turn hears of. */
@@ -250,10 +257,11 @@ export class McpManager {
       client,
       tools: [],
       closed: false,
+      noteClosed: () => {},
       stopping: false,
       ready: false,
     };
-    client.onclose = () => {
+    connection.noteClosed = () => {
       if (connection.closed) return;
       connection.closed = true;
       if (connection.stopping || !connection.ready) return;
@@ -262,6 +270,7 @@ export class McpManager {
       this.options.logger.warn({ server: server.name }, message);
       for (const lease of session.leases) lease.onWarning(message);
     };
+    client.onclose = connection.noteClosed;
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(
@@ -313,11 +322,23 @@ export class McpManager {
       if (!connection) throw new Error("the server is not running and did not start again");
     }
     session.lastUsed = Date.now();
-    return (await connection.client.callTool({ name: tool, arguments: args }, undefined, {
-      signal: context.signal,
-      timeout: callTimeoutMs,
-      resetTimeoutOnProgress: true,
-    })) as CallToolResult;
+    const callOn = async (target: Connection) =>
+      (await target.client.callTool({ name: tool, arguments: args }, undefined, {
+        signal: context.signal,
+        timeout: callTimeoutMs,
+        resetTimeoutOnProgress: true,
+      })) as CallToolResult;
+    try {
+      return await callOn(connection);
+    } catch (error) {
+      // The server died just before the call, its exit not yet seen when the call was sent (a
+      // tool that ends its server, then the next call at once): start it again, once.
+      if (!(error instanceof McpError && error.code === ErrorCode.ConnectionClosed)) throw error;
+      connection.noteClosed();
+      const again = await this.ensure(session, server, request);
+      if (!again) throw error;
+      return await callOn(again);
+    }
   }
 
   private async stop(connection: Connection): Promise<void> {

@@ -163,6 +163,33 @@ describe("fleet: labels and routing", () => {
     ).toBe(404);
   });
 
+  it("never strands a running turn when its drone's labels change", async () => {
+    const user = await signup(fixture.server.url, "relabel-running");
+    const workspace = await setupWorkspace(user);
+    const registered = await registerDrone(user, { name: "gpu", labels: ["gpu"] });
+    const drone = await connect({ droneId: registered.droneId, credential: registered.credential });
+    await allOnline(user, 1);
+    const posted = await user.post(`/api/sessions/${workspace.sessionId}/turns`, {
+      prompt: "A long GPU job",
+      providerId: workspace.providerId,
+      requires: ["gpu"],
+    });
+    const order = await drone.nextWorkOrder();
+    await drone.stream(order.turnId, [agentEvent("status", { message: "Pass 1", pass: 1 })]);
+    // The label goes away mid-turn: the turn it runs is its to finish.
+    const relabelled = await user.patch(`/api/drones/${registered.droneId}`, { labels: [] });
+    expect(relabelled.status).toBe(200);
+    await drone.stream(order.turnId, finish("rendered"));
+    await waitFor(
+      async () => (await user.get(`/api/turns/${order.turnId}`)).body.turn.status === "completed",
+    );
+    expect((await user.get(`/api/turns/${posted.body.turn._id}`)).body.turn).toMatchObject({
+      status: "completed",
+      response: "rendered",
+      drone: registered.droneId,
+    });
+  });
+
   it("gives an ephemeral drone one turn, then unregisters it", async () => {
     const user = await signup(fixture.server.url, "ephemeral");
     const workspace = await setupWorkspace(user);
