@@ -350,6 +350,8 @@ export type ChatSession = z.infer<typeof chatSessionSchema>;
  */
 export const sessionDetailSchema = chatSessionSchema.extend({
   branch: z.string().nullable(),
+  /** The session's pull request once a turn opened it (delivery `pull-request`). */
+  pullRequest: z.object({ url: z.string(), number: z.number().int() }).nullable(),
   worktree: sessionWorktreeStateSchema
     .pick({ ahead: true, behind: true, dirty: true, head: true, base: true })
     .nullable(),

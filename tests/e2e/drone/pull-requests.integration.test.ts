@@ -175,6 +175,10 @@ describe("pull requests end to end", () => {
     expect(delivered.body.delivery.error).toBeUndefined();
     const after = (await user.get(`/api/turns/${turnId}`)).body.turn;
     expect(after.delivery).toMatchObject({ branch, pullRequestUrl: url, error: null });
+    // The session says where its pull request is, and where its branch stands.
+    const detail = (await user.get(`/api/sessions/${session._id}`)).body.session;
+    expect(detail).toMatchObject({ branch, pullRequest: { url, number: 1 } });
+    expect(detail.worktree).toMatchObject({ ahead: 1, behind: 0, dirty: false });
     expect(forge.pullRequests()).toEqual([
       {
         repository: "ada/project",

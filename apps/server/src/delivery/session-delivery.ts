@@ -16,6 +16,7 @@ import { Types } from "mongoose";
 import type { SecretBox } from "../crypto/secret-box.ts";
 import { openForge } from "../dispatch/work-order.ts";
 import { type AskHoldersDependencies, askHolders } from "../drones/ask-holders.ts";
+import { ownedSession } from "../owned.ts";
 import type { TurnStore } from "../turns/turn-store.ts";
 
 export interface SessionDeliveryDependencies extends AskHoldersDependencies {
@@ -34,11 +35,7 @@ export class SessionDelivery {
    */
   async deliver(userId: string, sessionId: string): Promise<SessionDeliveryAnswer> {
     const { models } = this.dependencies;
-    const session = await models.ChatSession.findOne({
-      _id: sessionId,
-      user: new Types.ObjectId(userId),
-    }).lean<ChatSessionDocument>();
-    if (!session) throw new UserError("not_found", "Session not found");
+    const session = await ownedSession(models, userId, sessionId);
     const project = await models.Project.findById(session.project).lean();
     if (!project) throw new UserError("not_found", "The session's project no longer exists");
     const busy = await models.ChatTurn.exists({

@@ -8,8 +8,9 @@ import {
   sessionWorktreeStateSchema,
   UserError,
 } from "@gadget/protocol";
-import { Types } from "mongoose";
+import type { Types } from "mongoose";
 import { type AskHoldersDependencies, askHolders } from "../drones/ask-holders.ts";
+import { ownedSession } from "../owned.ts";
 import { toSession } from "../serialize.ts";
 
 export class SessionWorktrees {
@@ -22,11 +23,7 @@ export class SessionWorktrees {
    */
   async describe(userId: string, sessionId: string): Promise<SessionDetail> {
     const { models } = this.dependencies;
-    const session = await models.ChatSession.findOne({
-      _id: sessionId,
-      user: new Types.ObjectId(userId),
-    }).lean<ChatSessionDocument>();
-    if (!session) throw new UserError("not_found", "Session not found");
+    const session = await ownedSession(models, userId, sessionId);
     const [project, last] = await Promise.all([
       models.Project.findById(session.project).select({ slug: 1, defaultBranch: 1 }).lean(),
       models.ChatTurn.findOne({ session: session._id, drone: { $ne: null } })
@@ -48,6 +45,9 @@ export class SessionWorktrees {
     return {
       ...toSession(session),
       branch: worktree?.branch ?? last?.branch ?? null,
+      pullRequest: session.pullRequest
+        ? { url: session.pullRequest.url, number: session.pullRequest.number }
+        : null,
       worktree: worktree
         ? {
             ahead: worktree.ahead,

@@ -307,18 +307,7 @@ export function ProviderForm({
         />
       </label>
       <div className="field-row">
-        <label className="field">
-          <span>Input $ / M tokens</span>
-          <input inputMode="decimal" value={fields.inputPerMTok} onChange={set("inputPerMTok")} />
-        </label>
-        <label className="field">
-          <span>Output $ / M tokens</span>
-          <input inputMode="decimal" value={fields.outputPerMTok} onChange={set("outputPerMTok")} />
-        </label>
-        <label className="field">
-          <span>Context window</span>
-          <input inputMode="numeric" value={fields.contextWindow} onChange={set("contextWindow")} />
-        </label>
+        <CostFields fields={fields} set={set} />
         <label className="field">
           <span>Temperature</span>
           <input inputMode="decimal" value={fields.temperature} onChange={set("temperature")} />
@@ -480,18 +469,7 @@ export function ProviderEditForm({
         />
       </label>
       <div className="field-row">
-        <label className="field">
-          <span>Input $ / M tokens</span>
-          <input inputMode="decimal" value={fields.inputPerMTok} onChange={set("inputPerMTok")} />
-        </label>
-        <label className="field">
-          <span>Output $ / M tokens</span>
-          <input inputMode="decimal" value={fields.outputPerMTok} onChange={set("outputPerMTok")} />
-        </label>
-        <label className="field">
-          <span>Context window</span>
-          <input inputMode="numeric" value={fields.contextWindow} onChange={set("contextWindow")} />
-        </label>
+        <CostFields fields={fields} set={set} />
       </div>
       <CheckResult result={check.result} error={check.error} />
       <ErrorNote error={error} title="Could not save the provider" />
@@ -571,6 +549,34 @@ function SavedProviderCheck({
         {state.busy ? "Checking…" : "Check"}
       </button>
       <CheckResult result={state.result} error={state.error} />
+    </>
+  );
+}
+
+/** Prices and context window: the same fields in the add and the edit forms. */
+function CostFields({
+  fields,
+  set,
+}: {
+  fields: { inputPerMTok: string; outputPerMTok: string; contextWindow: string };
+  set: (
+    key: "inputPerMTok" | "outputPerMTok" | "contextWindow",
+  ) => (event: { target: { value: string } }) => void;
+}) {
+  return (
+    <>
+      <label className="field">
+        <span>Input $ / M tokens</span>
+        <input inputMode="decimal" value={fields.inputPerMTok} onChange={set("inputPerMTok")} />
+      </label>
+      <label className="field">
+        <span>Output $ / M tokens</span>
+        <input inputMode="decimal" value={fields.outputPerMTok} onChange={set("outputPerMTok")} />
+      </label>
+      <label className="field">
+        <span>Context window</span>
+        <input inputMode="numeric" value={fields.contextWindow} onChange={set("contextWindow")} />
+      </label>
     </>
   );
 }

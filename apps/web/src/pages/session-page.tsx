@@ -103,6 +103,14 @@ export function BranchState({ session }: { session: SessionDetail }) {
       ) : (
         <span className="muted small">(its drone is offline)</span>
       )}
+      {session.pullRequest && /^https?:\/\//.test(session.pullRequest.url) ? (
+        <>
+          {" "}
+          <a href={session.pullRequest.url} target="_blank" rel="noreferrer">
+            pull request #{session.pullRequest.number}
+          </a>
+        </>
+      ) : null}
     </span>
   );
 }
