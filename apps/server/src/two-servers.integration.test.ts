@@ -2,9 +2,7 @@
 // other, browsers on either see it live without gap, control reaches the drone wherever it is,
 // and SIGTERM lets the drone carry on through the other process.
 import { randomUUID } from "node:crypto";
-import { openDatabase } from "@gadget/db";
 import { agentEvent } from "@gadget/protocol";
-import { databaseUrl } from "@gadget/services";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import {
   ApiClient,
@@ -15,30 +13,25 @@ import {
   waitFor,
 } from "./testing/api-client.ts";
 import { ScriptedDrone } from "./testing/scripted-drone.ts";
-import { type ServerProcess, startServerProcess } from "./testing/server-process.ts";
+import { type ServerPair, type ServerProcess, startServerPair } from "./testing/server-process.ts";
 
-const name = `two_${randomUUID().slice(0, 8)}`;
 let first: ServerProcess;
 let second: ServerProcess;
+let pair: ServerPair;
 const closers: Array<{ close(): void }> = [];
 
 beforeAll(async () => {
-  const env = {
-    MONGO_URL: databaseUrl(inject("mongoUrl"), `test_${name}`),
-    REDIS_URL: inject("redisUrl"),
-    GADGET_REDIS_PREFIX: `t_${name}`,
-    DRONE_GRACE_MS: "20000",
-  };
-  [first, second] = await Promise.all([startServerProcess(env), startServerProcess(env)]);
+  pair = await startServerPair({
+    mongoUrl: inject("mongoUrl"),
+    redisUrl: inject("redisUrl"),
+    name: `two_${randomUUID().slice(0, 8)}`,
+    env: { DRONE_GRACE_MS: "20000" },
+  });
+  ({ first, second } = pair);
 }, 60_000);
 afterAll(async () => {
   for (const item of closers) item.close();
-  await Promise.all([first?.stop(), second?.stop()]);
-  const database = await openDatabase(databaseUrl(inject("mongoUrl"), `test_${name}`), {
-    ensureIndexes: false,
-  });
-  await database.connection.dropDatabase();
-  await database.close();
+  await pair?.stop();
 });
 
 describe("two server processes", () => {

@@ -2,7 +2,8 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { freePort } from "@gadget/services";
+import { openDatabase } from "@gadget/db";
+import { databaseUrl, freePort } from "@gadget/services";
 
 const serverDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 
@@ -79,6 +80,45 @@ export async function startServerProcess(
       const code = await exited;
       clearTimeout(killer);
       return code;
+    },
+  };
+}
+
+/** Two server processes sharing one database and Redis prefix, as an operator runs several. */
+export interface ServerPair {
+  first: ServerProcess;
+  second: ServerProcess;
+  /** Stops both and drops their database. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts two `gadget-code serve` processes on database `test_<name>` of `mongoUrl` and Redis
+ * prefix `t_<name>`, with `env` added.
+ * @example const { first, second, stop } = await startServerPair({ mongoUrl, redisUrl, name });
+ */
+export async function startServerPair(options: {
+  mongoUrl: string;
+  redisUrl: string;
+  name: string;
+  env?: Record<string, string>;
+}): Promise<ServerPair> {
+  const mongoUrl = databaseUrl(options.mongoUrl, `test_${options.name}`);
+  const env = {
+    MONGO_URL: mongoUrl,
+    REDIS_URL: options.redisUrl,
+    GADGET_REDIS_PREFIX: `t_${options.name}`,
+    ...options.env,
+  };
+  const [first, second] = await Promise.all([startServerProcess(env), startServerProcess(env)]);
+  return {
+    first,
+    second,
+    stop: async () => {
+      await Promise.all([first.stop(), second.stop()]);
+      const database = await openDatabase(mongoUrl, { ensureIndexes: false });
+      await database.connection.dropDatabase();
+      await database.close();
     },
   };
 }

@@ -1,9 +1,7 @@
 // Two server processes sharing MongoDB and Redis, both running the webhook worker: every turn
 // change is delivered once, whichever process recorded it and whichever took the job.
 import { randomUUID } from "node:crypto";
-import { openDatabase } from "@gadget/db";
 import { agentEvent } from "@gadget/protocol";
-import { databaseUrl } from "@gadget/services";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import {
   ApiClient,
@@ -13,37 +11,31 @@ import {
   waitFor,
 } from "../testing/api-client.ts";
 import { ScriptedDrone } from "../testing/scripted-drone.ts";
-import { type ServerProcess, startServerProcess } from "../testing/server-process.ts";
+import { type ServerPair, type ServerProcess, startServerPair } from "../testing/server-process.ts";
 import { WebhookReceiver } from "../testing/webhook-receiver.ts";
 
-const name = `hooks_${randomUUID().slice(0, 8)}`;
 let first: ServerProcess;
 let second: ServerProcess;
+let pair: ServerPair;
 let receiver: WebhookReceiver;
 const closers: Array<{ close(): void }> = [];
 
 beforeAll(async () => {
-  const env = {
-    MONGO_URL: databaseUrl(inject("mongoUrl"), `test_${name}`),
-    REDIS_URL: inject("redisUrl"),
-    GADGET_REDIS_PREFIX: `t_${name}`,
-    // The receiver listens on loopback.
-    GADGET_ALLOW_PRIVATE_NETWORK: "true",
-  };
-  [first, second, receiver] = await Promise.all([
-    startServerProcess(env),
-    startServerProcess(env),
+  [pair, receiver] = await Promise.all([
+    startServerPair({
+      mongoUrl: inject("mongoUrl"),
+      redisUrl: inject("redisUrl"),
+      name: `hooks_${randomUUID().slice(0, 8)}`,
+      // The receiver listens on loopback.
+      env: { GADGET_ALLOW_PRIVATE_NETWORK: "true" },
+    }),
     WebhookReceiver.start(),
   ]);
+  ({ first, second } = pair);
 }, 60_000);
 afterAll(async () => {
   for (const item of closers) item.close();
-  await Promise.all([first?.stop(), second?.stop(), receiver?.close()]);
-  const database = await openDatabase(databaseUrl(inject("mongoUrl"), `test_${name}`), {
-    ensureIndexes: false,
-  });
-  await database.connection.dropDatabase();
-  await database.close();
+  await Promise.all([pair?.stop(), receiver?.close()]);
 });
 
 describe("webhooks with two server processes", () => {

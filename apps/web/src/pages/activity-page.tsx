@@ -271,6 +271,32 @@ function NotificationSwitch() {
   );
 }
 
+/** One filter of the page: a labelled choice. */
+function FilterSelect({
+  label,
+  value,
+  onChange,
+  choices,
+}: {
+  label: string;
+  value: string;
+  onChange: (value: string) => void;
+  choices: ReadonlyArray<{ value: string; label: string }>;
+}) {
+  return (
+    <label className="field inline">
+      <span>{label}</span>
+      <select value={value} onChange={(event) => onChange(event.target.value)}>
+        {choices.map((choice) => (
+          <option key={choice.value} value={choice.value}>
+            {choice.label}
+          </option>
+        ))}
+      </select>
+    </label>
+  );
+}
+
 export function ActivityPage() {
   const api = useApi();
   const connection = useConnection();
@@ -308,38 +334,25 @@ export function ActivityPage() {
         <NotificationSwitch />
       </div>
       <fieldset className="activity-filters" aria-label="Filters">
-        <label className="field inline">
-          <span>Project</span>
-          <select value={project} onChange={(event) => setProject(event.target.value)}>
-            <option value="">All projects</option>
-            {(projects.data ?? []).map((item) => (
-              <option key={item._id} value={item._id}>
-                {item.name}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label className="field inline">
-          <span>Drone</span>
-          <select value={drone} onChange={(event) => setDrone(event.target.value)}>
-            <option value="">All drones</option>
-            {(drones.data ?? []).map((item) => (
-              <option key={item._id} value={item._id}>
-                {item.name}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label className="field inline">
-          <span>Status</span>
-          <select value={status} onChange={(event) => setStatus(event.target.value)}>
-            {statusChoices.map((choice) => (
-              <option key={choice.value} value={choice.value}>
-                {choice.label}
-              </option>
-            ))}
-          </select>
-        </label>
+        <FilterSelect
+          label="Project"
+          value={project}
+          onChange={setProject}
+          choices={[
+            { value: "", label: "All projects" },
+            ...(projects.data ?? []).map((item) => ({ value: item._id, label: item.name })),
+          ]}
+        />
+        <FilterSelect
+          label="Drone"
+          value={drone}
+          onChange={setDrone}
+          choices={[
+            { value: "", label: "All drones" },
+            ...(drones.data ?? []).map((item) => ({ value: item._id, label: item.name })),
+          ]}
+        />
+        <FilterSelect label="Status" value={status} onChange={setStatus} choices={statusChoices} />
       </fieldset>
       {snapshot.error ? (
         <ErrorNote

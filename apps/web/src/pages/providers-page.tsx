@@ -171,17 +171,7 @@ export function ProviderForm({
     modelId?: string;
   }) => Promise<ProviderCheckResult>;
 }) {
-  const [fields, setFields] = useState({
-    name: "",
-    baseUrl: "",
-    apiKey: "",
-    modelId: "",
-    escalationModelId: "",
-    inputPerMTok: "",
-    outputPerMTok: "",
-    contextWindow: "",
-    temperature: "",
-  });
+  const [fields, setFields] = useState(emptyProviderFields);
   const [saving, setSaving] = useState(false);
   const [error, setError] = useState<unknown>(null);
   const [checking, setChecking] = useState(false);
@@ -219,17 +209,7 @@ export function ProviderForm({
     setError(null);
     try {
       await onCreate(buildBody());
-      setFields({
-        name: "",
-        baseUrl: "",
-        apiKey: "",
-        modelId: "",
-        escalationModelId: "",
-        inputPerMTok: "",
-        outputPerMTok: "",
-        contextWindow: "",
-        temperature: "",
-      });
+      setFields(emptyProviderFields);
       setCheck({ result: null, error: null });
     } catch (caught) {
       setError(caught);
@@ -552,6 +532,19 @@ function SavedProviderCheck({
     </>
   );
 }
+
+/** The add form's fields before anything is typed (and again after a provider is added). */
+const emptyProviderFields = {
+  name: "",
+  baseUrl: "",
+  apiKey: "",
+  modelId: "",
+  escalationModelId: "",
+  inputPerMTok: "",
+  outputPerMTok: "",
+  contextWindow: "",
+  temperature: "",
+};
 
 /** Prices and context window: the same fields in the add and the edit forms. */
 function CostFields({
