@@ -5,7 +5,6 @@
 import {
   ApprovalChannel,
   type ApprovalDecision,
-  type EngineLogger,
   runTurn,
   type TurnInput,
   type TurnOptions,
@@ -28,7 +27,7 @@ import {
 } from "@gadget/tools";
 import type { McpLease, McpManager } from "./mcp/mcp-manager.ts";
 import type { EventJournal, TurnJournal } from "./streaming/journal.ts";
-import { type DroneSocket, EventSender, type SenderOptions } from "./streaming/sender.ts";
+import type { EventSender } from "./streaming/sender.ts";
 import { TurnCheckpoints } from "./turn/checkpoint.ts";
 import {
   type ConfinementSettings,
@@ -40,15 +39,14 @@ import { commitTurn } from "./turn/delivery.ts";
 import { engineInput } from "./turn/engine-input.ts";
 import { startProgress, type TurnProgress, trackProgress } from "./turn/progress.ts";
 import type { TurnScope } from "./turn/scope.ts";
-import { repairInput, verify } from "./turn/verification.ts";
+import { type SendingSettings, turnSender } from "./turn/sending.ts";
+import { repairInput, type Verification, verify } from "./turn/verification.ts";
 import { lockWorktree, prepareWorktree } from "./turn/worktree.ts";
 import type { WorkspaceLock } from "./workspace/lock.ts";
 import type { SessionWorktree } from "./workspace/worktree.ts";
 
-export interface TurnRunnerSettings extends ConfinementSettings {
+export interface TurnRunnerSettings extends ConfinementSettings, SendingSettings {
   journal: EventJournal;
-  socket: DroneSocket;
-  logger: EngineLogger;
   /** Values never to reach a command's environment or output (the drone's credential). */
   secretValues: string[];
   /** Starts and keeps the project's MCP servers per session; without it turns get none. */
@@ -59,13 +57,17 @@ export interface TurnRunnerSettings extends ConfinementSettings {
   verifyTimeoutMs?: number;
   /** Engine knobs (tests shrink delays). */
   tunables?: TurnOptions["tunables"];
-  /** How events are sent: patience with an unavailable server, backoff, ack timeout. */
-  sending?: Pick<SenderOptions, "patienceMs" | "retryDelayMs" | "maxRetryDelayMs" | "ackTimeoutMs">;
-  onProgress?: (progress: TurnProgress) => void;
   onFinished?: (turnId: string) => void;
 }
 
 const maxDiffBytes = 200_000;
+
+/** What `done` says: why the turn ended, and the passes and cost of all its engine runs. */
+interface Outcome {
+  reason: ExitReason;
+  passes: number;
+  totalCost: number;
+}
 
 /** A turn this drone is running. */
 export class ActiveTurn {
@@ -121,74 +123,22 @@ export class ActiveTurn {
   }
 
   private async run(): Promise<void> {
-    const { order, settings, scope } = this;
-    this.journal = await settings.journal.open(order.turnId, order.nextSeq);
-    this.sender = this.openSender();
-    this.checkpoints = new TurnCheckpoints(
-      order.turnId,
-      this.journal,
-      settings.socket,
-      settings.logger,
-    );
+    const { settings, scope } = this;
+    await this.openJournal();
     let lock: WorkspaceLock | null = null;
     let worktree: SessionWorktree | null = null;
     let snapshot: WorkspaceSnapshot | null = null;
-    let outcome: { reason: ExitReason; passes: number; totalCost: number } = {
-      reason: "error",
-      passes: 0,
-      totalCost: 0,
-    };
+    const outcome: Outcome = { reason: "error", passes: 0, totalCost: 0 };
     try {
       const signal = this.abort.signal;
       lock = await lockWorktree(scope, settings.workspaceRoot, signal);
       this.progress.phase = "workspace";
       worktree = await prepareWorktree(scope, settings.workspaceRoot, signal);
       const directory = worktree.directory;
-      this.confinement = await confineTurn(scope, settings, directory);
-      this.mcpLease = await openMcpServers(
-        scope,
-        settings.mcp,
-        directory,
-        this.confinement,
-        this.secretValues,
-      );
+      await this.confine(directory);
       snapshot = await snapshotWorkspace(directory, { signal });
 
-      let result = await this.runEngine(this.engineInput(directory), signal);
-      outcome = { reason: result.reason, passes: result.passes, totalCost: result.totalCost };
-
-      const verifying = {
-        confinement: this.confinement,
-        secretValues: this.secretValues,
-        timeoutMs: settings.verifyTimeoutMs,
-      };
-      let verified = await verify(scope, verifying, directory, result, signal);
-      for (
-        let attempt = 1;
-        verified && !verified.ok && attempt <= (settings.verifyRepairAttempts ?? 2);
-        attempt++
-      ) {
-        if (signal.aborted) break;
-        this.emit(
-          agentEvent("status", {
-            phase: "verification",
-            message: `Verification failed; repair pass ${attempt}`,
-          }),
-        );
-        const repair = repairInput(
-          this.engineInput(directory),
-          order.context,
-          result,
-          verified.report,
-        );
-        result = await this.runEngine(repair, signal);
-        outcome = {
-          reason: result.reason,
-          passes: outcome.passes + result.passes,
-          totalCost: outcome.totalCost + result.totalCost,
-        };
-        verified = await verify(scope, verifying, directory, result, signal, attempt);
-      }
+      const verified = await this.runAndVerify(directory, signal, outcome);
 
       const changes = await changesSince(directory, snapshot, { maxDiffBytes });
       this.emit(
@@ -201,15 +151,15 @@ export class ActiveTurn {
       if (verified) this.emit(agentEvent("verification", verified.event));
     } catch (error) {
       if (this.abort.signal.aborted) {
-        outcome = { ...outcome, reason: "cancelled" };
+        outcome.reason = "cancelled";
       } else {
         this.fail(error);
-        outcome = { ...outcome, reason: "error" };
+        outcome.reason = "error";
       }
     } finally {
       this.mcpLease?.release();
       if (worktree) await commitTurn(scope, worktree, snapshot);
-      this.emit(agentEvent("done", outcome));
+      this.emit(agentEvent("done", { ...outcome }));
       await lock?.release();
     }
     await this.sender.drained();
@@ -217,30 +167,82 @@ export class ActiveTurn {
     if (!this.sender.isRejected || this.journal.pending().length === 0) await this.journal.remove();
   }
 
-  /** The sender of the turn's journal: tells the terminal while the server is away. */
-  private openSender(): EventSender {
+  /** The turn's journal, the sender that streams it to the server, and its checkpoints. */
+  private async openJournal(): Promise<void> {
     const { order, settings } = this;
-    return new EventSender(settings.socket, this.journal, {
-      ...settings.sending,
-      onRetrying: (since, reason) => {
-        // The turn goes on; its events wait in the journal until the server can store them.
-        this.progress.detail = since ? `server unavailable, retrying: ${reason}` : undefined;
-        if (since) {
-          settings.logger.warn({ turnId: order.turnId, reason }, "server unavailable; retrying");
-        } else {
-          settings.logger.info({ turnId: order.turnId }, "server stores events again");
-        }
-        settings.onProgress?.(this.progress);
-      },
-      onRejected: (error) => {
-        settings.logger.warn(
-          { turnId: order.turnId, code: error.code },
-          `server refused the turn's events: ${error.message}`,
-        );
-        // The turn was taken from this drone (cancelled, interrupted, revoked): stop working on it.
-        this.abort.abort(new Error(error.message));
-      },
+    this.journal = await settings.journal.open(order.turnId, order.nextSeq);
+    this.sender = turnSender(this.journal, this.progress, this.abort, settings);
+    this.checkpoints = new TurnCheckpoints(
+      order.turnId,
+      this.journal,
+      settings.socket,
+      settings.logger,
+    );
+  }
+
+  /** Confines the turn's commands to its worktree and opens the session's MCP servers in it. */
+  private async confine(directory: string): Promise<void> {
+    const { scope, settings } = this;
+    this.confinement = await confineTurn(scope, settings, directory);
+    this.mcpLease = await openMcpServers(
+      scope,
+      settings.mcp,
+      directory,
+      this.confinement,
+      this.secretValues,
+    );
+  }
+
+  /**
+   * Runs the engine, then verifies; failed verification gets repair passes. `outcome` adds up
+   * every run's passes and cost as they end, so a failure part-way still reports them.
+   */
+  private async runAndVerify(
+    directory: string,
+    signal: AbortSignal,
+    outcome: Outcome,
+  ): Promise<Verification | null> {
+    const { order, settings, scope } = this;
+    let result = await this.runEngine(this.engineInput(directory), signal);
+    Object.assign(outcome, {
+      reason: result.reason,
+      passes: result.passes,
+      totalCost: result.totalCost,
     });
+
+    const verifying = {
+      confinement: this.confinement,
+      secretValues: this.secretValues,
+      timeoutMs: settings.verifyTimeoutMs,
+    };
+    let verified = await verify(scope, verifying, directory, result, signal);
+    for (
+      let attempt = 1;
+      verified && !verified.ok && attempt <= (settings.verifyRepairAttempts ?? 2);
+      attempt++
+    ) {
+      if (signal.aborted) break;
+      this.emit(
+        agentEvent("status", {
+          phase: "verification",
+          message: `Verification failed; repair pass ${attempt}`,
+        }),
+      );
+      const repair = repairInput(
+        this.engineInput(directory),
+        order.context,
+        result,
+        verified.report,
+      );
+      result = await this.runEngine(repair, signal);
+      Object.assign(outcome, {
+        reason: result.reason,
+        passes: outcome.passes + result.passes,
+        totalCost: outcome.totalCost + result.totalCost,
+      });
+      verified = await verify(scope, verifying, directory, result, signal, attempt);
+    }
+    return verified;
   }
 
   /** A failure of the drone's own part of the turn, told as an `error` event with a stable code. */
@@ -248,12 +250,8 @@ export class ActiveTurn {
     const problem = toGadgetError(error);
     // An unexpected failure keeps its own words: the drone runs on the user's machine, and
     // "Internal error" would hide what there is to fix (a full disk, a missing git).
-    const message =
-      problem.code === "internal"
-        ? error instanceof Error
-          ? error.message
-          : String(error)
-        : problem.message;
+    const words = error instanceof Error ? error.message : String(error);
+    const message = problem.code === "internal" ? words : problem.message;
     this.emit(agentEvent("error", { code: problem.code, message }));
     this.settings.logger.error(
       { turnId: this.order.turnId, err: message },
