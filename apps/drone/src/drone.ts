@@ -3,55 +3,31 @@
 import { existsSync } from "node:fs";
 import { readdir } from "node:fs/promises";
 import path from "node:path";
-import {
-  checkAndProbe,
-  type EngineLogger,
-  fetchModelList,
-  type LearnedQuirk,
-  type TurnOptions,
-} from "@gadget/agent";
+import type { EngineLogger, TurnOptions } from "@gadget/agent";
 import {
   type Ack,
+  ackHandler,
   approvalDecisionSchema,
-  type DeliverResult,
   DRONE_SOCKET_PATH,
   DRONES_NAMESPACE,
-  deliverRequestSchema,
   droneAuthorization,
-  type FileResponse,
-  fileRequestSchema,
-  type GitRemoteCheckResult,
-  gitRemoteCheckRequestSchema,
+  type IWorkOrder,
   PROTOCOL_VERSION,
-  type ProjectCloneResult,
-  type ProviderCheckResult,
-  parseOrThrow,
-  projectCloneRequestSchema,
-  providerCheckRequestSchema,
   relayedCode,
-  type SessionWorktreeState,
-  sessionWorktreeRequestSchema,
-  type TurnRevertResult,
-  toGadgetError,
   turnControlSchema,
-  turnRevertRequestSchema,
   UserError,
   workOrderSchema,
 } from "@gadget/protocol";
 import type { Sandbox } from "@gadget/sandbox";
 import { io } from "socket.io-client";
 import type { DroneConfig } from "./config.ts";
-import { handleFileRequest } from "./file-relay.ts";
 import type { McpManager } from "./mcp/mcp-manager.ts";
+import { type DroneRequest, type DroneRequestHandlers, machineRequests } from "./requests.ts";
 import { droneRefusal } from "./server-api.ts";
 import { EventJournal } from "./streaming/journal.ts";
 import { type DroneSocket, EventSender } from "./streaming/sender.ts";
-import { ActiveTurn, type TurnProgress, type TurnRunnerSettings } from "./turn-runner.ts";
-import { cloneProject } from "./workspace/clone-now.ts";
-import { deliverSession } from "./workspace/delivery.ts";
-import { checkRemote } from "./workspace/remote-check.ts";
-import { revertTurn } from "./workspace/revert.ts";
-import { describeSessionWorktree } from "./workspace/worktree-state.ts";
+import type { TurnProgress } from "./turn/progress.ts";
+import { ActiveTurn, type TurnRunnerSettings } from "./turn-runner.ts";
 
 export interface DroneSettings {
   config: DroneConfig;
@@ -172,145 +148,95 @@ export class Drone {
 
   private listen(): void {
     const socket = this.socket;
+    socket.on("connect", () => this.connected());
+    socket.on("disconnect", (reason) => this.disconnected(reason));
+    socket.on("connect_error", (error: Error & { data?: { code?: string } }) =>
+      this.refused(error),
+    );
+    socket.on("revoked", ({ reason }) => this.revoked(reason));
+    const requests = this.requests();
+    for (const event of Object.keys(requests) as DroneRequest[]) socket.on(event, requests[event]);
+  }
+
+  /** What the server asks of this drone: one handler per request, all behind the one ack edge. */
+  private requests(): DroneRequestHandlers {
     const log = this.settings.logger;
-    const { config } = this.settings;
-
-    socket.on("connect", () => {
-      log.info({ server: this.settings.config.server }, "connected");
-      this.settings.onConnection?.({ connected: true });
-      for (const turn of this.turns.values()) turn.resend();
-      for (const sender of this.leftoverSenders.values()) sender.notify();
-    });
-    socket.on("disconnect", (reason) => {
-      log.warn({ reason }, "disconnected");
-      if (reason === "io client disconnect") return; // we closed it on purpose
-      this.settings.onConnection?.({ connected: false, reason });
-      // The server closed us on purpose (another connection replaced us, or we were kicked):
-      // Socket.IO does not retry that by itself.
-      if (reason === "io server disconnect" && this.accepting) {
-        setTimeout(() => socket.connect(), this.settings.reconnectDelayMs ?? 1000).unref();
-      }
-    });
-    socket.on("connect_error", (error: Error & { data?: { code?: string } }) => {
-      const code = error.data?.code;
-      this.settings.onConnection?.({ connected: false, reason: error.message });
-      if (code && finalRefusals.has(code)) {
-        socket.disconnect();
-        this.stop(new UserError(relayedCode(code), error.message));
-      } else if (!code) {
-        // Refused (or failed) before Socket.IO spoke: the server checks the credential on the
-        // socket's HTTP request. Ask why; stop only when the credential itself is refused.
-        void droneRefusal(config.server, config.droneId, config.credential).then((refusal) => {
-          if (refusal && finalRefusals.has(refusal.code)) {
-            socket.disconnect();
-            this.stop(new UserError(relayedCode(refusal.code), refusal.message));
-          } else {
-            log.warn({ err: error.message }, "cannot connect yet; retrying");
-          }
-        });
-      } else {
-        log.warn({ err: error.message }, "cannot connect yet; retrying");
-      }
-    });
-    socket.on("revoked", ({ reason }) => {
-      log.error({ reason }, "this drone was revoked");
-      for (const turn of this.turns.values()) turn.cancel();
-      socket.disconnect();
-      this.stop(new UserError("forbidden", `This drone was revoked: ${reason}`));
-    });
-
-    socket.on("work_order", (payload, ack) => reply(ack, () => this.acceptWorkOrder(payload)));
-    socket.on("turn_cancel", (payload, ack) =>
-      reply(ack, async () => {
-        const { turnId } = parseOrThrow(turnControlSchema, payload, "cancel");
+    return {
+      work_order: ackHandler(log, workOrderSchema, "work order", (order) =>
+        this.acceptWorkOrder(order),
+      ),
+      turn_cancel: ackHandler(log, turnControlSchema, "cancel", async ({ turnId }) => {
         this.turns.get(turnId)?.cancel();
         return {};
       }),
-    );
-    socket.on("approval_decision", (payload, ack) =>
-      reply(ack, async () => {
-        const decision = parseOrThrow(approvalDecisionSchema, payload, "approval decision");
-        const turn = this.turns.get(decision.turnId);
-        if (!turn) throw new UserError("not_found", "This drone is not running that turn");
-        turn.decide(decision.approvalId, {
-          approve: decision.approve,
-          ...(decision.input === undefined ? {} : { input: decision.input }),
-          ...(decision.alwaysAllow ? { alwaysAllow: true } : {}),
-        });
-        return {};
-      }),
-    );
-    socket.on("file_request", (payload, ack) =>
-      reply(ack, async (): Promise<{ result: FileResponse }> => {
-        const request = parseOrThrow(fileRequestSchema, payload, "file request");
-        return { result: await handleFileRequest(this.settings.config.workspace, request) };
-      }),
-    );
-
-    socket.on("turn_revert", (payload, ack) =>
-      reply(ack, async (): Promise<{ result: TurnRevertResult }> => {
-        const request = parseOrThrow(turnRevertRequestSchema, payload, "turn revert");
-        return { result: await revertTurn(this.settings.config.workspace, request) };
-      }),
-    );
-
-    // Delivery on demand: the session's uncommitted work committed and its branch pushed.
-    socket.on("session_deliver", (payload, ack) =>
-      reply(ack, async (): Promise<{ result: DeliverResult }> => {
-        const request = parseOrThrow(deliverRequestSchema, payload, "deliver request");
-        return { result: await deliverSession(this.settings.config.workspace, request) };
-      }),
-    );
-
-    socket.on("session_worktree", (payload, ack) =>
-      reply(ack, async (): Promise<{ result: SessionWorktreeState }> => {
-        const request = parseOrThrow(sessionWorktreeRequestSchema, payload, "session worktree");
-        return { result: await describeSessionWorktree(this.settings.config.workspace, request) };
-      }),
-    );
-
-    // A new project's git URL is checked here, where its turns will clone it.
-    socket.on("git_remote_check", (payload, ack) =>
-      reply(ack, async (): Promise<{ result: GitRemoteCheckResult }> => {
-        const request = parseOrThrow(gitRemoteCheckRequestSchema, payload, "git remote check");
-        return { result: await checkRemote(request.gitUrl) };
-      }),
-    );
-
-    socket.on("project_clone", (payload, ack) =>
-      reply(ack, async (): Promise<{ result: ProjectCloneResult }> => {
-        const request = parseOrThrow(projectCloneRequestSchema, payload, "project clone");
-        const result = await cloneProject(this.settings.config.workspace, request);
-        // The server learns of the checkout before the answer, so its files are found at once.
-        await this.beat();
-        return { result };
-      }),
-    );
-
-    // The user's "check" of a provider runs here, where this drone's turns call it.
-    socket.on("provider_check", (payload, ack) =>
-      reply(ack, async (): Promise<{ result: ProviderCheckResult; learned: LearnedQuirk[] }> => {
-        const request = parseOrThrow(providerCheckRequestSchema, payload, "provider check");
-        // A saved provider's check also probes it: learned quirks go back with their words.
-        return checkAndProbe(request, fetchModelList(), request.probe);
-      }),
-    );
-
-    function reply<T extends object>(ack: (result: Ack<T>) => void, work: () => Promise<T>): void {
-      if (typeof ack !== "function") return;
-      work().then(
-        (result) => ack({ ok: true, ...result }),
-        (error: unknown) => {
-          const problem = toGadgetError(error);
-          if (problem.status >= 500) log.error({ err: String(error) }, "request failed");
-          ack({ ok: false, ...problem.toJSON() });
+      approval_decision: ackHandler(
+        log,
+        approvalDecisionSchema,
+        "approval decision",
+        async (decision) => {
+          const turn = this.turns.get(decision.turnId);
+          if (!turn) throw new UserError("not_found", "This drone is not running that turn");
+          turn.decide(decision.approvalId, {
+            approve: decision.approve,
+            ...(decision.input === undefined ? {} : { input: decision.input }),
+            ...(decision.alwaysAllow ? { alwaysAllow: true } : {}),
+          });
+          return {};
         },
-      );
+      ),
+      ...machineRequests(log, this.settings.config.workspace, () => this.beat()),
+    };
+  }
+
+  private connected(): void {
+    this.settings.logger.info({ server: this.settings.config.server }, "connected");
+    this.settings.onConnection?.({ connected: true });
+    for (const turn of this.turns.values()) turn.resend();
+    for (const sender of this.leftoverSenders.values()) sender.notify();
+  }
+
+  private disconnected(reason: string): void {
+    this.settings.logger.warn({ reason }, "disconnected");
+    if (reason === "io client disconnect") return; // we closed it on purpose
+    this.settings.onConnection?.({ connected: false, reason });
+    // The server closed us on purpose (another connection replaced us, or we were kicked):
+    // Socket.IO does not retry that by itself.
+    if (reason === "io server disconnect" && this.accepting) {
+      setTimeout(() => this.socket.connect(), this.settings.reconnectDelayMs ?? 1000).unref();
     }
   }
 
-  private async acceptWorkOrder(payload: unknown): Promise<object> {
-    const order = parseOrThrow(workOrderSchema, payload, "work order");
+  private refused(error: Error & { data?: { code?: string } }): void {
+    const { config, logger: log } = this.settings;
+    const code = error.data?.code;
+    this.settings.onConnection?.({ connected: false, reason: error.message });
+    if (code && finalRefusals.has(code)) {
+      this.socket.disconnect();
+      this.stop(new UserError(relayedCode(code), error.message));
+    } else if (!code) {
+      // Refused (or failed) before Socket.IO spoke: the server checks the credential on the
+      // socket's HTTP request. Ask why; stop only when the credential itself is refused.
+      void droneRefusal(config.server, config.droneId, config.credential).then((refusal) => {
+        if (refusal && finalRefusals.has(refusal.code)) {
+          this.socket.disconnect();
+          this.stop(new UserError(relayedCode(refusal.code), refusal.message));
+        } else {
+          log.warn({ err: error.message }, "cannot connect yet; retrying");
+        }
+      });
+    } else {
+      log.warn({ err: error.message }, "cannot connect yet; retrying");
+    }
+  }
+
+  private revoked(reason: string): void {
+    this.settings.logger.error({ reason }, "this drone was revoked");
+    for (const turn of this.turns.values()) turn.cancel();
+    this.socket.disconnect();
+    this.stop(new UserError("forbidden", `This drone was revoked: ${reason}`));
+  }
+
+  private async acceptWorkOrder(order: IWorkOrder): Promise<object> {
     if (this.turns.has(order.turnId)) return {}; // the same order again: already running
     if (!this.accepting) throw new UserError("unavailable", "This drone is shutting down");
     if (this.settings.ephemeral && this.ephemeralTurn !== null) {

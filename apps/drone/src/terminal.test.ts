@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { statusLine, Terminal } from "./terminal.ts";
-import type { TurnProgress } from "./turn-runner.ts";
+import type { TurnProgress } from "./turn/progress.ts";
 
 const base: TurnProgress = {
   turnId: "t1",

@@ -1,7 +1,7 @@
 // What a developer sees in the drone's terminal: on a TTY a live status line per active turn
 // (and a progress bar while cloning); elsewhere plain lines.
 import { formatDuration } from "@gadget/protocol";
-import type { TurnProgress } from "./turn-runner.ts";
+import type { TurnProgress } from "./turn/progress.ts";
 
 export interface Output {
   write(text: string): void;

@@ -65,14 +65,16 @@ export function sleep(ms: number, signal: AbortSignal): Promise<void> {
 }
 
 /**
- * A child controller that aborts when `parent` does. `dispose` removes the link; unlike
- * `AbortSignal.any`, nothing stays attached to the long-lived turn signal afterwards.
+ * A child controller that aborts when `parent` does (a parentless one only when aborted itself).
+ * `dispose` removes the link; unlike `AbortSignal.any`, nothing stays attached to the long-lived
+ * turn signal afterwards.
  */
-export function linkedController(parent: AbortSignal): {
+export function linkedController(parent?: AbortSignal): {
   controller: AbortController;
   dispose: () => void;
 } {
   const controller = new AbortController();
+  if (!parent) return { controller, dispose: () => undefined };
   if (parent.aborted) {
     controller.abort(parent.reason);
     return { controller, dispose: () => undefined };

@@ -9,7 +9,7 @@ import {
   splitThinking,
   withThinking,
 } from "@gadget/protocol";
-import { isAbortError } from "./abort.ts";
+import { isAbortError, linkedController } from "./abort.ts";
 import { approvalIdFor } from "./approvals.ts";
 import { openAIChatModel } from "./chat-model.ts";
 import {
@@ -86,11 +86,7 @@ export async function* runTurn(
   input: TurnInput,
   options: TurnOptions = {},
 ): AsyncGenerator<AgentEvent, TurnOutcome> {
-  const controller = new AbortController();
-  const outer = options.signal;
-  const onAbort = () => controller.abort(outer?.reason);
-  if (outer?.aborted) controller.abort(outer.reason);
-  else outer?.addEventListener("abort", onAbort, { once: true });
+  const { controller, dispose } = linkedController(options.signal);
   try {
     let turn: TurnContext;
     try {
@@ -100,7 +96,7 @@ export async function* runTurn(
     }
     return yield* runPhases(turn);
   } finally {
-    outer?.removeEventListener("abort", onAbort);
+    dispose();
     // Stops whatever is still running if the consumer stopped iterating early.
     controller.abort();
   }

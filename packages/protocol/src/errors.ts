@@ -66,6 +66,7 @@ export const droneErrorCodes = [
   "unregister_failed",
   "bad_response",
   "server_unreachable",
+  "forge_failed",
 ] as const;
 
 /** Why a process cannot start or go on: its environment, the sandbox, a service, the launcher. */

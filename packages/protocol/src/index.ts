@@ -11,6 +11,7 @@ export * from "./manage.ts";
 export * from "./mcp.ts";
 export * from "./session-branch.ts";
 export * from "./socket.ts";
+export * from "./socket-edge.ts";
 export * from "./storable.ts";
 export * from "./turn.ts";
 export * from "./version.ts";

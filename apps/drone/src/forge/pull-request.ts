@@ -3,6 +3,7 @@
 // token: never in a sandboxed command, never seen by the agent. Never throws: a failure is an
 // outcome whose `error` says why in words, without the token.
 import type { ForgeKind, PullRequestRef, WorkOrderForge } from "@gadget/protocol";
+import { ForgeProblem } from "./forge-problem.ts";
 import { type ForgeRepository, forgeRepository } from "./forge-repository.ts";
 
 export interface PullRequestOptions {
@@ -29,9 +30,6 @@ export type PullRequestOutcome =
 const forgeNames: Record<ForgeKind, string> = { github: "GitHub", gitlab: "GitLab" };
 /** An answer larger than this is cut: a pull request's JSON is a few kilobytes. */
 const maxAnswerBytes = 1024 * 1024;
-
-/** A failed call, in words a user can act on. */
-class ForgeProblem extends Error {}
 
 interface ForgeAnswer {
   status: number;

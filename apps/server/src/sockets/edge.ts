@@ -1,6 +1,7 @@
-// The socket edge: payloads are parsed, and whatever a handler throws becomes an error ack.
+// The socket edge: payloads are parsed, and whatever a handler throws becomes an error ack
+// (the ack edge itself is shared with the drone: `ackHandler` in @gadget/protocol).
 import type { Logger } from "@gadget/logging";
-import { type Ack, type GadgetError, parseOrThrow, toGadgetError } from "@gadget/protocol";
+import { ackHandler, type GadgetError, toGadgetError } from "@gadget/protocol";
 import type { z } from "zod";
 import { type StorageHealth, unavailableError } from "../storage/health.ts";
 
@@ -19,7 +20,8 @@ export function answerFor(error: unknown, health?: StorageHealth): GadgetError {
 
 /**
  * Wraps a socket handler: validates the payload with `schema`, runs `work`, acknowledges
- * `{ok:true, ...result}` or `{ok:false, error}`; never throws.
+ * `{ok:true, ...result}` or `{ok:false, error}`; never throws. Outages are logged once each by
+ * the health tracker, not once per request.
  * @example socket.on("heartbeat", handle(logger, heartbeatSchema, "heartbeat", async (beat) => ({ cancelledTurns: [] })));
  */
 export function handle<S extends z.ZodType, R extends object>(
@@ -29,23 +31,10 @@ export function handle<S extends z.ZodType, R extends object>(
   work: (payload: z.infer<S>) => Promise<R>,
   options: EdgeOptions = {},
 ) {
-  return (payload: unknown, ack?: unknown) => {
-    const reply = typeof ack === "function" ? (ack as (result: Ack<R>) => void) : () => undefined;
-    Promise.resolve()
-      .then(() => work(parseOrThrow(schema, payload, what)))
-      .then(
-        (result) => reply({ ok: true, ...result } as Ack<R>),
-        (error: unknown) => {
-          const problem = answerFor(error, options.health);
-          // Outages are logged once each by the health tracker, not once per request.
-          if (problem.status >= 500 && problem.code !== "unavailable") {
-            logger.error({ err: error }, `${what} failed`);
-          }
-          options.onError?.(problem.code);
-          reply({ ok: false, ...problem.toJSON() });
-        },
-      );
-  };
+  return ackHandler(logger, schema, what, work, {
+    answerFor: (error) => answerFor(error, options.health),
+    onError: options.onError,
+  });
 }
 
 /** An Error for Socket.IO middleware: the client sees `message` and `data.code`. */

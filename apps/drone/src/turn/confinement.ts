@@ -1,0 +1,83 @@
+// What a turn's commands may touch: the sandbox policy of its worktree, the secrets kept out of
+// every command's environment and output, and the session's MCP servers started inside it.
+import { realpath } from "node:fs/promises";
+import type { IWorkOrder } from "@gadget/protocol";
+import { agentEvent } from "@gadget/protocol";
+import { type CommandConfinement, confine, type Sandbox } from "@gadget/sandbox";
+import type { McpLease, McpManager } from "../mcp/mcp-manager.ts";
+import { projectHome } from "../sandbox.ts";
+import { type TurnScope, turnSessionId } from "./scope.ts";
+
+export interface ConfinementSettings {
+  workspaceRoot: string;
+  /** Confines every command the turn runs (the agent's and verification's). */
+  sandbox: Sandbox;
+  /** Directories no command may see (the drone's config, workspaces, journal). */
+  hiddenPaths: readonly string[];
+}
+
+/** The turn's sandbox policy: its worktree, its project's HOME and network, nothing of the drone. */
+export async function confineTurn(
+  { order, emit }: TurnScope,
+  settings: ConfinementSettings,
+  directory: string,
+): Promise<CommandConfinement> {
+  const network = order.project.network;
+  if (settings.sandbox.info.kind === "none") {
+    emit(
+      agentEvent("status", {
+        phase: "sandbox",
+        level: "warning",
+        message: `This drone runs commands without a sandbox (it was started with --no-sandbox): they run as the drone's user, with its files and network${network.mode === "open" ? "" : `, so the project's network setting ("${network.mode}") is not enforced`}.`,
+      }),
+    );
+  }
+  return confine(settings.sandbox, {
+    workspace: await realpath(directory),
+    home: projectHome({ workspace: settings.workspaceRoot }, order.project.slug),
+    network,
+    hidden: [settings.workspaceRoot, ...settings.hiddenPaths],
+  });
+}
+
+/** The session's MCP servers, started (inside the sandbox, in the worktree) or reused. */
+export async function openMcpServers(
+  { order, emit }: TurnScope,
+  mcp: McpManager | undefined,
+  directory: string,
+  confinement: CommandConfinement,
+  secretValues: string[],
+): Promise<McpLease | null> {
+  const servers = order.project.mcpServers;
+  if (!mcp || servers.length === 0) return null;
+  emit(
+    agentEvent("status", {
+      phase: "mcp",
+      message: `Connecting to MCP servers: ${servers.map((server) => server.name).join(", ")}`,
+    }),
+  );
+  return mcp.open({
+    session: `${order.project._id}:${turnSessionId(order)}`,
+    servers,
+    confinement,
+    workspace: await realpath(directory),
+    policy: JSON.stringify(order.project.network),
+    secretValues,
+    onWarning: (message) => emit(agentEvent("status", { phase: "mcp", level: "warning", message })),
+  });
+}
+
+/** Values never to reach a command's environment or output: the drone's own and the order's. */
+export function turnSecrets(order: IWorkOrder, droneSecrets: readonly string[]): string[] {
+  return [
+    ...droneSecrets,
+    order.provider.apiKey,
+    // Never given to a command; kept out of any output all the same.
+    order.project.forge?.token ?? "",
+    // Given to the MCP servers that need them, and to nothing else.
+    ...order.project.mcpServers.flatMap((server) => [
+      ...Object.values(server.env),
+      server.bearerToken ?? "",
+    ]),
+  ].filter((value) => value.length >= 4);
+}

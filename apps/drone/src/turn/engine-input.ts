@@ -1,0 +1,54 @@
+// The work order mapped to the engine's input. Pure: what the engine is asked to do is tested
+// without git, a sandbox or a server (engine-input.test.ts).
+import type { TurnInput } from "@gadget/agent";
+import type { IWorkOrder } from "@gadget/protocol";
+import { workspaceContextSources } from "@gadget/tools";
+
+/** Where the turn works and with what: the worktree's directory and the tools made for it. */
+export interface TurnWorkspace {
+  directory: string;
+  tools: NonNullable<TurnInput["tools"]>;
+}
+
+/**
+ * The engine's input for a work order: its prompt and history, its provider (optional fields left
+ * out when unset), the session's mode and approval, and a resumed turn's state (parsed when the
+ * server stored it as JSON text).
+ * @example const input = engineInput(order, { directory: worktree.directory, tools });
+ */
+export function engineInput(order: IWorkOrder, { directory, tools }: TurnWorkspace): TurnInput {
+  const provider = order.provider;
+  return {
+    goal: order.prompt,
+    history: order.context,
+    provider: {
+      ...(provider.name ? { name: provider.name } : {}),
+      baseUrl: provider.baseUrl,
+      apiKey: provider.apiKey,
+      modelId: provider.modelId,
+      params: provider.params,
+      ...(provider.escalationModelId ? { escalationModelId: provider.escalationModelId } : {}),
+      ...(provider.contextWindow ? { contextWindow: provider.contextWindow } : {}),
+      ...(provider.pricing ? { pricing: provider.pricing } : {}),
+      quirks: provider.quirks,
+    },
+    mode: order.session.mode,
+    approval: order.session.approval,
+    allowedCommands: order.session.allowedCommands,
+    limits: order.limits,
+    tools,
+    contextSources: workspaceContextSources(),
+    workspace: directory,
+    ...(order.resume
+      ? {
+          resume: {
+            ...order.resume,
+            state:
+              typeof order.resume.state === "string"
+                ? JSON.parse(order.resume.state)
+                : order.resume.state,
+          },
+        }
+      : {}),
+  };
+}

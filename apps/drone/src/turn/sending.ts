@@ -1,0 +1,45 @@
+// How a turn's events reach the server: its journal streamed by an EventSender that waits out an
+// unavailable server (the terminal says so) and stops the turn when the server refuses it.
+import type { EngineLogger } from "@gadget/agent";
+import type { TurnJournal } from "../streaming/journal.ts";
+import { type DroneSocket, EventSender, type SenderOptions } from "../streaming/sender.ts";
+import type { TurnProgress } from "./progress.ts";
+
+export interface SendingSettings {
+  socket: DroneSocket;
+  logger: EngineLogger;
+  /** How events are sent: patience with an unavailable server, backoff, ack timeout. */
+  sending?: Pick<SenderOptions, "patienceMs" | "retryDelayMs" | "maxRetryDelayMs" | "ackTimeoutMs">;
+  onProgress?: (progress: TurnProgress) => void;
+}
+
+/** The sender of the turn's journal: tells the terminal while the server is away. */
+export function turnSender(
+  journal: TurnJournal,
+  progress: TurnProgress,
+  abort: AbortController,
+  settings: SendingSettings,
+): EventSender {
+  const turnId = journal.turnId;
+  return new EventSender(settings.socket, journal, {
+    ...settings.sending,
+    onRetrying: (since, reason) => {
+      // The turn goes on; its events wait in the journal until the server can store them.
+      progress.detail = since ? `server unavailable, retrying: ${reason}` : undefined;
+      if (since) {
+        settings.logger.warn({ turnId, reason }, "server unavailable; retrying");
+      } else {
+        settings.logger.info({ turnId }, "server stores events again");
+      }
+      settings.onProgress?.(progress);
+    },
+    onRejected: (error) => {
+      settings.logger.warn(
+        { turnId, code: error.code },
+        `server refused the turn's events: ${error.message}`,
+      );
+      // The turn was taken from this drone (cancelled, interrupted, revoked): stop working on it.
+      abort.abort(new Error(error.message));
+    },
+  });
+}
