@@ -29,6 +29,7 @@ import { type CommandConfinement, confine, type Sandbox } from "@gadget/sandbox"
 import {
   changesSince,
   createTools,
+  describeLeftOut,
   runCommand,
   snapshotWorkspace,
   type WorkspaceSnapshot,
@@ -372,7 +373,15 @@ export class ActiveTurn {
         worktree.directory,
         // A trailer, so `git log --grep "Gadget-Turn: <id>"` finds the commit of a turn.
         `${subject}\n\nGadget-Turn: ${order.turnId}`,
-        order.project.commitAuthor ? { author: order.project.commitAuthor } : {},
+        {
+          ...(order.project.commitAuthor ? { author: order.project.commitAuthor } : {}),
+          onLeftOut: (leftOut) => {
+            const message = describeLeftOut(leftOut);
+            if (message) {
+              this.emit(agentEvent("status", { phase: "workspace", level: "warning", message }));
+            }
+          },
+        },
       );
     } catch (error) {
       failed = true;
@@ -528,7 +537,11 @@ export class ActiveTurn {
       allowedCommands: order.session.allowedCommands,
       limits: order.limits,
       tools: [
-        ...createTools({ secretValues: this.secrets(), sandbox: this.confinement }),
+        ...createTools({
+          secretValues: this.secrets(),
+          sandbox: this.confinement,
+          projectEnv: order.project.env,
+        }),
         ...(this.mcpLease?.tools ?? []),
       ],
       contextSources: workspaceContextSources(),
@@ -636,6 +649,7 @@ export class ActiveTurn {
         signal,
         secretValues: this.secrets(),
         sandbox: this.confinement,
+        projectEnv: this.order.project.env,
       });
       results.push({
         command,
@@ -659,6 +673,8 @@ export class ActiveTurn {
       this.order.provider.apiKey,
       // Never given to a command; kept out of any output all the same.
       this.order.project.forge?.token ?? "",
+      // The project's own variables: its commands get them, its events never show them.
+      ...Object.values(this.order.project.env),
       // Given to the MCP servers that need them, and to nothing else.
       ...this.order.project.mcpServers.flatMap((server) => [
         ...Object.values(server.env),

@@ -16,6 +16,7 @@ import {
 import os from "node:os";
 import path from "node:path";
 import { gitOrThrow, runGit } from "./git.ts";
+import { stageAll } from "./staging.ts";
 import { isInside } from "./workspace-path.ts";
 
 /** An opaque, JSON-serialisable point in a workspace's history. */
@@ -154,22 +155,15 @@ async function writeTree(root: string, store: Store, signal?: AbortSignal): Prom
     );
     if (seeded) await keepRacyEntriesRacy(store.seedIndex, index);
     const env = { ...store.env, GIT_INDEX_FILE: index };
-    const add = async () =>
-      runGit(["add", "--all", "--", "."], {
-        cwd: root,
-        env,
-        ...(signal ? { signal } : {}),
-      });
-    let result = await add();
-    if (result.code !== 0 && seeded) {
+    // Nested repositories and paths git refuses stay out of snapshots as they stay out of commits.
+    const add = () => stageAll({ cwd: root, env, ...(signal ? { signal } : {}) }, "HEAD");
+    try {
+      await add();
+    } catch (error) {
+      if (!seeded) throw error;
       // An index git cannot reuse (e.g. split index): start from an empty one.
       await rm(index, { force: true });
-      result = await add();
-    }
-    if (result.code !== 0) {
-      throw new Error(
-        `git add failed while taking a snapshot: ${result.stderr.trim().slice(0, 500)}`,
-      );
+      await add();
     }
     const tree = (
       await gitOrThrow(["write-tree"], { cwd: root, env, ...(signal ? { signal } : {}) })

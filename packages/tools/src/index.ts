@@ -10,8 +10,8 @@ export type {
   WorkspaceSnapshot,
 } from "./changes.ts";
 export { changesSince, snapshotWorkspace } from "./changes.ts";
-export type { ScrubOptions } from "./command-env.ts";
-export { nonInteractiveEnv, redactSecrets, scrubEnvironment } from "./command-env.ts";
+export type { CommandEnvironmentOptions } from "./command-env.ts";
+export { commandEnvironment, nonInteractiveEnv, passedVariables } from "./command-env.ts";
 export type {
   CommandStep,
   CommandWord,
@@ -32,6 +32,9 @@ export { DEFAULT_DENIED_COMMANDS, resolveToolsOptions } from "./options.ts";
 export { OutputCapture, type OutputLimits } from "./output-capture.ts";
 export { processGroupAlive, terminateProcessGroup } from "./process-group.ts";
 export { createReadFileTool } from "./read-file.ts";
+export { describeLeftOut, type LeftOut, type StagingResult, stageAll } from "./staging.ts";
+export { redactSecrets, secretForms } from "./redaction.ts";
+export { readRegularFile, writeRegularFile } from "./regular-file.ts";
 export { createRunCommandTool } from "./run-command.ts";
 export { createTools } from "./tools.ts";
 export { createUpdateDocumentTool } from "./update-document.ts";

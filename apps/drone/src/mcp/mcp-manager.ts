@@ -6,7 +6,7 @@ import { createHash } from "node:crypto";
 import type { AnyTool, EngineLogger, ToolContext } from "@gadget/agent";
 import type { WorkOrderMcpServer } from "@gadget/protocol";
 import { type CommandConfinement, spawnConfined } from "@gadget/sandbox";
-import { redactSecrets, scrubEnvironment } from "@gadget/tools";
+import { commandEnvironment, redactSecrets } from "@gadget/tools";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
@@ -232,7 +232,7 @@ export class McpManager {
     let stdio: ConfinedStdioTransport | null = null;
     if (server.command) {
       const env = {
-        ...scrubEnvironment(this.options.env, { secretValues: request.secretValues }),
+        ...commandEnvironment(this.options.env, { secretValues: request.secretValues }),
         // The server's own variables, secrets included: they are what the project gives it.
         ...server.env,
       };
