@@ -19,6 +19,8 @@ import {
   type ExitReason,
   type IChatMessage,
   type IWorkOrder,
+  MAX_CHANGED_FILES,
+  MAX_CHANGED_PATH_BYTES,
   pullRequestText,
   splitThinking,
   storableIssue,
@@ -27,6 +29,7 @@ import {
 } from "@gadget/protocol";
 import { type CommandConfinement, confine, type Sandbox } from "@gadget/sandbox";
 import {
+  cappedChanges,
   changesSince,
   createTools,
   describeLeftOut,
@@ -108,6 +111,8 @@ export class ActiveTurn {
   private confinement!: CommandConfinement;
   private mcpLease: McpLease | null = null;
   private checkpointInFlight: Promise<void> = Promise.resolve();
+  /** An event of the turn could not be stored (see EventSender): the turn ends with an error. */
+  private refused = false;
 
   constructor(
     readonly order: IWorkOrder,
@@ -203,6 +208,12 @@ export class ActiveTurn {
         // The turn was taken from this drone (cancelled, interrupted, revoked): stop working on it.
         this.abort.abort(new Error(error.message));
       },
+      onRefusedEvent: (_seq, message) => {
+        // Its error event is in the journal already: the turn ends as failed, not cancelled.
+        this.refused = true;
+        settings.logger.warn({ turnId: order.turnId }, message);
+        this.abort.abort(new Error(message));
+      },
     });
     let lock: WorkspaceLock | null = null;
     let worktree: SessionWorktree | null = null;
@@ -263,11 +274,13 @@ export class ActiveTurn {
       }
 
       const changes = await changesSince(directory, snapshot, { maxDiffBytes });
+      const listed = cappedChanges(changes.files, MAX_CHANGED_FILES, MAX_CHANGED_PATH_BYTES);
       this.emit(
         agentEvent("changes", {
-          files: changes.files,
+          files: listed.files,
           diff: changes.diff,
           truncated: changes.truncated,
+          ...(listed.total > listed.files.length ? { total: listed.total } : {}),
         }),
       );
       if (verified) this.emit(agentEvent("verification", verified.event));
@@ -286,6 +299,7 @@ export class ActiveTurn {
     } finally {
       this.mcpLease?.release();
       if (worktree) await this.commit(worktree, snapshot);
+      if (this.refused) outcome = { ...outcome, reason: "error" };
       this.emit(agentEvent("done", outcome));
       await lock?.release();
     }

@@ -247,3 +247,24 @@ export async function changesSince(
   ]);
   return { files: parseNameStatus(names), diff: diff.stdout, truncated: diff.truncated, current };
 }
+
+/**
+ * The changed files an event can carry: the first `maxFiles` (by path) whose paths fit in
+ * `maxBytes`, and how many there were in all. 100,000 files under long paths would otherwise make
+ * one event larger than a socket message.
+ * @example const { files, total } = cappedChanges(changes.files, 1000, 256 * 1024);
+ */
+export function cappedChanges(
+  files: readonly FileChange[],
+  maxFiles: number,
+  maxBytes: number,
+): { files: FileChange[]; total: number } {
+  const kept: FileChange[] = [];
+  let bytes = 0;
+  for (const file of files) {
+    bytes += Buffer.byteLength(file.path) + 16;
+    if (kept.length >= maxFiles || bytes > maxBytes) break;
+    kept.push(file);
+  }
+  return { files: kept, total: files.length };
+}

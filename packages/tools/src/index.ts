@@ -9,7 +9,7 @@ export type {
   WorkspaceChanges,
   WorkspaceSnapshot,
 } from "./changes.ts";
-export { changesSince, snapshotWorkspace } from "./changes.ts";
+export { cappedChanges, changesSince, snapshotWorkspace } from "./changes.ts";
 export type { CommandEnvironmentOptions } from "./command-env.ts";
 export { commandEnvironment, nonInteractiveEnv, passedVariables } from "./command-env.ts";
 export type {
