@@ -27,7 +27,12 @@ import {
   toStorable,
   WAITING_FOR_WORKTREE,
 } from "@gadget/protocol";
-import { type CommandConfinement, confine, type Sandbox } from "@gadget/sandbox";
+import {
+  type CommandConfinement,
+  type ConfinementPolicy,
+  confine,
+  type Sandbox,
+} from "@gadget/sandbox";
 import {
   cappedChanges,
   changesSince,
@@ -48,7 +53,7 @@ import {
   pushSessionBranch,
 } from "./workspace/delivery.ts";
 import { acquireLock, type WorkspaceLock } from "./workspace/lock.ts";
-import { prepareWorkspace } from "./workspace/prepare.ts";
+import { prepareWorkspace, projectDirectory } from "./workspace/prepare.ts";
 import {
   cloneLockFile,
   commitSessionWork,
@@ -109,6 +114,7 @@ export class ActiveTurn {
   private sender!: EventSender;
   private journal!: TurnJournal;
   private confinement!: CommandConfinement;
+  private policy!: ConfinementPolicy;
   private mcpLease: McpLease | null = null;
   private checkpointInFlight: Promise<void> = Promise.resolve();
   /** An event of the turn could not be stored (see EventSender): the turn ends with an error. */
@@ -498,12 +504,13 @@ export class ActiveTurn {
         }),
       );
     }
-    return confine(settings.sandbox, {
+    this.policy = {
       workspace: await realpath(directory),
       home: projectHome({ workspace: settings.workspaceRoot }, order.project.slug),
       network,
       hidden: [settings.workspaceRoot, ...settings.hiddenPaths],
-    });
+    };
+    return confine(settings.sandbox, this.policy);
   }
 
   /** The session's MCP servers, started (inside the sandbox, in the worktree) or reused. */
@@ -517,10 +524,15 @@ export class ActiveTurn {
         message: `Connecting to MCP servers: ${servers.map((server) => server.name).join(", ")}`,
       }),
     );
+    // Stdio servers start in the default-branch checkout (shown read-only), never in the worktree.
+    const programDirectory = await realpath(
+      projectDirectory(settings.workspaceRoot, order.project.slug),
+    );
     return settings.mcp.open({
       session: `${order.project._id}:${this.sessionId}`,
       servers,
-      confinement: this.confinement,
+      confinement: confine(settings.sandbox, { ...this.policy, readOnly: [programDirectory] }),
+      programDirectory,
       workspace: await realpath(directory),
       policy: JSON.stringify(order.project.network),
       secretValues: this.secrets(),

@@ -113,6 +113,7 @@ export function bubblewrapArguments(plan: BubblewrapPlan): string[] {
       args.push("--tmpfs", hidden);
     }
   }
+  for (const directory of policy.readOnly ?? []) args.push("--ro-bind", directory, directory);
   args.push("--bind", policy.home, policy.home);
   args.push("--bind", policy.workspace, policy.workspace);
   for (const gitPath of plan.gitPaths) args.push("--ro-bind", gitPath, gitPath);
