@@ -52,6 +52,7 @@ import {
   type PullRequestResult,
   pushSessionBranch,
 } from "./workspace/delivery.ts";
+import { storedCredentials } from "./workspace/credentials.ts";
 import { acquireLock, type WorkspaceLock } from "./workspace/lock.ts";
 import { prepareWorkspace, projectDirectory } from "./workspace/prepare.ts";
 import {
@@ -438,7 +439,10 @@ export class ActiveTurn {
     this.emit(
       agentEvent("status", { phase: "delivery", message: `Pushing ${worktree.branch} to origin` }),
     );
-    const outcome = await pushSessionBranch(worktree.directory, worktree.branch, { commit });
+    const outcome = await pushSessionBranch(worktree.directory, worktree.branch, {
+      commit,
+      credentialStore: storedCredentials(settings.workspaceRoot, order.project.slug),
+    });
     if (outcome.error) {
       settings.logger.warn({ turnId: order.turnId, reason: outcome.error }, "push failed");
     }
