@@ -38,6 +38,7 @@ import {
   changesSince,
   createTools,
   describeLeftOut,
+  type LeftOut,
   runCommand,
   snapshotWorkspace,
   type WorkspaceSnapshot,
@@ -281,6 +282,7 @@ export class ActiveTurn {
       }
 
       const changes = await changesSince(directory, snapshot, { maxDiffBytes });
+      this.reportLeftOut(changes.leftOut);
       const listed = cappedChanges(changes.files, MAX_CHANGED_FILES, MAX_CHANGED_PATH_BYTES);
       this.emit(
         agentEvent("changes", {
@@ -314,6 +316,16 @@ export class ActiveTurn {
     await this.checkpointInFlight;
     if (!this.sender.isRejected || this.journal.pending().length === 0) await this.journal.remove();
   }
+
+  /** Says once per turn what the drone's git left out of its snapshot or commit, and why. */
+  private reportLeftOut(leftOut: LeftOut[]): void {
+    const message = describeLeftOut(leftOut);
+    if (!message || this.reported.has(message)) return;
+    this.reported.add(message);
+    this.emit(agentEvent("status", { phase: "workspace", level: "warning", message }));
+  }
+
+  private readonly reported = new Set<string>();
 
   /** The session whose worktree the turn works in; a work order without one is a session of its own. */
   private get sessionId(): string {
@@ -396,12 +408,7 @@ export class ActiveTurn {
         `${subject}\n\nGadget-Turn: ${order.turnId}`,
         {
           ...(order.project.commitAuthor ? { author: order.project.commitAuthor } : {}),
-          onLeftOut: (leftOut) => {
-            const message = describeLeftOut(leftOut);
-            if (message) {
-              this.emit(agentEvent("status", { phase: "workspace", level: "warning", message }));
-            }
-          },
+          onLeftOut: (leftOut) => this.reportLeftOut(leftOut),
         },
       );
     } catch (error) {

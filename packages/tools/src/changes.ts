@@ -16,7 +16,7 @@ import {
 import os from "node:os";
 import path from "node:path";
 import { gitOrThrow, runGit } from "./git.ts";
-import { stageAll } from "./staging.ts";
+import { type LeftOut, type StagingResult, stageAll } from "./staging.ts";
 import { isInside } from "./workspace-path.ts";
 
 /** An opaque, JSON-serialisable point in a workspace's history. */
@@ -47,6 +47,8 @@ export interface WorkspaceChanges {
   truncated: boolean;
   /** A snapshot of the current state, to measure the next changes from. */
   current: WorkspaceSnapshot;
+  /** What the snapshot left out (nested repositories, paths git refuses, pipes under git's names). */
+  leftOut: LeftOut[];
 }
 
 export interface SnapshotOptions {
@@ -144,7 +146,11 @@ async function keepRacyEntriesRacy(original: string, copy: string): Promise<void
   await utimes(copy, backdated, backdated);
 }
 
-async function writeTree(root: string, store: Store, signal?: AbortSignal): Promise<string> {
+async function writeTree(
+  root: string,
+  store: Store,
+  signal?: AbortSignal,
+): Promise<{ tree: string; leftOut: LeftOut[] }> {
   const temporary = await mkdtemp(path.join(os.tmpdir(), "gadget-index-"));
   const index = path.join(temporary, "index");
   try {
@@ -157,19 +163,20 @@ async function writeTree(root: string, store: Store, signal?: AbortSignal): Prom
     const env = { ...store.env, GIT_INDEX_FILE: index };
     // Nested repositories and paths git refuses stay out of snapshots as they stay out of commits.
     const add = () => stageAll({ cwd: root, env, ...(signal ? { signal } : {}) }, "HEAD");
+    let staged: StagingResult;
     try {
-      await add();
+      staged = await add();
     } catch (error) {
       if (!seeded) throw error;
       // An index git cannot reuse (e.g. split index): start from an empty one.
       await rm(index, { force: true });
-      await add();
+      staged = await add();
     }
     const tree = (
       await gitOrThrow(["write-tree"], { cwd: root, env, ...(signal ? { signal } : {}) })
     ).trim();
     if (store.persistIndex) await rename(index, store.seedIndex).catch(() => undefined);
-    return tree;
+    return { tree, leftOut: staged.leftOut };
   } finally {
     await rm(temporary, { recursive: true, force: true });
   }
@@ -189,7 +196,7 @@ export async function snapshotWorkspace(
 ): Promise<WorkspaceSnapshot> {
   const root = await realpath(workspace);
   const store = await openStore(root, options);
-  const tree = await writeTree(root, store, options.signal);
+  const { tree } = await writeTree(root, store, options.signal);
   return store.kind === "private"
     ? { version: 1, tree, store: "private", gitDir: store.gitDir }
     : { version: 1, tree, store: "repository" };
@@ -217,13 +224,13 @@ export async function changesSince(
 ): Promise<WorkspaceChanges> {
   const root = await realpath(workspace);
   const store = await openStore(root, options, snapshot);
-  const tree = await writeTree(root, store, options.signal);
+  const { tree, leftOut } = await writeTree(root, store, options.signal);
   const current: WorkspaceSnapshot =
     store.kind === "private"
       ? { version: 1, tree, store: "private", gitDir: store.gitDir }
       : { version: 1, tree, store: "repository" };
   const base = { cwd: root, env: store.env, ...(options.signal ? { signal: options.signal } : {}) };
-  if (tree === snapshot.tree) return { files: [], diff: "", truncated: false, current };
+  if (tree === snapshot.tree) return { files: [], diff: "", truncated: false, current, leftOut };
   const [names, diff] = await Promise.all([
     gitOrThrow(
       ["diff-tree", "-r", "-z", "--no-renames", "--name-status", "--relative", snapshot.tree, tree],
@@ -245,7 +252,13 @@ export async function changesSince(
       { ...base, maxOutputBytes: options.maxDiffBytes ?? 256 * 1024 },
     ),
   ]);
-  return { files: parseNameStatus(names), diff: diff.stdout, truncated: diff.truncated, current };
+  return {
+    files: parseNameStatus(names),
+    diff: diff.stdout,
+    truncated: diff.truncated,
+    current,
+    leftOut,
+  };
 }
 
 /**

@@ -25,6 +25,7 @@ export type { ContextSourceOptions } from "./context-sources.ts";
 export { workspaceContextSources } from "./context-sources.ts";
 export { applyEdit, createEditFileTool } from "./edit-file.ts";
 export { createGlobTool } from "./glob.ts";
+export { defuseGitControlFiles, gitControlFileNames } from "./git-control-files.ts";
 export { createGrepTool } from "./grep.ts";
 export { createListDirTool } from "./list-dir.ts";
 export type { Logger, ResolvedToolsOptions, ToolsOptions } from "./options.ts";

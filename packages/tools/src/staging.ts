@@ -4,11 +4,13 @@
 // git refuses (`.GIT/config`) leaves only itself out, not the whole commit.
 import { SystemError } from "@gadget/protocol";
 import { type GitOptions, runGit } from "./git.ts";
+import { defuseGitControlFiles } from "./git-control-files.ts";
 
 /** What was not staged, and why. */
 export interface LeftOut {
   path: string;
-  reason: "nested_repository" | "refused_path";
+  /** `not_a_file`: a named pipe, socket or device under a git control file's name, removed. */
+  reason: "nested_repository" | "refused_path" | "not_a_file";
 }
 
 export interface StagingResult {
@@ -66,6 +68,8 @@ function parseRaw(output: string): RawEntry[] {
  * @example const { changed, leftOut } = await stageAll({ cwd: worktree }, "HEAD");
  */
 export async function stageAll(options: GitOptions, base: string): Promise<StagingResult> {
+  // A named pipe called .gitignore would hold `git add` in open() for good.
+  const defused = await defuseGitControlFiles(options.cwd);
   const added = await runGit(["add", "--all", "--ignore-errors", "--", "."], options);
   const refused = refusedPaths(added.stderr);
   if (added.code !== 0 && refused.length === 0) {
@@ -75,6 +79,7 @@ export async function stageAll(options: GitOptions, base: string): Promise<Stagi
     );
   }
   const leftOut = new Map<string, LeftOut>();
+  for (const file of defused) leftOut.set(file, { path: file, reason: "not_a_file" });
   for (const file of refused) {
     const entry = describeRefused(file);
     leftOut.set(entry.path, entry);
@@ -135,6 +140,7 @@ export function describeLeftOut(leftOut: readonly LeftOut[]): string | null {
   if (leftOut.length === 0) return null;
   const nested = leftOut.filter((entry) => entry.reason === "nested_repository");
   const refused = leftOut.filter((entry) => entry.reason === "refused_path");
+  const removed = leftOut.filter((entry) => entry.reason === "not_a_file");
   const list = (entries: readonly LeftOut[]) => {
     const shown = entries.slice(0, 5).map((entry) => entry.path);
     const more = entries.length - shown.length;
@@ -147,5 +153,10 @@ export function describeLeftOut(leftOut: readonly LeftOut[]): string | null {
     );
   }
   if (refused.length > 0) parts.push(`git refuses the path ${list(refused)}`);
+  if (removed.length > 0) {
+    parts.push(
+      `${list(removed)} ${removed.length === 1 ? "was a named pipe, socket or device" : "were named pipes, sockets or devices"} under a name git reads, and ${removed.length === 1 ? "was" : "were"} removed`,
+    );
+  }
   return `Left out of the commit: ${parts.join("; ")}.`;
 }

@@ -4,6 +4,7 @@ import { existsSync } from "node:fs";
 import { readdir, stat } from "node:fs/promises";
 import path from "node:path";
 import type { EngineLogger } from "@gadget/agent";
+import { defuseGitControlFiles } from "@gadget/tools";
 import { droneGit, firstLine } from "./git.ts";
 import { tryLock } from "./lock.ts";
 import { projectDirectory } from "./prepare.ts";
@@ -83,6 +84,7 @@ async function pruneProject(
       // Plain `worktree remove` asks `git status --ignore-submodules=none` whether it is clean,
       // which enters nested repositories and runs their filters; the drone asks its own git
       // (which never enters them) and removes only a clean worktree, with --force.
+      await defuseGitControlFiles(directory);
       const status = await (await droneGit(directory, {}, true)).raw([
         "status",
         "--porcelain",

@@ -10,7 +10,7 @@ import {
   type TurnRevertResult,
   UserError,
 } from "@gadget/protocol";
-import { changesSince } from "@gadget/tools";
+import { changesSince, defuseGitControlFiles } from "@gadget/tools";
 import { storedCredentials } from "./credentials.ts";
 import { pushSessionBranch } from "./delivery.ts";
 import { droneGit, firstLine } from "./git.ts";
@@ -108,6 +108,7 @@ async function revertIn(
   if (!commit && uncommitted?.turnId === turnId) {
     return restoreSnapshot(worktree, directory, uncommitted.before);
   }
+  await defuseGitControlFiles(directory);
   const dirty = (await worktree.raw(["status", "--porcelain"])).trim() !== "";
   if (dirty) {
     // Either the turn's own commit failed or another's did: a revert cannot tell them apart.
