@@ -48,12 +48,12 @@ import type { McpLease, McpManager } from "./mcp/mcp-manager.ts";
 import { projectHome } from "./sandbox.ts";
 import type { EventJournal, TurnJournal } from "./streaming/journal.ts";
 import { type DroneSocket, EventSender, type SenderOptions } from "./streaming/sender.ts";
+import { storedCredentials } from "./workspace/credentials.ts";
 import {
   deliverPullRequest,
   type PullRequestResult,
   pushSessionBranch,
 } from "./workspace/delivery.ts";
-import { storedCredentials } from "./workspace/credentials.ts";
 import { acquireLock, type WorkspaceLock } from "./workspace/lock.ts";
 import { prepareWorkspace, projectDirectory } from "./workspace/prepare.ts";
 import {

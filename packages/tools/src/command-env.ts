@@ -45,7 +45,10 @@ export function commandEnvironment(
   const result: Record<string, string> = {};
   for (const [name, value] of Object.entries(host)) {
     if (value === undefined) continue;
-    if (!passedVariables.includes(name) && !passedPrefixes.some((prefix) => name.startsWith(prefix)))
+    if (
+      !passedVariables.includes(name) &&
+      !passedPrefixes.some((prefix) => name.startsWith(prefix))
+    )
       continue;
     if (values.some((secret) => value.includes(secret))) continue;
     result[name] = value;

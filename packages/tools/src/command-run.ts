@@ -8,12 +8,12 @@ import { StringDecoder } from "node:string_decoder";
 import type { ToolOutputChunk } from "@gadget/agent";
 import type { CommandConfinement, Refusal } from "@gadget/sandbox";
 import { commandEnvironment } from "./command-env.ts";
-import { redactSecrets } from "./redaction.ts";
 import { expandGlob } from "./command-glob.ts";
 import { type CommandStep, parseCommand, refuse } from "./command-parse.ts";
 import { type Logger, resolveToolsOptions, type ToolsOptions } from "./options.ts";
 import { OutputCapture } from "./output-capture.ts";
 import { terminateProcessGroup } from "./process-group.ts";
+import { redactSecrets } from "./redaction.ts";
 import { isInside, resolveInWorkspace, resolveRealPath, toRelative } from "./workspace-path.ts";
 
 export interface RunCommandOptions

@@ -4,9 +4,9 @@ import { stat } from "node:fs/promises";
 import { defineTool, ToolError } from "@gadget/agent";
 import { z } from "zod";
 import { resolveToolsOptions, type ToolsOptions } from "./options.ts";
+import { readRegularFile } from "./regular-file.ts";
 import { didYouMean } from "./suggest.ts";
 import { countLines, formatBytes, looksBinary, numberLine, plural } from "./text.ts";
-import { readRegularFile } from "./regular-file.ts";
 import { resolveInWorkspace } from "./workspace-path.ts";
 import { writeConfined } from "./write-file.ts";
 

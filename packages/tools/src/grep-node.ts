@@ -178,7 +178,10 @@ export async function searchFile(
   buffer: Buffer = Buffer.allocUnsafe(chunkSize),
 ): Promise<GrepLine[] | undefined> {
   const search = new LineSearch(matchers, query, limit);
-  const handle = await open(absolute, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
+  const handle = await open(
+    absolute,
+    constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW,
+  );
   try {
     let position = 0;
     while (!search.done) {

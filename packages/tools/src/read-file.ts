@@ -3,9 +3,9 @@ import { stat } from "node:fs/promises";
 import { defineTool, ToolError } from "@gadget/agent";
 import { z } from "zod";
 import { resolveToolsOptions, type ToolsOptions } from "./options.ts";
+import { openRegularForRead } from "./regular-file.ts";
 import { didYouMean } from "./suggest.ts";
 import { cutLine, formatBytes, looksBinary, numberLine, plural } from "./text.ts";
-import { openRegularForRead } from "./regular-file.ts";
 import { resolveInWorkspace, type WorkspacePath } from "./workspace-path.ts";
 
 const chunkSize = 256 * 1024;
@@ -191,13 +191,7 @@ export function createReadFileTool(toolOptions: ToolsOptions = {}) {
       }
       const offset = Math.max(1, input.offset ?? 1);
       const limit = Math.min(input.limit ?? options.maxReadLines, options.maxReadLines);
-      const result = await readNumberedLines(
-        target,
-        offset,
-        limit,
-        options,
-        context.signal,
-      );
+      const result = await readNumberedLines(target, offset, limit, options, context.signal);
       const total = result.totalLines;
       if (total === 0) {
         return {

@@ -56,7 +56,11 @@ export async function openRegularForRead(
   absolute: string,
   options: OpenRegularOptions,
 ): Promise<FileHandle> {
-  return openChecked(absolute, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK, options);
+  return openChecked(
+    absolute,
+    constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK,
+    options,
+  );
 }
 
 /**
@@ -72,7 +76,12 @@ export async function openRegularForWrite(
   const base = constants.O_WRONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
   let handle: FileHandle;
   try {
-    handle = await openChecked(absolute, base | constants.O_CREAT | constants.O_EXCL, options, true);
+    handle = await openChecked(
+      absolute,
+      base | constants.O_CREAT | constants.O_EXCL,
+      options,
+      true,
+    );
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
     handle = await openChecked(absolute, base, options, false);
@@ -124,7 +133,10 @@ async function openChecked(
 }
 
 /** Reads a whole regular file inside the workspace (see openRegularForRead). */
-export async function readRegularFile(absolute: string, options: OpenRegularOptions): Promise<Buffer> {
+export async function readRegularFile(
+  absolute: string,
+  options: OpenRegularOptions,
+): Promise<Buffer> {
   const handle = await openRegularForRead(absolute, options);
   try {
     return await handle.readFile();

@@ -89,8 +89,7 @@ export async function stageAll(options: GitOptions, base: string): Promise<Stagi
     ["diff-index", "--cached", "--raw", "-z", "--no-renames", base, "--"],
     options,
   );
-  const entries =
-    compared.code === 0 ? parseRaw(compared.stdout) : await everythingStaged(options);
+  const entries = compared.code === 0 ? parseRaw(compared.stdout) : await everythingStaged(options);
   const gitlinks = entries.filter((entry) => entry.newMode === gitlinkMode);
   if (gitlinks.length > 0) {
     // mode 0 removes a path from the index; any other line puts the base's entry back.

@@ -4,8 +4,8 @@ import path from "node:path";
 import { defineTool, ToolError } from "@gadget/agent";
 import { z } from "zod";
 import { resolveToolsOptions, type ToolsOptions } from "./options.ts";
-import { countLines, formatBytes, plural } from "./text.ts";
 import { writeRegularFile } from "./regular-file.ts";
+import { countLines, formatBytes, plural } from "./text.ts";
 import { resolveInWorkspace, type WorkspacePath } from "./workspace-path.ts";
 
 export const writeFileInput = z.object({
@@ -19,7 +19,10 @@ export const writeFileInput = z.object({
  */
 export async function writeConfined(target: WorkspacePath, content: string): Promise<void> {
   await mkdir(path.dirname(target.absolute), { recursive: true });
-  await writeRegularFile(target.absolute, content, { root: target.root, relative: target.relative });
+  await writeRegularFile(target.absolute, content, {
+    root: target.root,
+    relative: target.relative,
+  });
 }
 
 /** The write_file tool. */

@@ -17,8 +17,8 @@ import {
   gitPreamble,
   runHostileProgram,
   type StoredEvent,
+  startCorpus,
 } from "./hostile/corpus.ts";
-import { startCorpus } from "./hostile/corpus.ts";
 
 const droneName = "hostile-git";
 
@@ -99,8 +99,26 @@ console.log("planted");`,
       // A repository of the drone's user outside any workspace, with a filter of its own.
       const elsewhere = await makeTempDir("gadget-host-repo-");
       execFileSync("git", ["init", "-q", elsewhere]);
-      execFileSync("git", ["-C", elsewhere, "config", "filter.x.clean", `touch ${path.join(corpus.outside, "pointer")}`]);
-      execFileSync("git", ["-C", elsewhere, "-c", "user.name=h", "-c", "user.email=h@h", "commit", "-q", "--allow-empty", "-m", "host"]);
+      execFileSync("git", [
+        "-C",
+        elsewhere,
+        "config",
+        "filter.x.clean",
+        `touch ${path.join(corpus.outside, "pointer")}`,
+      ]);
+      execFileSync("git", [
+        "-C",
+        elsewhere,
+        "-c",
+        "user.name=h",
+        "-c",
+        "user.email=h@h",
+        "commit",
+        "-q",
+        "--allow-empty",
+        "-m",
+        "host",
+      ]);
       return `
 mkdirSync("w", { recursive: true });
 writeFileSync("w/.git", "gitdir: ${elsewhere}/.git\\n");

@@ -55,8 +55,7 @@ export class TurnJournal {
         } else {
           journal.events[at] = entry.event;
         }
-      }
-      else if ("acked" in entry) journal.ackedSeq = Math.max(journal.ackedSeq, entry.acked);
+      } else if ("acked" in entry) journal.ackedSeq = Math.max(journal.ackedSeq, entry.acked);
       else if ("checkpoint" in entry) journal.latestCheckpoint = entry.checkpoint;
     }
     journal.events = journal.events.filter((event) => event.seq > journal.ackedSeq);

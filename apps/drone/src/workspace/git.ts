@@ -48,7 +48,10 @@ export async function droneGit(directory: string, options: DroneGitOptions, inRe
   const hardened = await hardenedGit(inRepository ? directory : null, environment);
   // An empty value resets the helper list; git runs `git credential-store --file=<file> get`.
   const credentials = options.credentialStore
-    ? ["credential.helper=", `credential.helper=store --file=${shellQuote(options.credentialStore)}`]
+    ? [
+        "credential.helper=",
+        `credential.helper=store --file=${shellQuote(options.credentialStore)}`,
+      ]
     : [];
   const client = simpleGit({
     baseDir: directory,

@@ -149,8 +149,9 @@ export async function prepareWorkspace(options: PrepareOptions): Promise<Prepare
 
 /** A clone made before credentials had their own store keeps them in its origin URL: remove them. */
 async function forgetOriginCredentials(repository: ReturnType<typeof simpleGit>): Promise<void> {
-  const origin = (await repository.raw(["config", "--get", "remote.origin.url"]).catch(() => ""))
-    .trim();
+  const origin = (
+    await repository.raw(["config", "--get", "remote.origin.url"]).catch(() => "")
+  ).trim();
   const { url, storeLine } = splitCredentials(origin);
   if (storeLine) await repository.raw(["config", "remote.origin.url", url]);
 }

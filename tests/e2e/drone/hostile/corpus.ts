@@ -67,7 +67,8 @@ export async function startCorpus(
   await mkdir(path.join(home, ".ssh"), { recursive: true });
   await writeFile(path.join(home, ".ssh", "id_rsa"), `${hostSecrets.sshKey}\n`, { mode: 0o600 });
   const workspaceRoot = path.join(home, "workspaces");
-  const config = path.join(home, "drone.json");
+  // Where a user's config lives: the drone hides that directory, not the whole home.
+  const config = path.join(home, ".config", "gadget-drone", "config.json");
   const registered = await registerWithCli(user, server.url, {
     name,
     workspace: workspaceRoot,
