@@ -70,7 +70,7 @@ function parseRaw(output: string): RawEntry[] {
 export async function stageAll(options: GitOptions, base: string): Promise<StagingResult> {
   // A named pipe called .gitignore would hold `git add` in open() for good.
   const defused = await defuseGitControlFiles(options.cwd);
-  const added = await runGit(["add", "--all", "--ignore-errors", "--", "."], options);
+  const added = await runGit(["add", "--all", "--verbose", "--ignore-errors", "--", "."], options);
   const refused = refusedPaths(added.stderr);
   if (added.code !== 0 && refused.length === 0) {
     throw new SystemError(
@@ -84,6 +84,10 @@ export async function stageAll(options: GitOptions, base: string): Promise<Stagi
     const entry = describeRefused(file);
     leftOut.set(entry.path, entry);
   }
+  // --verbose names each path staged ("add 'x'", "remove 'x'"); a gitlink's ends in "/".
+  const staged = added.stdout.split("\n").filter((line) => /^(add|remove) '/.test(line));
+  const nested = staged.filter((line) => line.endsWith("/'"));
+  if (nested.length === 0) return { changed: staged.length > 0, leftOut: sorted(leftOut) };
   // --cached: the index against base only; no working tree, so no nested repository is entered.
   const compared = await runGit(
     ["diff-index", "--cached", "--raw", "-z", "--no-renames", base, "--"],
@@ -112,10 +116,11 @@ export async function stageAll(options: GitOptions, base: string): Promise<Stagi
       leftOut.set(entry.path, { path: entry.path, reason: "nested_repository" });
     }
   }
-  return {
-    changed: entries.length > gitlinks.length,
-    leftOut: [...leftOut.values()].sort((a, b) => (a.path < b.path ? -1 : 1)),
-  };
+  return { changed: staged.length > nested.length, leftOut: sorted(leftOut) };
+}
+
+function sorted(leftOut: Map<string, LeftOut>): LeftOut[] {
+  return [...leftOut.values()].sort((a, b) => (a.path < b.path ? -1 : 1));
 }
 
 /** Without a base (a repository with no commit yet) every index entry is new. */
