@@ -209,11 +209,17 @@ export async function followEveryGitPath(
   hostileTurnId: string,
 ): Promise<{ nextTurn: StoredEvent[] }> {
   const { user } = corpus;
-  const page = await user.get(`/api/sessions/${project.sessionId}`);
-  expect(page.status).toBe(200);
-  expect(page.body.session.worktree, "the session page's branch state").toMatchObject({
-    head: expect.any(String),
-  });
+  // The server gives the drone 2 s to answer; a busy machine may need another ask.
+  const state = await waitFor(
+    async () => {
+      const page = await user.get(`/api/sessions/${project.sessionId}`);
+      expect(page.status).toBe(200);
+      return page.body.session.worktree;
+    },
+    30_000,
+    "the session page's branch state, from the drone",
+  );
+  expect(state).toMatchObject({ head: expect.any(String) });
 
   const edit = await user.put(`/api/projects/${project.projectId}/file`, {
     path: "hand-edit.txt",
