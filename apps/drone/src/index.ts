@@ -9,6 +9,7 @@ export { ActiveTurn, type TurnProgress } from "./turn-runner.ts";
 export { pushSessionBranch } from "./workspace/delivery.ts";
 export { prepareWorkspace } from "./workspace/prepare.ts";
 export { pruneIdleWorktrees, WorktreePruner } from "./workspace/prune.ts";
+export { describeSessionWorktree } from "./workspace/worktree-state.ts";
 export {
   commitSessionWork,
   prepareSessionWorktree,

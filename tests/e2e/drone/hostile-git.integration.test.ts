@@ -245,6 +245,6 @@ describe("a hostile repository and the drone's own git", () => {
       // Nothing of the machine's secrets reached the turn.
       const everything = JSON.stringify(turn.events);
       expect(everything).not.toContain(corpus.credential);
-    });
+    }, 300_000);
   }
 });

@@ -110,13 +110,13 @@ describe("a hostile repository and the drone's machine", () => {
       .join("\n");
     expect(warned).toMatch(/\.gitignore.*named pipe/);
     const relay = await corpus.user.get(
-      `/api/projects/${project.projectId}/file?path=q3&sessionId=${project.sessionId}`,
+      `/api/projects/${project.projectId}/file?path=q3&session=${project.sessionId}`,
     );
     expect(relay.status).toBe(400);
     expect(relay.body.error.message).toMatch(/named pipe/);
     await followEveryGitPath(corpus, project, turn.turnId);
     await expectDroneOnline(corpus, droneName);
-  });
+  }, 300_000);
 
   it("10⁵ files under long paths: the changes event is capped with a total, and the turn completes", async () => {
     const project = await corpusProject(corpus, "Many files");
@@ -150,7 +150,7 @@ console.log("made 100000 files");`,
     );
     const next = await runTurn(corpus, project.sessionId, "Write after.txt");
     expect(next.events.at(-1)).toMatchObject({ type: "done", data: { reason: "completed" } });
-  });
+  }, 900_000);
 
   it("an event too large to send ends its turn with the reason, once; the drone stays online", async () => {
     const project = await corpusProject(corpus, "Huge event");
@@ -181,7 +181,7 @@ console.log("made 100000 files");`,
     corpus.model.enqueue({ text: "Fine." });
     const next = await runTurn(corpus, project.sessionId, "Say fine");
     expect(next.events.at(-1)).toMatchObject({ type: "done", data: { reason: "completed" } });
-  });
+  }, 300_000);
 
   it("an MCP server's program rewritten by the agent never runs: its secret reaches no turn in any form", async () => {
     const fixture = await bundleMcpFixtureServer();
@@ -243,7 +243,7 @@ for (const where of [process.env.GADGET_WORKTREE ?? ".", "."]) {
     expect(commandOutputs(second.events)[0]).toMatch(/No such file/);
     const everything = JSON.stringify([...first.events, ...second.events]);
     for (const form of leakedForms(mcpToken)) expect(everything).not.toContain(form);
-  });
+  }, 300_000);
 
   it("a link planted in the private HOME is never followed by the sandbox's own setup", async () => {
     const project = await corpusProject(corpus, "Planted home");
@@ -272,7 +272,7 @@ console.log("planted in " + home);`,
     expect(next.events.at(-1)).toMatchObject({ type: "done", data: { reason: "completed" } });
     await expectNothingOutside(corpus);
     expect(existsSync(path.join(corpus.outside, "bin"))).toBe(false);
-  });
+  }, 300_000);
 
   it("passes no secret of the drone's environment to a command", async () => {
     const project = await corpusProject(corpus, "Environment");
@@ -295,7 +295,7 @@ console.log("planted in " + home);`,
     const everything = JSON.stringify(turn.events);
     expect(everything).not.toContain(hostSecrets.databaseUrl);
     expect(everything).not.toContain(hostSecrets.githubPat);
-  });
+  }, 120_000);
 
   it("credentials in the git URL: never answered, never in .git/config, and the push still works", async () => {
     const root = await makeTempDir("gadget-git-http-");
@@ -362,12 +362,12 @@ console.log("planted in " + home);`,
     } finally {
       await http.close();
     }
-  });
+  }, 300_000);
 
   it("ends on SIGTERM within its drain time, and exits 0", async () => {
     const started = Date.now();
     corpus.drone.child.kill("SIGTERM");
     expect(await corpus.drone.exited).toBe(0);
     expect(Date.now() - started).toBeLessThan(60_000);
-  });
+  }, 120_000);
 });
