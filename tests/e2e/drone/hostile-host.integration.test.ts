@@ -341,7 +341,7 @@ console.log("planted in " + home);`,
       corpus.model.enqueue(
         {
           toolCalls: [
-            { name: "run_command", arguments: { command: "git config --get remote.origin.url" } },
+            { name: "run_command", arguments: { command: "git remote get-url origin" } },
             { name: "write_file", arguments: { path: "pushed.txt", content: "pushed\n" } },
           ],
         },
