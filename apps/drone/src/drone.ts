@@ -60,6 +60,18 @@ export interface DroneSettings {
   labels?: string[];
   /** `start --ephemeral`: one turn, then `spent` resolves and the drone takes no other. */
   ephemeral?: boolean;
+  /**
+   * How long a graceful shutdown waits for running turns before cancelling them; default 10
+   * minutes. After cancelling, their events get `eventsGraceMs` (default 10 s) to reach the
+   * server; what does not stays journaled for the next start. Together they bound a shutdown.
+   */
+  drainMs?: number;
+  eventsGraceMs?: number;
+}
+
+/** Resolves after `ms`, without keeping the process alive. */
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
 }
 
 /** A refusal at connect time that reconnecting will not fix. */
@@ -337,18 +349,39 @@ export class Drone {
   }
 
   /**
-   * Stops taking work. `cancel: false` lets running turns finish (first SIGTERM/SIGINT);
-   * `cancel: true` cancels them (second signal). Resolves when they have ended and their events are sent.
+   * Stops taking work. `cancel: false` lets running turns finish (first SIGTERM/SIGINT) for up to
+   * the drain time; `cancel: true` cancels them (second signal), also during a drain under way.
+   * Resolves when they have ended and their events are sent, or when the events' grace is over
+   * (they stay journaled): a shutdown always ends, whatever the server or the connection does.
    */
-  async shutdown(options: { cancel: boolean }): Promise<void> {
+  shutdown(options: { cancel: boolean }): Promise<void> {
     this.accepting = false;
-    if (options.cancel) for (const turn of this.turns.values()) turn.cancel();
-    await Promise.all([...this.turns.values()].map((turn) => turn.finished));
-    // Events of an earlier run get a moment to go out; what does not stays journaled for the next start.
-    const drained = Promise.all(
+    if (options.cancel) this.cancelAll();
+    this.shuttingDown ??= this.drainAndClose();
+    return this.shuttingDown;
+  }
+
+  private shuttingDown: Promise<void> | undefined;
+  private cancelRequested: (() => void) | undefined;
+  private readonly cancelling = new Promise<void>((resolve) => {
+    this.cancelRequested = resolve;
+  });
+
+  private cancelAll(): void {
+    for (const turn of this.turns.values()) turn.cancel();
+    this.cancelRequested?.();
+  }
+
+  private async drainAndClose(): Promise<void> {
+    const finished = Promise.all([...this.turns.values()].map((turn) => turn.finished));
+    await Promise.race([finished, this.cancelling, delay(this.settings.drainMs ?? 600_000)]);
+    this.cancelAll();
+    const grace = delay(this.settings.eventsGraceMs ?? 10_000);
+    // Events of an earlier run get a moment too; what does not go out stays journaled.
+    const leftovers = Promise.all(
       [...this.leftoverSenders.values()].map((sender) => sender.drained()),
     );
-    await Promise.race([drained, new Promise((resolve) => setTimeout(resolve, 5_000))]);
+    await Promise.race([Promise.all([finished, leftovers]), grace]);
     this.close();
   }
 

@@ -2,11 +2,11 @@
 // project's checkout with the tools' confinement, answering content hashes and refusing stale writes.
 import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
-import { lstat, mkdir, readdir, readFile, writeFile } from "node:fs/promises";
+import { lstat, mkdir, readdir } from "node:fs/promises";
 import path from "node:path";
 import { ToolError } from "@gadget/agent";
 import { type FileEntry, type FileRequest, type FileResponse, UserError } from "@gadget/protocol";
-import { resolveInWorkspace } from "@gadget/tools";
+import { readRegularFile, resolveInWorkspace, writeRegularFile } from "@gadget/tools";
 import { projectDirectory } from "./workspace/prepare.ts";
 import { reopenSessionWorktree } from "./workspace/reopen.ts";
 import { worktreeDirectory } from "./workspace/worktree.ts";
@@ -125,7 +125,8 @@ async function readProjectFile(root: string, relative: string): Promise<FileResp
       `${target.relative} is ${info.size} bytes; the editor opens files up to 5 MiB`,
     );
   }
-  const bytes = await readFile(target.absolute);
+  // Only a regular file, never blocking on a named pipe the agent made (nor following a link).
+  const bytes = await readRegularFile(target.absolute, target);
   if (bytes.includes(0))
     throw new UserError("validation_failed", `${target.relative} is a binary file`);
   return { path: target.relative, content: bytes.toString("utf8"), sha: contentSha(bytes) };
@@ -142,7 +143,10 @@ async function writeProjectFile(
     throw new UserError("payload_too_large", "Files written from the editor are limited to 5 MiB");
   }
   if (baseSha !== undefined) {
-    const current = await readFile(target.absolute).catch(() => null);
+    const current = await readRegularFile(target.absolute, target).catch((error: unknown) => {
+      if (error instanceof ToolError) throw error;
+      return null;
+    });
     if (!current || contentSha(current) !== baseSha) {
       throw new UserError(
         "conflict",
@@ -152,6 +156,6 @@ async function writeProjectFile(
     }
   }
   await mkdir(path.dirname(target.absolute), { recursive: true });
-  await writeFile(target.absolute, content);
+  await writeRegularFile(target.absolute, content, target);
   return { sha: contentSha(content) };
 }

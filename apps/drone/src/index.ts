@@ -15,3 +15,4 @@ export {
   prepareSessionWorktree,
   worktreeDirectory,
 } from "./workspace/worktree.ts";
+export { describeSessionWorktree } from "./workspace/worktree-state.ts";

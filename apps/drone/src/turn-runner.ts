@@ -18,16 +18,12 @@ import {
   toGadgetError,
   toStorable,
 } from "@gadget/protocol";
-import type { CommandConfinement } from "@gadget/sandbox";
-import {
-  changesSince,
-  createTools,
-  snapshotWorkspace,
-  type WorkspaceSnapshot,
-} from "@gadget/tools";
+import { type CommandConfinement, confine } from "@gadget/sandbox";
+import { createTools, snapshotWorkspace, type WorkspaceSnapshot } from "@gadget/tools";
 import type { McpLease, McpManager } from "./mcp/mcp-manager.ts";
 import type { EventJournal, TurnJournal } from "./streaming/journal.ts";
 import type { EventSender } from "./streaming/sender.ts";
+import { LeftOutReport, reportChanges } from "./turn/changes.ts";
 import { TurnCheckpoints } from "./turn/checkpoint.ts";
 import {
   type ConfinementSettings,
@@ -60,8 +56,6 @@ export interface TurnRunnerSettings extends ConfinementSettings, SendingSettings
   onFinished?: (turnId: string) => void;
 }
 
-const maxDiffBytes = 200_000;
-
 /** What `done` says: why the turn ended, and the passes and cost of all its engine runs. */
 interface Outcome {
   reason: ExitReason;
@@ -83,6 +77,10 @@ export class ActiveTurn {
   /** What every phase is handed: the order, `emit` and the logger. */
   private readonly scope: TurnScope;
   private readonly secretValues: string[];
+  /** An event of the turn could not be stored (see EventSender): the turn ends with an error. */
+  private refused = false;
+  /** What the drone's git left out of the snapshot or commit, said once. */
+  private readonly leftOut: LeftOutReport;
 
   constructor(
     readonly order: IWorkOrder,
@@ -91,6 +89,7 @@ export class ActiveTurn {
     this.progress = startProgress(order);
     this.scope = { order, emit: (event) => this.emit(event), logger: settings.logger };
     this.secretValues = turnSecrets(order, settings.secretValues);
+    this.leftOut = new LeftOutReport(this.scope.emit);
     this.finished = this.run().finally(() => settings.onFinished?.(order.turnId));
   }
 
@@ -140,14 +139,7 @@ export class ActiveTurn {
 
       const verified = await this.runAndVerify(directory, signal, outcome);
 
-      const changes = await changesSince(directory, snapshot, { maxDiffBytes });
-      this.emit(
-        agentEvent("changes", {
-          files: changes.files,
-          diff: changes.diff,
-          truncated: changes.truncated,
-        }),
-      );
+      await reportChanges(scope, directory, snapshot, this.leftOut);
       if (verified) this.emit(agentEvent("verification", verified.event));
     } catch (error) {
       if (this.abort.signal.aborted) {
@@ -158,7 +150,13 @@ export class ActiveTurn {
       }
     } finally {
       this.mcpLease?.release();
-      if (worktree) await commitTurn(scope, worktree, snapshot);
+      if (worktree) {
+        await commitTurn(scope, worktree, snapshot, {
+          workspaceRoot: settings.workspaceRoot,
+          onLeftOut: (leftOut) => this.leftOut.tell(leftOut),
+        });
+      }
+      if (this.refused) outcome.reason = "error";
       this.emit(agentEvent("done", { ...outcome }));
       await lock?.release();
     }
@@ -171,7 +169,9 @@ export class ActiveTurn {
   private async openJournal(): Promise<void> {
     const { order, settings } = this;
     this.journal = await settings.journal.open(order.turnId, order.nextSeq);
-    this.sender = turnSender(this.journal, this.progress, this.abort, settings);
+    this.sender = turnSender(this.journal, this.progress, this.abort, settings, () => {
+      this.refused = true;
+    });
     this.checkpoints = new TurnCheckpoints(
       order.turnId,
       this.journal,
@@ -183,14 +183,9 @@ export class ActiveTurn {
   /** Confines the turn's commands to its worktree and opens the session's MCP servers in it. */
   private async confine(directory: string): Promise<void> {
     const { scope, settings } = this;
-    this.confinement = await confineTurn(scope, settings, directory);
-    this.mcpLease = await openMcpServers(
-      scope,
-      settings.mcp,
-      directory,
-      this.confinement,
-      this.secretValues,
-    );
+    const policy = await confineTurn(scope, settings, directory);
+    this.confinement = confine(settings.sandbox, policy);
+    this.mcpLease = await openMcpServers(scope, settings, directory, policy, this.secretValues);
   }
 
   /**
@@ -264,7 +259,11 @@ export class ActiveTurn {
     return engineInput(this.order, {
       directory,
       tools: [
-        ...createTools({ secretValues: this.secretValues, sandbox: this.confinement }),
+        ...createTools({
+          secretValues: this.secretValues,
+          sandbox: this.confinement,
+          projectEnv: this.order.project.env,
+        }),
         ...(this.mcpLease?.tools ?? []),
       ],
     });

@@ -27,6 +27,7 @@ import {
   compareVersions,
   DEFAULT_BRANCH_PREFIX,
   emptyTurnStats,
+  maskedGitUrl,
   mergeLabels,
   RELEASE_VERSION,
 } from "@gadget/protocol";
@@ -96,7 +97,8 @@ export function toProject(project: ProjectDocument): Project {
     _id: String(project._id),
     name: project.name,
     slug: project.slug,
-    gitUrl: project.gitUrl,
+    // Credentials in the URL are the drone's to use, never the API's to answer.
+    gitUrl: maskedGitUrl(project.gitUrl),
     defaultBranch: project.defaultBranch ?? null,
     verifyCommands: project.verifyCommands ?? [],
     network: project.network ?? "none",

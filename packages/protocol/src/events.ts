@@ -3,6 +3,11 @@ import { z } from "zod";
 import { dateSchema, providerQuirkCodeSchema } from "./common.ts";
 
 /** Why a turn's loop ended. `completed` is the model answering without tool calls. */
+/** Most files a `changes` event lists (the rest are counted in `total`). */
+export const MAX_CHANGED_FILES = 1000;
+/** Most bytes of paths a `changes` event lists. */
+export const MAX_CHANGED_PATH_BYTES = 256 * 1024;
+
 export const exitReasonSchema = z.enum([
   "completed",
   "max_passes",
@@ -85,11 +90,16 @@ export const turnEventDataSchemas = {
   }),
   approval: z.object({ approvals: z.array(approvalRequestSchema).min(1) }),
   response: z.object({ message: z.string() }),
-  /** The end-of-turn changes report: files and a capped unified diff. */
+  /**
+   * The end-of-turn changes report: files (at most MAX_CHANGED_FILES, and at most
+   * MAX_CHANGED_PATH_BYTES of paths) and a capped unified diff. `total` counts every changed file
+   * when the list was cut.
+   */
   changes: z.object({
     files: z.array(fileChangeSchema),
     diff: z.string(),
     truncated: z.boolean(),
+    total: z.number().int().nonnegative().optional(),
   }),
   /** The outcome of the project's verification commands (the drone's verification step). */
   verification: z.object({

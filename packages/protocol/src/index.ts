@@ -6,6 +6,7 @@ export * from "./common.ts";
 export * from "./delivery.ts";
 export * from "./errors.ts";
 export * from "./events.ts";
+export * from "./git-url.ts";
 export * from "./labels.ts";
 export * from "./manage.ts";
 export * from "./mcp.ts";

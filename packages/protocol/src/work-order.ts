@@ -49,6 +49,12 @@ export const workOrderSchema = z.object({
     forge: workOrderForgeSchema.optional(),
     /** The project's MCP servers, their env values and bearer tokens opened for this turn. */
     mcpServers: z.array(workOrderMcpServerSchema).default([]),
+    /**
+     * The project's own environment variables (opened for this turn): every command the turn runs
+     * gets them; nothing of the drone's own environment passes but PATH, HOME, LANG, LC_*, TERM,
+     * TZ and TMPDIR.
+     */
+    env: z.record(z.string(), z.string()).default({}),
   }),
   session: z.object({
     _id: objectIdSchema.optional(),

@@ -1,6 +1,7 @@
 // The Linux sandbox: each command runs under bubblewrap in new user, pid, ipc, uts and cgroup
 // namespaces (and a new network namespace unless the project's network is open), with the system
-// read-only, the worktree read-write but for its .git, a private HOME and /tmp, and no capabilities.
+// read-only, the worktree read-write but for its .git, a private HOME (at its own path) and /tmp,
+// and no capabilities.
 import { randomBytes } from "node:crypto";
 import { lstat, mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -56,7 +57,13 @@ function visibleThroughView(view: SystemView, target: string): boolean {
 
 /**
  * The bwrap arguments (up to `--`) for one command. Later mounts cover earlier ones, so the order
- * is: system, masks, private home, toolchains, hidden paths, workspace, its .git, the proxy.
+ * is: system, masks, an empty home directory with the toolchains in it, hidden paths, the private
+ * home, the workspace, its .git, the proxy.
+ *
+ * Every mount point bwrap makes lies in a fresh tmpfs, never in a directory a command could have
+ * written before: the private home persists between commands, so a link planted there (`~/.config
+ * -> /oldroot/<host dir>`) would have bwrap make the next mount point on the host. The private
+ * home is therefore bound at its own path, as nothing's parent, and is HOME inside.
  */
 export function bubblewrapArguments(plan: BubblewrapPlan): string[] {
   const { view, layout, policy } = plan;
@@ -93,7 +100,8 @@ export function bubblewrapArguments(plan: BubblewrapPlan): string[] {
     args.push("--ro-bind", "/dev/null", file);
   }
   for (const directory of view.maskedDirectories) args.push("--tmpfs", directory);
-  args.push("--bind", policy.home, layout.home);
+  // The real home's path holds only the toolchains on PATH, in a tmpfs made for this command.
+  if (layout.home !== "/") args.push("--tmpfs", layout.home);
   for (const directory of view.toolchains) args.push("--ro-bind", directory, directory);
   for (const file of view.maskedFiles.filter((file) => isWithin(layout.home, file))) {
     args.push("--ro-bind", "/dev/null", file);
@@ -105,6 +113,8 @@ export function bubblewrapArguments(plan: BubblewrapPlan): string[] {
       args.push("--tmpfs", hidden);
     }
   }
+  for (const directory of policy.readOnly ?? []) args.push("--ro-bind", directory, directory);
+  args.push("--bind", policy.home, policy.home);
   args.push("--bind", policy.workspace, policy.workspace);
   for (const gitPath of plan.gitPaths) args.push("--ro-bind", gitPath, gitPath);
   if (plan.proxySocket) args.push("--bind", plan.proxySocket, bridgeSocketPath);
@@ -163,7 +173,7 @@ export class BubblewrapSandbox implements Sandbox {
         ]
       : [...command.argv];
     const env = sandboxEnvironment(command.env, {
-      home: options.layout.home,
+      home: policy.home,
       cwd: command.cwd,
       network: policy.network.mode,
       ...(proxy ? { proxy: proxyEnvironment() } : {}),

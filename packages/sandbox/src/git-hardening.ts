@@ -1,7 +1,9 @@
 // Git as the drone runs it outside the sandbox: nothing a repository configured may run. Hooks,
 // fsmonitor, filters, diff drivers, textconv, merge drivers, ssh and proxy commands, credential
 // helpers and upload-pack commands from the repository's own config are overridden on every call
-// (the user's global and system config still apply), and the `ext::` transport is off.
+// (the user's global and system config still apply), the `ext::` transport is off, and git never
+// enters a nested repository or submodule: their config (which the model can write) is never read
+// for anything that runs, because no command of the drone recurses into them.
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 
@@ -36,6 +38,13 @@ const alwaysOff = [
   "log.showSignature=false",
   "fetch.recurseSubmodules=false",
   "submodule.recurse=false",
+  "push.recurseSubmodules=no",
+  // `git status`/`diff` would run `git status` inside every gitlink's directory, with that
+  // repository's own filters and fsmonitor: compare gitlinks by commit only.
+  "diff.ignoreSubmodules=all",
+  "status.submoduleSummary=false",
+  // A bare repository planted in the worktree is never taken for the repository of a directory.
+  "safe.bareRepository=explicit",
 ];
 
 /**
@@ -47,6 +56,7 @@ const repositoryKeyRules: Array<[RegExp, string | null]> = [
   [/^filter\.[^=]+\.required$/, "false"],
   [/^diff\.[^=]+\.(command|textconv)$/, ""],
   [/^merge\.[^=]+\.(driver|recursive)$/, ""],
+  [/^trailer\.[^=]+\.(command|cmd)$/, ""],
   [/^core\.(askpass|alternaterefscommand|editor|pager|worktree)$/, null],
   [/^sequence\.editor$/, null],
   [/^gpg(\.[^=]+)?\.program$/, null],

@@ -81,20 +81,31 @@ describe("bubblewrapArguments", () => {
   it("mounts in the order that makes each layer hold", () => {
     const args = plan("allowlist", "/run/proxy.sock");
     const workspace = "/home/ada/.local/share/gadget-drone/workspaces/app";
-    const home = mountAt(args, "--bind", "/home/ada");
+    const privateHome = policy("none").home;
+    const emptyHome = args.findIndex(
+      (value, index) => value === "--tmpfs" && args[index + 1] === "/home/ada",
+    );
     const toolchain = mountAt(args, "--ro-bind", "/home/ada/.nvm");
     const hiddenRoot = args.findIndex(
       (value, index) =>
         value === "--tmpfs" && args[index + 1] === "/home/ada/.local/share/gadget-drone/workspaces",
     );
+    const home = mountAt(args, "--bind", privateHome);
     const bound = mountAt(args, "--bind", workspace);
     const git = mountAt(args, "--ro-bind", `${workspace}/.git`);
-    expect(args[home + 1]).toBe(policy("none").home);
-    // Private home, then toolchains on it, then the drone's own directories covered, then the
-    // worktree, then its .git read-only on top.
-    expect(home).toBeLessThan(toolchain);
+    // The private home is bound at its own path, never at the real home's: nothing is mounted
+    // into a directory a command could have written (a planted link would lead bwrap out).
+    expect(args[home + 1]).toBe(privateHome);
+    expect(args.some((value, index) => value === "--bind" && args[index + 2] === "/home/ada")).toBe(
+      false,
+    );
+    // An empty home with the toolchains in it, then the drone's own directories covered, then
+    // the private home and the worktree in that fresh tmpfs, then the worktree's .git read-only.
+    expect(emptyHome).toBeGreaterThan(0);
+    expect(emptyHome).toBeLessThan(toolchain);
     expect(toolchain).toBeLessThan(hiddenRoot);
-    expect(hiddenRoot).toBeLessThan(bound);
+    expect(hiddenRoot).toBeLessThan(home);
+    expect(home).toBeLessThan(bound);
     expect(bound).toBeLessThan(git);
     expect(mountAt(args, "--bind", "/run/gadget/proxy.sock")).toBeGreaterThan(git);
     // Credential files inside a toolchain are covered after the toolchain is mounted.

@@ -15,6 +15,11 @@ export interface ConfinementPolicy {
    * the drone's config, its journal, the root of every workspace.
    */
   hidden: readonly string[];
+  /**
+   * Directories shown read-only even inside hidden ones (the project's default-branch checkout an
+   * MCP server starts from). Default: none.
+   */
+  readOnly?: readonly string[];
 }
 
 /** A command as the runner would spawn it without a sandbox. */

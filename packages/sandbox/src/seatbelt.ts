@@ -68,7 +68,7 @@ export function seatbeltProfile(plan: SeatbeltPlan): string {
     "(allow file-read-metadata)",
     '(allow mach-lookup (global-name "com.apple.system.opendirectoryd.libinfo") (global-name "com.apple.system.notification_center") (global-name "com.apple.SystemConfiguration.configd") (global-name "com.apple.trustd.agent"))',
     `(allow file-read* (literal "/") ${subpaths([...systemReadable, ...plan.readable])})`,
-    `(allow file-read* ${subpaths([policy.workspace, policy.home, plan.temporaryDirectory, ...(plan.gitPaths ?? [])])})`,
+    `(allow file-read* ${subpaths([policy.workspace, policy.home, plan.temporaryDirectory, ...(plan.gitPaths ?? []), ...(policy.readOnly ?? [])])})`,
     // The worktree is writable except its .git: the drone commits, the agent does not.
     `(allow file-write* (require-all (subpath ${quote(policy.workspace)}) (require-not (subpath ${quote(path.join(policy.workspace, ".git"))}))))`,
     `(allow file-write* ${subpaths([policy.home, plan.temporaryDirectory])} (literal "/dev/null") (literal "/dev/zero") (literal "/dev/tty"))`,

@@ -164,6 +164,8 @@ export interface ScriptedModel {
   setHandler(handler: ReplyFunction | undefined): void;
   /** Replies still queued. */
   pendingReplies(): number;
+  /** Drops the replies still queued (a turn ended before asking for them all). */
+  clear(): void;
   /** Resolves once at least `count` chat completion requests arrived; rejects after `timeoutMs` (5000). */
   waitForRequests(count: number, timeoutMs?: number): Promise<void>;
   /** Stops the server, cutting open streams (hung replies end). */

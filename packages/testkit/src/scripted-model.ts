@@ -177,6 +177,9 @@ export async function startScriptedModel(
     pendingReplies() {
       return queue.length;
     },
+    clear() {
+      queue.length = 0;
+    },
     waitForRequests(count, timeoutMs = 5000) {
       if (chatRequests.length >= count) return Promise.resolve();
       return new Promise<void>((resolve, reject) => {

@@ -181,5 +181,6 @@ describe("a same-size edit right after a fresh clone", () => {
     } finally {
       await rm(base, { recursive: true, force: true });
     }
-  });
+    // Thirty clones and snapshots: on a busy machine that takes more than the default 30 s.
+  }, 180_000);
 });

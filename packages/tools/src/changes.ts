@@ -16,6 +16,7 @@ import {
 import os from "node:os";
 import path from "node:path";
 import { gitOrThrow, runGit } from "./git.ts";
+import { type LeftOut, type StagingResult, stageAll } from "./staging.ts";
 import { isInside } from "./workspace-path.ts";
 
 /** An opaque, JSON-serialisable point in a workspace's history. */
@@ -46,6 +47,8 @@ export interface WorkspaceChanges {
   truncated: boolean;
   /** A snapshot of the current state, to measure the next changes from. */
   current: WorkspaceSnapshot;
+  /** What the snapshot left out (nested repositories, paths git refuses, pipes under git's names). */
+  leftOut: LeftOut[];
 }
 
 export interface SnapshotOptions {
@@ -143,7 +146,11 @@ async function keepRacyEntriesRacy(original: string, copy: string): Promise<void
   await utimes(copy, backdated, backdated);
 }
 
-async function writeTree(root: string, store: Store, signal?: AbortSignal): Promise<string> {
+async function writeTree(
+  root: string,
+  store: Store,
+  signal?: AbortSignal,
+): Promise<{ tree: string; leftOut: LeftOut[] }> {
   const temporary = await mkdtemp(path.join(os.tmpdir(), "gadget-index-"));
   const index = path.join(temporary, "index");
   try {
@@ -154,28 +161,22 @@ async function writeTree(root: string, store: Store, signal?: AbortSignal): Prom
     );
     if (seeded) await keepRacyEntriesRacy(store.seedIndex, index);
     const env = { ...store.env, GIT_INDEX_FILE: index };
-    const add = async () =>
-      runGit(["add", "--all", "--", "."], {
-        cwd: root,
-        env,
-        ...(signal ? { signal } : {}),
-      });
-    let result = await add();
-    if (result.code !== 0 && seeded) {
+    // Nested repositories and paths git refuses stay out of snapshots as they stay out of commits.
+    const add = () => stageAll({ cwd: root, env, ...(signal ? { signal } : {}) }, "HEAD");
+    let staged: StagingResult;
+    try {
+      staged = await add();
+    } catch (error) {
+      if (!seeded) throw error;
       // An index git cannot reuse (e.g. split index): start from an empty one.
       await rm(index, { force: true });
-      result = await add();
-    }
-    if (result.code !== 0) {
-      throw new Error(
-        `git add failed while taking a snapshot: ${result.stderr.trim().slice(0, 500)}`,
-      );
+      staged = await add();
     }
     const tree = (
       await gitOrThrow(["write-tree"], { cwd: root, env, ...(signal ? { signal } : {}) })
     ).trim();
     if (store.persistIndex) await rename(index, store.seedIndex).catch(() => undefined);
-    return tree;
+    return { tree, leftOut: staged.leftOut };
   } finally {
     await rm(temporary, { recursive: true, force: true });
   }
@@ -195,7 +196,7 @@ export async function snapshotWorkspace(
 ): Promise<WorkspaceSnapshot> {
   const root = await realpath(workspace);
   const store = await openStore(root, options);
-  const tree = await writeTree(root, store, options.signal);
+  const { tree } = await writeTree(root, store, options.signal);
   return store.kind === "private"
     ? { version: 1, tree, store: "private", gitDir: store.gitDir }
     : { version: 1, tree, store: "repository" };
@@ -223,13 +224,13 @@ export async function changesSince(
 ): Promise<WorkspaceChanges> {
   const root = await realpath(workspace);
   const store = await openStore(root, options, snapshot);
-  const tree = await writeTree(root, store, options.signal);
+  const { tree, leftOut } = await writeTree(root, store, options.signal);
   const current: WorkspaceSnapshot =
     store.kind === "private"
       ? { version: 1, tree, store: "private", gitDir: store.gitDir }
       : { version: 1, tree, store: "repository" };
   const base = { cwd: root, env: store.env, ...(options.signal ? { signal: options.signal } : {}) };
-  if (tree === snapshot.tree) return { files: [], diff: "", truncated: false, current };
+  if (tree === snapshot.tree) return { files: [], diff: "", truncated: false, current, leftOut };
   const [names, diff] = await Promise.all([
     gitOrThrow(
       ["diff-tree", "-r", "-z", "--no-renames", "--name-status", "--relative", snapshot.tree, tree],
@@ -251,5 +252,32 @@ export async function changesSince(
       { ...base, maxOutputBytes: options.maxDiffBytes ?? 256 * 1024 },
     ),
   ]);
-  return { files: parseNameStatus(names), diff: diff.stdout, truncated: diff.truncated, current };
+  return {
+    files: parseNameStatus(names),
+    diff: diff.stdout,
+    truncated: diff.truncated,
+    current,
+    leftOut,
+  };
+}
+
+/**
+ * The changed files an event can carry: the first `maxFiles` (by path) whose paths fit in
+ * `maxBytes`, and how many there were in all. 100,000 files under long paths would otherwise make
+ * one event larger than a socket message.
+ * @example const { files, total } = cappedChanges(changes.files, 1000, 256 * 1024);
+ */
+export function cappedChanges(
+  files: readonly FileChange[],
+  maxFiles: number,
+  maxBytes: number,
+): { files: FileChange[]; total: number } {
+  const kept: FileChange[] = [];
+  let bytes = 0;
+  for (const file of files) {
+    bytes += Buffer.byteLength(file.path) + 16;
+    if (kept.length >= maxFiles || bytes > maxBytes) break;
+    kept.push(file);
+  }
+  return { files: kept, total: files.length };
 }

@@ -1,14 +1,12 @@
-// The environment commands run in: the host's, scrubbed of secrets, made non-interactive.
+// The environment commands run in: a few variables of the host's by name (an allowlist, so a
+// `DATABASE_URL` or `GH_PAT` the drone was started with never reaches a command), the project's own
+// variables, and settings that make every command non-interactive.
 
-/** Name fragments that mark a variable as secret (compared case-insensitively). */
-export const secretNameFragments: readonly string[] = [
-  "KEY",
-  "TOKEN",
-  "SECRET",
-  "PASSWORD",
-  "PASSWD",
-  "CREDENTIAL",
-];
+/** Host variables a command receives: what programs need to find themselves and speak the locale. */
+export const passedVariables: readonly string[] = ["PATH", "HOME", "LANG", "TERM", "TZ", "TMPDIR"];
+
+/** Host variables passed by prefix (the locale's categories). */
+const passedPrefixes: readonly string[] = ["LC_"];
 
 /** Set on every command so nothing waits for a person or pages output. */
 export const nonInteractiveEnv: Readonly<Record<string, string>> = {
@@ -23,44 +21,37 @@ export const nonInteractiveEnv: Readonly<Record<string, string>> = {
   TERM: "dumb",
 };
 
-export interface ScrubOptions {
-  /** Extra variable names to drop. Default: none. */
-  secretEnvNames?: readonly string[];
-  /** Values to drop wherever they appear in a variable. Default: none. */
+export interface CommandEnvironmentOptions {
+  /**
+   * The project's own variables (set in its settings, stored encrypted): passed as they are, over
+   * the host's. Default: none.
+   */
+  projectEnv?: Readonly<Record<string, string>>;
+  /** Values never to pass: a host variable holding one is dropped. Default: none. */
   secretValues?: readonly string[];
 }
 
 /**
- * Removes secrets from an environment: variables whose name contains KEY, TOKEN, SECRET,
- * PASSWORD, PASSWD or CREDENTIAL, the named ones, and any holding a secret value; then sets
- * the non-interactive variables (CI=1, PAGER=cat, GIT_TERMINAL_PROMPT=0, …).
- * @example
- * scrubEnvironment(process.env, { secretValues: [droneCredential] });
+ * A command's environment: PATH, HOME, LANG, LC_*, TERM, TZ and TMPDIR of `host` (unless one holds
+ * a secret value), then the project's own variables, then the non-interactive settings (CI=1,
+ * PAGER=cat, GIT_TERMINAL_PROMPT=0, …). Nothing else of the host's passes.
+ * @example commandEnvironment(process.env, { projectEnv: { NODE_ENV: "test" }, secretValues: [credential] });
  */
-export function scrubEnvironment(
-  env: Readonly<Record<string, string | undefined>>,
-  options: ScrubOptions = {},
+export function commandEnvironment(
+  host: Readonly<Record<string, string | undefined>>,
+  options: CommandEnvironmentOptions = {},
 ): Record<string, string> {
-  const names = new Set((options.secretEnvNames ?? []).map((name) => name.toUpperCase()));
   const values = (options.secretValues ?? []).filter((value) => value.length >= 4);
   const result: Record<string, string> = {};
-  for (const [name, value] of Object.entries(env)) {
+  for (const [name, value] of Object.entries(host)) {
     if (value === undefined) continue;
-    const upper = name.toUpperCase();
-    if (names.has(upper)) continue;
-    if (secretNameFragments.some((fragment) => upper.includes(fragment))) continue;
+    if (
+      !passedVariables.includes(name) &&
+      !passedPrefixes.some((prefix) => name.startsWith(prefix))
+    )
+      continue;
     if (values.some((secret) => value.includes(secret))) continue;
     result[name] = value;
   }
-  return { ...result, ...nonInteractiveEnv };
-}
-
-/** Replaces secret values in text with `[redacted]`. */
-export function redactSecrets(text: string, secretValues: readonly string[]): string {
-  let result = text;
-  for (const secret of secretValues) {
-    if (secret.length >= 4 && result.includes(secret))
-      result = result.split(secret).join("[redacted]");
-  }
-  return result;
+  return { ...result, ...(options.projectEnv ?? {}), ...nonInteractiveEnv };
 }

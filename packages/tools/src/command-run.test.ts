@@ -198,39 +198,40 @@ describe("runCommand", () => {
     expect(await eventually(async () => !(await processRunning(pid)))).toBe(true);
   });
 
-  it("runs with secrets removed from the environment and non-interactive settings", async () => {
+  it("passes only PATH, HOME, the locale, TZ and the project's own variables, non-interactively", async () => {
     const env = {
       PATH: process.env.PATH,
       HOME: process.env.HOME,
+      LANG: "C.UTF-8",
+      LC_TIME: "C",
+      TZ: "Europe/Paris",
       OPENAI_API_KEY: "sk-live-123456",
       GITHUB_TOKEN: "ghp_abcdef",
-      db_password: "hunter22",
-      MY_SECRET_THING: "s3cr3t",
-      DRONE_CREDENTIAL_FILE: "/x",
-      GADGET_DRONE_ID: "named-secret",
-      UNRELATED: "has-the-credential-value-cred-9f8e7d",
-      HARMLESS: "visible",
+      // Named like nothing secret, yet secret: an allowlist, not a list of suspicious names.
+      DATABASE_URL: "postgres://app:pw-4b1e@db/app",
+      GH_PAT: "ghp_pat_c0ffee",
+      UNRELATED: "harmless but not asked for",
     };
     const result = await run(`${node} -e "console.log(JSON.stringify(process.env))"`, {
       env,
-      secretEnvNames: ["GADGET_DRONE_ID"],
-      secretValues: ["cred-9f8e7d"],
+      projectEnv: { NODE_ENV: "test", FEATURE: "on" },
     });
     const seen = JSON.parse(result.output.split("\n")[0] as string) as Record<string, string>;
-    expect(seen.HARMLESS).toBe("visible");
-    for (const name of [
-      "OPENAI_API_KEY",
-      "GITHUB_TOKEN",
-      "db_password",
-      "MY_SECRET_THING",
-      "DRONE_CREDENTIAL_FILE",
-      "GADGET_DRONE_ID",
-      "UNRELATED",
-    ]) {
+    expect(seen).toMatchObject({ LANG: "C.UTF-8", LC_TIME: "C", TZ: "Europe/Paris" });
+    expect(seen).toMatchObject({ NODE_ENV: "test", FEATURE: "on" });
+    for (const name of ["OPENAI_API_KEY", "GITHUB_TOKEN", "DATABASE_URL", "GH_PAT", "UNRELATED"]) {
       expect(seen[name], name).toBeUndefined();
     }
-    expect(result.output).not.toMatch(/sk-live|ghp_|hunter22|s3cr3t|named-secret|cred-9f8e7d/);
+    expect(result.output).not.toMatch(/sk-live|ghp_|pw-4b1e/);
     expect(seen).toMatchObject({ CI: "1", PAGER: "cat", GIT_TERMINAL_PROMPT: "0" });
+  });
+
+  it("drops an allowed variable that holds a secret value", async () => {
+    const result = await run(`${node} -e "console.log(process.env.TZ ?? 'unset')"`, {
+      env: { PATH: process.env.PATH, TZ: "zone-with-cred-9f8e7d" },
+      secretValues: ["cred-9f8e7d"],
+    });
+    expect(result.output.split("\n")[0]).toBe("unset");
   });
 
   it("redacts secret values that a command prints", async () => {

@@ -7,19 +7,20 @@ import path from "node:path";
 import { StringDecoder } from "node:string_decoder";
 import type { ToolOutputChunk } from "@gadget/agent";
 import type { CommandConfinement, Refusal } from "@gadget/sandbox";
-import { redactSecrets, scrubEnvironment } from "./command-env.ts";
+import { commandEnvironment } from "./command-env.ts";
 import { expandGlob } from "./command-glob.ts";
 import { type CommandStep, parseCommand, refuse } from "./command-parse.ts";
 import { type Logger, resolveToolsOptions, type ToolsOptions } from "./options.ts";
 import { OutputCapture } from "./output-capture.ts";
 import { terminateProcessGroup } from "./process-group.ts";
+import { redactSecrets } from "./redaction.ts";
 import { isInside, resolveInWorkspace, resolveRealPath, toRelative } from "./workspace-path.ts";
 
 export interface RunCommandOptions
   extends Pick<
     ToolsOptions,
     | "deniedCommands"
-    | "secretEnvNames"
+    | "projectEnv"
     | "secretValues"
     | "env"
     | "killGraceMs"
@@ -361,7 +362,7 @@ export async function runCommand(
   await precheck(root, start.absolute, parsed.steps);
 
   const timeoutMs = options.timeoutMs ?? resolved.commandTimeoutMs;
-  const env = scrubEnvironment(resolved.env, resolved);
+  const env = commandEnvironment(resolved.env, resolved);
   const capture = new OutputCapture({
     maxBytes: resolved.maxCommandOutputBytes,
     maxLines: resolved.maxCommandOutputLines,

@@ -34,7 +34,8 @@ async function findRootFile(root: string, names: readonly string[]): Promise<str
 }
 
 async function fileHead(root: string, name: string, lines: number, bytes: number): Promise<string> {
-  const result = await readNumberedLines(path.join(root, name), 1, lines, {
+  const file = { absolute: path.join(root, name), root, relative: name };
+  const result = await readNumberedLines(file, 1, lines, {
     maxLineLength: 500,
     maxReadBytes: bytes,
   });

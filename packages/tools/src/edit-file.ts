@@ -1,9 +1,10 @@
 // edit_file: replaces an exact, unique string in a file, with a whitespace-tolerant fallback that
 // applies only when it finds exactly one place.
-import { readFile, stat } from "node:fs/promises";
+import { stat } from "node:fs/promises";
 import { defineTool, ToolError } from "@gadget/agent";
 import { z } from "zod";
 import { resolveToolsOptions, type ToolsOptions } from "./options.ts";
+import { readRegularFile } from "./regular-file.ts";
 import { didYouMean } from "./suggest.ts";
 import { countLines, formatBytes, looksBinary, numberLine, plural } from "./text.ts";
 import { resolveInWorkspace } from "./workspace-path.ts";
@@ -228,7 +229,10 @@ export function createEditFileTool(toolOptions: ToolsOptions = {}) {
           `${target.relative} is ${formatBytes(stats.size)}, over the ${formatBytes(options.maxWriteBytes)} edit limit. Change it with a command instead.`,
         );
       }
-      const buffer = await readFile(target.absolute);
+      const buffer = await readRegularFile(target.absolute, {
+        root: target.root,
+        relative: target.relative,
+      });
       if (looksBinary(target.relative, buffer.subarray(0, 8192))) {
         throw new ToolError(
           "binary_file",
@@ -250,7 +254,7 @@ export function createEditFileTool(toolOptions: ToolsOptions = {}) {
         );
       }
       context.signal.throwIfAborted();
-      await writeConfined(target.absolute, outcome.content);
+      await writeConfined(target, outcome.content);
       const { snippet, line: firstLine } = snippetAround(
         outcome.content,
         outcome.firstStart,

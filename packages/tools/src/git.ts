@@ -17,6 +17,8 @@ export interface GitOptions {
   env?: Record<string, string>;
   /** Stops reading (and ends git) after this many bytes of stdout. Default: unlimited. */
   maxOutputBytes?: number;
+  /** Written to git's standard input (e.g. `update-index --index-info`). Default: none. */
+  input?: string;
   signal?: AbortSignal;
 }
 
@@ -53,8 +55,11 @@ export async function runGit(args: readonly string[], options: GitOptions): Prom
     const child = spawn("git", [...stableConfig, ...config, ...args], {
       cwd: options.cwd,
       env: { ...env, ...hardened.env },
-      stdio: ["ignore", "pipe", "pipe"],
+      stdio: ["pipe", "pipe", "pipe"],
     });
+    // Nothing to say: stdin ends at once, as "ignore" would.
+    child.stdin.on("error", () => {});
+    child.stdin.end(options.input ?? "");
     const chunks: Buffer[] = [];
     let length = 0;
     let truncated = false;

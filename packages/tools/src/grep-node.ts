@@ -178,7 +178,10 @@ export async function searchFile(
   buffer: Buffer = Buffer.allocUnsafe(chunkSize),
 ): Promise<GrepLine[] | undefined> {
   const search = new LineSearch(matchers, query, limit);
-  const handle = await open(absolute, "r");
+  const handle = await open(
+    absolute,
+    constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW,
+  );
   try {
     let position = 0;
     while (!search.done) {
@@ -206,8 +209,12 @@ function searchSmallFileSync(
   limit: number,
   buffer: Buffer,
 ): GrepLine[] | undefined | "large" {
-  // O_NONBLOCK: a FIFO swapped in for a file must not block the event loop.
-  const descriptor = openSync(absolute, constants.O_RDONLY | constants.O_NONBLOCK);
+  // O_NONBLOCK: a FIFO swapped in for a file must not block the event loop; O_NOFOLLOW: nor a
+  // link swapped in lead out of the workspace.
+  const descriptor = openSync(
+    absolute,
+    constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW,
+  );
   let bytesRead: number;
   try {
     bytesRead = readSync(descriptor, buffer, 0, buffer.length, 0);

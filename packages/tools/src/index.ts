@@ -9,9 +9,9 @@ export type {
   WorkspaceChanges,
   WorkspaceSnapshot,
 } from "./changes.ts";
-export { changesSince, snapshotWorkspace } from "./changes.ts";
-export type { ScrubOptions } from "./command-env.ts";
-export { nonInteractiveEnv, redactSecrets, scrubEnvironment } from "./command-env.ts";
+export { cappedChanges, changesSince, snapshotWorkspace } from "./changes.ts";
+export type { CommandEnvironmentOptions } from "./command-env.ts";
+export { commandEnvironment, nonInteractiveEnv, passedVariables } from "./command-env.ts";
 export type {
   CommandStep,
   CommandWord,
@@ -24,6 +24,7 @@ export { runCommand } from "./command-run.ts";
 export type { ContextSourceOptions } from "./context-sources.ts";
 export { workspaceContextSources } from "./context-sources.ts";
 export { applyEdit, createEditFileTool } from "./edit-file.ts";
+export { defuseGitControlFiles, gitControlFileNames } from "./git-control-files.ts";
 export { createGlobTool } from "./glob.ts";
 export { createGrepTool } from "./grep.ts";
 export { createListDirTool } from "./list-dir.ts";
@@ -32,7 +33,10 @@ export { DEFAULT_DENIED_COMMANDS, resolveToolsOptions } from "./options.ts";
 export { OutputCapture, type OutputLimits } from "./output-capture.ts";
 export { processGroupAlive, terminateProcessGroup } from "./process-group.ts";
 export { createReadFileTool } from "./read-file.ts";
+export { redactSecrets, secretForms } from "./redaction.ts";
+export { readRegularFile, writeRegularFile } from "./regular-file.ts";
 export { createRunCommandTool } from "./run-command.ts";
+export { describeLeftOut, type LeftOut, type StagingResult, stageAll } from "./staging.ts";
 export { createTools } from "./tools.ts";
 export { createUpdateDocumentTool } from "./update-document.ts";
 export type { ResolveOptions, WorkspacePath } from "./workspace-path.ts";

@@ -56,17 +56,18 @@ export interface ToolsOptions {
    */
   deniedCommands?: readonly string[];
   /**
-   * Names of environment variables removed from every command's environment, in addition to
-   * any whose name contains KEY, TOKEN, SECRET, PASSWORD, PASSWD or CREDENTIAL. Default: `[]`.
-   */
-  secretEnvNames?: readonly string[];
-  /**
    * Secret values (e.g. the drone's credential): variables holding them are removed from the
-   * environment and they are replaced by `[redacted]` in command output. Default: `[]`.
+   * environment and they are replaced by `[redacted]` in command output (also reversed, base64
+   * and hex). Default: `[]`.
    */
   secretValues?: readonly string[];
-  /** The environment commands start from, before scrubbing. Default: this process's environment. */
+  /**
+   * The host environment commands take PATH, HOME, LANG, LC_*, TERM, TZ and TMPDIR from (nothing
+   * else of it passes). Default: this process's environment.
+   */
   env?: Readonly<Record<string, string | undefined>>;
+  /** The project's own variables every command gets. Default: none. */
+  projectEnv?: Readonly<Record<string, string>>;
   /** A command's timeout when the model gives none. Default: 120,000 ms. */
   commandTimeoutMs?: number;
   /** The longest timeout the model may ask for. Default: 600,000 ms. */
@@ -123,7 +124,7 @@ export type ResolvedToolsOptions = Required<
 export function resolveToolsOptions(options: ToolsOptions = {}): ResolvedToolsOptions {
   return {
     deniedCommands: options.deniedCommands ?? DEFAULT_DENIED_COMMANDS,
-    secretEnvNames: options.secretEnvNames ?? [],
+    projectEnv: options.projectEnv ?? {},
     secretValues: (options.secretValues ?? []).filter((value) => value.length > 0),
     // biome-ignore lint/style/noProcessEnv: the documented default: commands inherit the host's environment.
     env: options.env ?? process.env,

@@ -1,11 +1,12 @@
 // read_file: numbered lines of a text file, streamed so a large file costs only what is shown.
-import { open, stat } from "node:fs/promises";
+import { stat } from "node:fs/promises";
 import { defineTool, ToolError } from "@gadget/agent";
 import { z } from "zod";
 import { resolveToolsOptions, type ToolsOptions } from "./options.ts";
+import { openRegularForRead } from "./regular-file.ts";
 import { didYouMean } from "./suggest.ts";
 import { cutLine, formatBytes, looksBinary, numberLine, plural } from "./text.ts";
-import { resolveInWorkspace } from "./workspace-path.ts";
+import { resolveInWorkspace, type WorkspacePath } from "./workspace-path.ts";
 
 const chunkSize = 256 * 1024;
 /** Past this many bytes read_file stops counting the lines of the rest of the file. */
@@ -43,15 +44,18 @@ interface ReadLimits {
   maxReadBytes: number;
 }
 
-/** Reads lines `offset`…`offset+limit-1` (1-based) of a file as numbered, cut lines. */
+/**
+ * Reads lines `offset`…`offset+limit-1` (1-based) of a regular file inside the workspace as
+ * numbered, cut lines (a FIFO or a link swapped in is refused, see openRegularForRead).
+ */
 export async function readNumberedLines(
-  absolute: string,
+  file: Pick<WorkspacePath, "absolute" | "root" | "relative">,
   offset: number,
   limit: number,
   limits: ReadLimits,
   signal?: AbortSignal,
 ): Promise<ReadLinesResult> {
-  const handle = await open(absolute, "r");
+  const handle = await openRegularForRead(file.absolute, file);
   try {
     const { size } = await handle.stat();
     const buffer = Buffer.allocUnsafe(chunkSize);
@@ -172,7 +176,7 @@ export function createReadFileTool(toolOptions: ToolsOptions = {}) {
       }
       const head = Buffer.alloc(Math.min(8192, stats.size));
       if (head.length > 0) {
-        const handle = await open(target.absolute, "r");
+        const handle = await openRegularForRead(target.absolute, target);
         try {
           await handle.read(head, 0, head.length, 0);
         } finally {
@@ -187,13 +191,7 @@ export function createReadFileTool(toolOptions: ToolsOptions = {}) {
       }
       const offset = Math.max(1, input.offset ?? 1);
       const limit = Math.min(input.limit ?? options.maxReadLines, options.maxReadLines);
-      const result = await readNumberedLines(
-        target.absolute,
-        offset,
-        limit,
-        options,
-        context.signal,
-      );
+      const result = await readNumberedLines(target, offset, limit, options, context.signal);
       const total = result.totalLines;
       if (total === 0) {
         return {

@@ -204,6 +204,8 @@ beforeAll(async () => {
   await writeFile(path.join(workspaceRoot, "p-evil", "secret.txt"), secrets.sibling);
   await mkdir(path.join(workspaceRoot, "other"), { recursive: true });
   await writeFile(path.join(workspaceRoot, "other", "secret.txt"), secrets.other);
+  await mkdir(path.join(workspaceRoot, ".homes", "other"), { recursive: true });
+  await writeFile(path.join(workspaceRoot, ".homes", "other", "secret.txt"), secrets.other);
   await mkdir(path.join(workspaceRoot, ".journal"), { recursive: true });
   await writeFile(path.join(workspaceRoot, ".journal", "turn.jsonl"), secrets.journal);
   await mkdir(outside, { recursive: true });
@@ -433,10 +435,12 @@ else:
   await attempt("prefix sibling", () => fs.readFileSync(${JSON.stringify(path.join(workspaceRoot, "p-evil", "secret.txt"))}, "utf8"));
   await attempt("relative sibling", () => fs.readFileSync("../p-evil/secret.txt", "utf8"));
   await attempt("journal", () => fs.readFileSync(${JSON.stringify(path.join(workspaceRoot, ".journal", "turn.jsonl"))}, "utf8"));
-  await attempt("workspaces listing", () => { const names = fs.readdirSync(${JSON.stringify(workspaceRoot)}); if (names.some((name) => name !== "p")) return names; throw Object.assign(new Error(), { code: "ONLY_ITS_OWN" }); });
+  // Only its own worktree and its own private home (bound at its path, under .homes) show.
+  await attempt("workspaces listing", () => { const names = fs.readdirSync(${JSON.stringify(workspaceRoot)}); if (names.some((name) => name !== "p" && name !== ".homes")) return names; throw Object.assign(new Error(), { code: "ONLY_ITS_OWN" }); });
+  await attempt("other homes", () => { const names = fs.readdirSync(${JSON.stringify(path.join(workspaceRoot, ".homes"))}); if (names.some((name) => name !== "p")) return names; throw Object.assign(new Error(), { code: "ONLY_ITS_OWN" }); });
 })();`,
     );
-    expectContained(result, 5);
+    expectContained(result, 6);
   });
 
   it("15. a model-chosen cwd does not become the writable root (CVE-2025-59532)", async () => {
@@ -603,7 +607,8 @@ const must = (program, args) => { const run = spawnSync(program, args, { encodin
     expect(env.OPENAI_API_KEY).toBeUndefined();
     expect(env.GADGET_DRONE_CREDENTIAL).toBeUndefined();
     expect(env.SSH_AUTH_SOCK).toBeUndefined();
-    expect(env.HOME).toBe(home);
+    // HOME is the project's private home, at its own path (nothing is mounted into it).
+    expect(env.HOME).toBe(policy.home);
     expect(env.CI).toBe("1");
     for (const secret of Object.values(secrets)) expect(result.output).not.toContain(secret);
   });

@@ -1,9 +1,10 @@
 // Walks the workspace the way git sees it: nested .gitignore files and .git/info/exclude honoured,
 // .git and node_modules skipped, symbolic links listed but never followed.
 import type { Dirent } from "node:fs";
-import { readdir, readFile } from "node:fs/promises";
+import { readdir } from "node:fs/promises";
 import path from "node:path";
 import ignore, { type Ignore } from "ignore";
+import { readOwnTextFile } from "./regular-file.ts";
 import { toRelative } from "./workspace-path.ts";
 
 /** Directory names never descended into. */
@@ -34,9 +35,7 @@ export class IgnoreRules {
   /** Rules for `directory` (absolute, under `root`), loading every .gitignore from the root down. */
   static async forDirectory(root: string, directory: string): Promise<IgnoreRules> {
     let rules = new IgnoreRules([]);
-    const exclude = await readFile(path.join(root, ".git", "info", "exclude"), "utf8").catch(
-      () => undefined,
-    );
+    const exclude = await readOwnTextFile(path.join(root, ".git", "info", "exclude"));
     if (exclude) rules = new IgnoreRules([{ base: "", rules: ignore().add(exclude) }]);
     const relative = toRelative(root, directory);
     const parts = relative === "." ? [] : relative.split("/");
@@ -69,7 +68,8 @@ export class IgnoreRules {
 
   /** The rules for a subdirectory: these plus its own .gitignore, if it has one. */
   async child(root: string, directory: string): Promise<IgnoreRules> {
-    const text = await readFile(path.join(directory, ".gitignore"), "utf8").catch(() => undefined);
+    // The model may have made .gitignore a named pipe or a link: read only a regular file.
+    const text = await readOwnTextFile(path.join(directory, ".gitignore"));
     if (!text) return this;
     const base = toRelative(root, directory);
     return new IgnoreRules([

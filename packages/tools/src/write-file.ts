@@ -1,12 +1,12 @@
 // write_file: creates or overwrites a file inside the workspace (parents created, size capped).
-import { constants } from "node:fs";
-import { mkdir, open, stat } from "node:fs/promises";
+import { mkdir, stat } from "node:fs/promises";
 import path from "node:path";
 import { defineTool, ToolError } from "@gadget/agent";
 import { z } from "zod";
 import { resolveToolsOptions, type ToolsOptions } from "./options.ts";
+import { writeRegularFile } from "./regular-file.ts";
 import { countLines, formatBytes, plural } from "./text.ts";
-import { resolveInWorkspace } from "./workspace-path.ts";
+import { resolveInWorkspace, type WorkspacePath } from "./workspace-path.ts";
 
 export const writeFileInput = z.object({
   path: z.string().describe("File path relative to the workspace root, e.g. src/app.ts"),
@@ -14,21 +14,15 @@ export const writeFileInput = z.object({
 });
 
 /**
- * Writes `content` to a real path already confined by resolveInWorkspace, refusing to follow a
- * symbolic link that appeared at the last component since (O_NOFOLLOW).
+ * Writes `content` to a path already confined by resolveInWorkspace: only a regular file, never
+ * through a link that appeared since, never blocking on a named pipe (see openRegularForWrite).
  */
-export async function writeConfined(absolute: string, content: string): Promise<void> {
-  await mkdir(path.dirname(absolute), { recursive: true });
-  const handle = await open(
-    absolute,
-    constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW,
-    0o644,
-  );
-  try {
-    await handle.writeFile(content, "utf8");
-  } finally {
-    await handle.close();
-  }
+export async function writeConfined(target: WorkspacePath, content: string): Promise<void> {
+  await mkdir(path.dirname(target.absolute), { recursive: true });
+  await writeRegularFile(target.absolute, content, {
+    root: target.root,
+    relative: target.relative,
+  });
 }
 
 /** The write_file tool. */
@@ -61,7 +55,7 @@ export function createWriteFileTool(toolOptions: ToolsOptions = {}) {
       }
       context.signal.throwIfAborted();
       try {
-        await writeConfined(target.absolute, input.content);
+        await writeConfined(target, input.content);
       } catch (error) {
         const code = (error as NodeJS.ErrnoException).code;
         if (code === "ELOOP") {

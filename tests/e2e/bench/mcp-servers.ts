@@ -45,6 +45,7 @@ const request = (session: string, servers: McpTurnRequest["servers"]): McpTurnRe
   servers,
   confinement,
   workspace,
+  programDirectory: workspace,
   policy: "none",
   secretValues: [],
   onWarning: (message) => {

@@ -10,6 +10,7 @@ import path from "node:path";
 import { markdownTable, median, time } from "@gadget/testkit/measure";
 import {
   commitSessionWork,
+  describeSessionWorktree,
   prepareSessionWorktree,
   prepareWorkspace,
   pruneIdleWorktrees,
@@ -76,6 +77,8 @@ try {
     reusedBaseline: [] as number[],
     committed: [] as number[],
     committedBaseline: [] as number[],
+    state: [] as number[],
+    stateBaseline: [] as number[],
     pruned: [] as number[],
     prunedBaseline: [] as number[],
   };
@@ -140,6 +143,23 @@ try {
     samples.reusedBaseline.push(reusedBaseline);
     samples.committed.push(committed);
     samples.committedBaseline.push(committedBaseline);
+    // The session page asks where the branch stands: ahead/behind the default branch, dirty.
+    const [state, stateBaseline] = await pair(
+      round,
+      () =>
+        describeSessionWorktree(workspaceRoot, {
+          projectSlug: "large",
+          sessionId: sessionId(round),
+          defaultBranch: defaultBranch ?? undefined,
+        }),
+      () => {
+        git(handTree(round), "rev-parse", "--verify", "--quiet", `s-${round}^{commit}`);
+        git(handTree(round), "rev-list", "--left-right", "--count", `s-${round}...origin/main`);
+        git(handTree(round), "status", "--porcelain", "--untracked-files=normal");
+      },
+    );
+    samples.state.push(state);
+    samples.stateBaseline.push(stateBaseline);
   }
 
   // One idle worktree at a time: its record is aged past the retention period, the rest are fresh.
@@ -187,6 +207,13 @@ try {
           "`git add --all && git commit`",
           fmt(median(samples.committedBaseline)),
           ratio(samples.committed, samples.committedBaseline),
+        ],
+        [
+          "the session page's branch state (ahead, behind, dirty)",
+          fmt(median(samples.state)),
+          "`git rev-parse`, `rev-list --count`, `status --porcelain`",
+          fmt(median(samples.stateBaseline)),
+          ratio(samples.state, samples.stateBaseline),
         ],
         [
           "prune an idle worktree (its record past the retention period)",

@@ -48,6 +48,7 @@ describe("McpManager", () => {
         hidden: [],
       }),
       workspace,
+      programDirectory: workspace,
       policy: "none",
       secretValues: ["s3cret-value-9f2c"],
       onWarning: (message) => warnings.push(message),

@@ -6,7 +6,7 @@ import { createHash } from "node:crypto";
 import type { AnyTool, EngineLogger, ToolContext } from "@gadget/agent";
 import type { WorkOrderMcpServer } from "@gadget/protocol";
 import { type CommandConfinement, spawnConfined } from "@gadget/sandbox";
-import { redactSecrets, scrubEnvironment } from "@gadget/tools";
+import { commandEnvironment, redactSecrets } from "@gadget/tools";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
@@ -39,8 +39,14 @@ export interface McpTurnRequest {
   servers: readonly WorkOrderMcpServer[];
   /** The turn's sandbox: stdio servers start inside it. */
   confinement: CommandConfinement;
-  /** The session's worktree: stdio servers' working directory. */
+  /** The session's worktree: stdio servers see it read-write, at its path (`GADGET_WORKTREE`). */
   workspace: string;
+  /**
+   * Where stdio servers start: the project's default-branch checkout, shown read-only. A server's
+   * program never comes from the session's worktree, which the agent writes: a rewritten server
+   * would run with the server's secrets.
+   */
+  programDirectory: string;
   /** What else makes a running server unfit for this turn (the project's network policy). */
   policy: string;
   /** Values never to appear in a tool's output, a status message or a log line. */
@@ -232,13 +238,14 @@ export class McpManager {
     let stdio: ConfinedStdioTransport | null = null;
     if (server.command) {
       const env = {
-        ...scrubEnvironment(this.options.env, { secretValues: request.secretValues }),
+        ...commandEnvironment(this.options.env, { secretValues: request.secretValues }),
+        GADGET_WORKTREE: request.workspace,
         // The server's own variables, secrets included: they are what the project gives it.
         ...server.env,
       };
       const spawned = await spawnConfined(request.confinement, {
         argv: server.command,
-        cwd: request.workspace,
+        cwd: request.programDirectory,
         env,
       });
       stdio = new ConfinedStdioTransport(spawned);

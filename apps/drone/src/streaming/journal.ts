@@ -37,6 +37,7 @@ export class TurnJournal {
   static async load(turnId: string, file: string): Promise<TurnJournal> {
     const journal = new TurnJournal(turnId, file, 1);
     const text = await readFile(file, "utf8").catch(() => "");
+    const bySeq = new Map<number, number>();
     for (const line of text.split("\n")) {
       if (!line) continue;
       let entry: JournalLine;
@@ -45,8 +46,16 @@ export class TurnJournal {
       } catch {
         continue; // a torn last line from a crash mid-write
       }
-      if ("event" in entry) journal.events.push(entry.event);
-      else if ("acked" in entry) journal.ackedSeq = Math.max(journal.ackedSeq, entry.acked);
+      if ("event" in entry) {
+        // A later line of the same seq replaced it (an event the server could not take).
+        const at = bySeq.get(entry.event.seq);
+        if (at === undefined) {
+          bySeq.set(entry.event.seq, journal.events.length);
+          journal.events.push(entry.event);
+        } else {
+          journal.events[at] = entry.event;
+        }
+      } else if ("acked" in entry) journal.ackedSeq = Math.max(journal.ackedSeq, entry.acked);
       else if ("checkpoint" in entry) journal.latestCheckpoint = entry.checkpoint;
     }
     journal.events = journal.events.filter((event) => event.seq > journal.ackedSeq);
@@ -73,6 +82,19 @@ export class TurnJournal {
   append(event: AgentEvent): WireEvent {
     const wire = { ...event, seq: this.nextSeq++, at: new Date().toISOString() } as WireEvent;
     this.events.push(wire);
+    this.write({ event: wire });
+    return wire;
+  }
+
+  /**
+   * Puts `event` in place of the pending event numbered `seq` (one the server cannot take), on
+   * disk too. Returns the new wire event, or null when no pending event has that seq.
+   */
+  replace(seq: number, event: AgentEvent): WireEvent | null {
+    const index = this.events.findIndex((pending) => pending.seq === seq);
+    if (index === -1) return null;
+    const wire = { ...event, seq, at: (this.events[index] as WireEvent).at } as WireEvent;
+    this.events[index] = wire;
     this.write({ event: wire });
     return wire;
   }

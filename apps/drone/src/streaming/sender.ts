@@ -2,20 +2,30 @@
 // drops them from the journal only when the server acknowledges they are stored. An outage of the
 // server's database or Redis (answer `unavailable`, or no answer in time) is waited out with
 // capped, jittered backoff for up to `patienceMs`; only a final answer (not the holder, unknown
-// turn, invalid batch) or the end of patience stops the turn.
-import type {
-  ApiErrorBody,
-  DroneClientToServerEvents,
-  DroneServerToClientEvents,
+// turn) or the end of patience stops the turn. Batches stay under a byte budget, and an event the
+// server cannot take (too large to send, or refused as invalid) is replaced by an `error` event of
+// the same seq and stops the turn: never a batch sent again and again, never a reconnect loop.
+import {
+  type ApiErrorBody,
+  agentEvent,
+  type DroneClientToServerEvents,
+  type DroneServerToClientEvents,
 } from "@gadget/protocol";
 import type { Socket } from "socket.io-client";
-import type { TurnJournal } from "./journal.ts";
+import type { TurnJournal, WireEvent } from "./journal.ts";
 
 export type DroneSocket = Socket<DroneServerToClientEvents, DroneClientToServerEvents>;
 
 export interface SenderOptions {
   /** Events per batch; default 200. */
   batchSize?: number;
+  /** Bytes of events (as JSON) per batch, one event at least; default 1 MiB. */
+  maxBatchBytes?: number;
+  /**
+   * Largest one event may be (as JSON); a larger one is replaced by an `error` event. Default
+   * 1 MiB: far under the drone socket's 16 MiB message limit and a database document's 16 MB.
+   */
+  maxEventBytes?: number;
   /** How long to wait for the server's acknowledgement; default 15 s. */
   ackTimeoutMs?: number;
   /** How long the server may keep failing with retryable answers before the turn gives up; default 5 minutes. */
@@ -31,6 +41,20 @@ export interface SenderOptions {
   onRetrying?: (since: Date | null, reason: string) => void;
   /** The server refused the turn's events for good (e.g. the turn now belongs to another drone). */
   onRejected?: (error: ApiErrorBody["error"]) => void;
+  /** An event the server cannot take was replaced by an error event: the turn should stop. */
+  onRefusedEvent?: (seq: number, reason: string) => void;
+}
+
+/** The JSON size of each event, measured once. */
+const sizes = new WeakMap<WireEvent, number>();
+
+function sizeOf(event: WireEvent): number {
+  let size = sizes.get(event);
+  if (size === undefined) {
+    size = Buffer.byteLength(JSON.stringify(event));
+    sizes.set(event, size);
+  }
+  return size;
 }
 
 /** Streams one turn's journal to the server. Call `notify()` after appending, and on reconnect. */
@@ -44,6 +68,8 @@ export class EventSender {
   /** When the current run of failures began, or null. */
   private failingSince: number | null = null;
   private failures = 0;
+  /** After an invalid batch: events go one at a time up to this seq, to find the one refused. */
+  private singlyUntil = 0;
 
   constructor(
     private readonly socket: DroneSocket,
@@ -89,9 +115,8 @@ export class EventSender {
   }
 
   private async run(): Promise<void> {
-    const batchSize = this.options.batchSize ?? 200;
     while (this.socket.connected && !this.rejected) {
-      const batch = this.journal.pending(batchSize);
+      const batch = this.nextBatch();
       if (batch.length === 0) return;
       // Only what is on disk goes out, so a crash can never lose an event the server has not got.
       await this.journal.flushed();
@@ -115,11 +140,53 @@ export class EventSender {
         this.journal.acknowledge(result.lastSeq);
       } else if (retryableCodes.has(result.error.code)) {
         if (!(await this.retryLater(result.error.message))) return;
+      } else if (result.error.code === "validation_failed") {
+        // One event of the batch is refused for what it holds: find it, then replace it.
+        const only = batch.length === 1 ? (batch[0] as WireEvent) : null;
+        if (only && only.type !== "error") this.replaceRefused(only, result.error.message);
+        else if (!only) this.singlyUntil = (batch.at(-1) as WireEvent).seq;
+        else {
+          this.giveUp(result.error);
+          return;
+        }
       } else {
         this.giveUp(result.error);
         return;
       }
     }
+  }
+
+  /** The next events to send: in order, under the byte budget, oversized ones replaced first. */
+  private nextBatch(): WireEvent[] {
+    const maxEvents = this.options.batchSize ?? 200;
+    const maxBytes = this.options.maxBatchBytes ?? 1024 * 1024;
+    const maxEvent = this.options.maxEventBytes ?? 1024 * 1024;
+    const batch: WireEvent[] = [];
+    let bytes = 0;
+    for (let event of this.journal.pending(maxEvents)) {
+      if (sizeOf(event) > maxEvent) {
+        event = this.replaceRefused(
+          event,
+          `it was ${Math.round(sizeOf(event) / 1024)} KiB, over the ${Math.round(maxEvent / 1024)} KiB an event may be`,
+        );
+      }
+      if (batch.length > 0 && (bytes + sizeOf(event) > maxBytes || event.seq <= this.singlyUntil))
+        break;
+      batch.push(event);
+      bytes += sizeOf(event);
+      if (event.seq <= this.singlyUntil) break;
+    }
+    return batch;
+  }
+
+  /** Puts a small `error` event in place of one the server cannot take, and says so. */
+  private replaceRefused(event: WireEvent, reason: string): WireEvent {
+    const message = `The turn's ${event.type} event could not be stored (${reason}); the turn stops here.`;
+    const replaced =
+      this.journal.replace(event.seq, agentEvent("error", { code: "event_refused", message })) ??
+      event;
+    this.options.onRefusedEvent?.(event.seq, message);
+    return replaced;
   }
 
   /**

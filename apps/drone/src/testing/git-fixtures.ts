@@ -1,6 +1,6 @@
 // Test fixtures: a local bare repository to act as a project's remote, and a clone to push from.
 import { execFileSync } from "node:child_process";
-import { writeFile } from "node:fs/promises";
+import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { makeTempDir } from "@gadget/testkit";
 
@@ -41,6 +41,7 @@ export async function createRemote(files: Record<string, string>): Promise<Remot
     git(scratch, "push", "origin", "main");
   };
   for (const [file, content] of Object.entries(files)) {
+    await mkdir(path.dirname(path.join(scratch, file)), { recursive: true });
     await writeFile(path.join(scratch, file), content);
   }
   git(scratch, "add", "-A");

@@ -3,9 +3,10 @@
 import { realpath } from "node:fs/promises";
 import type { IWorkOrder } from "@gadget/protocol";
 import { agentEvent } from "@gadget/protocol";
-import { type CommandConfinement, confine, type Sandbox } from "@gadget/sandbox";
+import { type ConfinementPolicy, confine, type Sandbox } from "@gadget/sandbox";
 import type { McpLease, McpManager } from "../mcp/mcp-manager.ts";
 import { projectHome } from "../sandbox.ts";
+import { projectDirectory } from "../workspace/prepare.ts";
 import { type TurnScope, turnSessionId } from "./scope.ts";
 
 export interface ConfinementSettings {
@@ -21,7 +22,7 @@ export async function confineTurn(
   { order, emit }: TurnScope,
   settings: ConfinementSettings,
   directory: string,
-): Promise<CommandConfinement> {
+): Promise<ConfinementPolicy> {
   const network = order.project.network;
   if (settings.sandbox.info.kind === "none") {
     emit(
@@ -32,22 +33,26 @@ export async function confineTurn(
       }),
     );
   }
-  return confine(settings.sandbox, {
+  return {
     workspace: await realpath(directory),
     home: projectHome({ workspace: settings.workspaceRoot }, order.project.slug),
     network,
     hidden: [settings.workspaceRoot, ...settings.hiddenPaths],
-  });
+  };
 }
 
-/** The session's MCP servers, started (inside the sandbox, in the worktree) or reused. */
+/**
+ * The session's MCP servers, started or reused: stdio ones inside the sandbox, in the project's
+ * default-branch checkout (shown read-only), never from the worktree the agent writes.
+ */
 export async function openMcpServers(
   { order, emit }: TurnScope,
-  mcp: McpManager | undefined,
+  settings: { mcp?: McpManager | undefined; sandbox: Sandbox; workspaceRoot: string },
   directory: string,
-  confinement: CommandConfinement,
+  policy: ConfinementPolicy,
   secretValues: string[],
 ): Promise<McpLease | null> {
+  const mcp = settings.mcp;
   const servers = order.project.mcpServers;
   if (!mcp || servers.length === 0) return null;
   emit(
@@ -56,10 +61,14 @@ export async function openMcpServers(
       message: `Connecting to MCP servers: ${servers.map((server) => server.name).join(", ")}`,
     }),
   );
+  const programDirectory = await realpath(
+    projectDirectory(settings.workspaceRoot, order.project.slug),
+  );
   return mcp.open({
     session: `${order.project._id}:${turnSessionId(order)}`,
     servers,
-    confinement,
+    confinement: confine(settings.sandbox, { ...policy, readOnly: [programDirectory] }),
+    programDirectory,
     workspace: await realpath(directory),
     policy: JSON.stringify(order.project.network),
     secretValues,
@@ -74,6 +83,8 @@ export function turnSecrets(order: IWorkOrder, droneSecrets: readonly string[]):
     order.provider.apiKey,
     // Never given to a command; kept out of any output all the same.
     order.project.forge?.token ?? "",
+    // The project's own variables: its commands get them, its events never show them.
+    ...Object.values(order.project.env),
     // Given to the MCP servers that need them, and to nothing else.
     ...order.project.mcpServers.flatMap((server) => [
       ...Object.values(server.env),

@@ -1,7 +1,8 @@
 // The delivery phase of a turn: its work committed to the session's branch, the branch pushed when
 // the project delivers branches, and the session's pull request opened or updated.
 import { agentEvent, pullRequestText } from "@gadget/protocol";
-import type { WorkspaceSnapshot } from "@gadget/tools";
+import type { LeftOut, WorkspaceSnapshot } from "@gadget/tools";
+import { storedCredentials } from "../workspace/credentials.ts";
 import {
   deliverPullRequest,
   type PullRequestResult,
@@ -19,6 +20,12 @@ export async function commitTurn(
   scope: TurnScope,
   worktree: SessionWorktree,
   snapshot: WorkspaceSnapshot | null,
+  options: {
+    /** The drone's workspace root (where the project's credential store lives). */
+    workspaceRoot: string;
+    /** Hears what the commit left out (nested repositories, refused paths). */
+    onLeftOut: (leftOut: LeftOut[]) => void;
+  },
 ): Promise<void> {
   const { order, logger, emit } = scope;
   let failed = false;
@@ -29,7 +36,10 @@ export async function commitTurn(
       worktree.directory,
       // A trailer, so `git log --grep "Gadget-Turn: <id>"` finds the commit of a turn.
       `${subject}\n\nGadget-Turn: ${order.turnId}`,
-      order.project.commitAuthor ? { author: order.project.commitAuthor } : {},
+      {
+        ...(order.project.commitAuthor ? { author: order.project.commitAuthor } : {}),
+        onLeftOut: options.onLeftOut,
+      },
     );
   } catch (error) {
     failed = true;
@@ -52,7 +62,9 @@ export async function commitTurn(
       ? { uncommitted: { turnId: order.turnId, before: snapshot.tree } }
       : {}),
   }).catch(() => {});
-  if (order.project.delivery !== "workspace") await deliver(scope, worktree, commit);
+  if (order.project.delivery !== "workspace") {
+    await deliver(scope, worktree, commit, options.workspaceRoot);
+  }
 }
 
 /**
@@ -65,12 +77,16 @@ async function deliver(
   scope: TurnScope,
   worktree: SessionWorktree,
   commit: string | null,
+  workspaceRoot: string,
 ): Promise<void> {
   const { order, logger, emit } = scope;
   emit(
     agentEvent("status", { phase: "delivery", message: `Pushing ${worktree.branch} to origin` }),
   );
-  const outcome = await pushSessionBranch(worktree.directory, worktree.branch, { commit });
+  const outcome = await pushSessionBranch(worktree.directory, worktree.branch, {
+    commit,
+    credentialStore: storedCredentials(workspaceRoot, order.project.slug),
+  });
   if (outcome.error) {
     logger.warn({ turnId: order.turnId, reason: outcome.error }, "push failed");
   }

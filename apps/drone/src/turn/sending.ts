@@ -19,6 +19,7 @@ export function turnSender(
   progress: TurnProgress,
   abort: AbortController,
   settings: SendingSettings,
+  onRefusedEvent: (message: string) => void,
 ): EventSender {
   const turnId = journal.turnId;
   return new EventSender(settings.socket, journal, {
@@ -40,6 +41,12 @@ export function turnSender(
       );
       // The turn was taken from this drone (cancelled, interrupted, revoked): stop working on it.
       abort.abort(new Error(error.message));
+    },
+    onRefusedEvent: (_seq, message) => {
+      // Its error event is in the journal already: the turn stops, as failed, not cancelled.
+      settings.logger.warn({ turnId }, message);
+      onRefusedEvent(message);
+      abort.abort(new Error(message));
     },
   });
 }

@@ -52,6 +52,7 @@ export async function verify(
       timeoutMs: settings.timeoutMs ?? 300_000,
       signal,
       secretValues: settings.secretValues,
+      projectEnv: order.project.env,
       sandbox: settings.confinement,
     });
     results.push({

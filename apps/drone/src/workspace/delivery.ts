@@ -11,6 +11,7 @@ import type {
 } from "@gadget/protocol";
 import { UserError } from "@gadget/protocol";
 import { openOrUpdatePullRequest } from "../forge/pull-request.ts";
+import { storedCredentials } from "./credentials.ts";
 import { type DroneGitOptions, droneGit, withoutCredentials } from "./git.ts";
 import { tryLock } from "./lock.ts";
 import { reopenSessionWorktree } from "./reopen.ts";
@@ -194,7 +195,10 @@ export async function deliverSession(
     const committed = await commitSessionWork(directory, request.message, {
       ...(request.commitAuthor ? { author: request.commitAuthor } : {}),
     });
-    const outcome = await pushSessionBranch(directory, record.branch, { commit: committed });
+    const outcome = await pushSessionBranch(directory, record.branch, {
+      commit: committed,
+      credentialStore: storedCredentials(workspaceRoot, request.projectSlug),
+    });
     const delivered = { ...outcome, committed: committed !== null };
     if (!outcome.pushed || !request.pullRequest) return delivered;
     const pull = await deliverPullRequest(directory, record.branch, request.pullRequest);

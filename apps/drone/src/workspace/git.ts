@@ -28,6 +28,11 @@ const overridesWeSet = {
 
 export interface DroneGitOptions {
   signal?: AbortSignal | undefined;
+  /**
+   * The project's own credential store (see credentials.ts): when given, it is the only place git
+   * takes credentials from for this call, the user's helpers left out.
+   */
+  credentialStore?: string | null | undefined;
   /** Clone/fetch progress, 0–100 per stage. */
   onProgress?: ((progress: { stage: string; percent: number }) => void) | undefined;
 }
@@ -41,15 +46,27 @@ export interface DroneGitOptions {
 export async function droneGit(directory: string, options: DroneGitOptions, inRepository: boolean) {
   const environment = gitEnvironment();
   const hardened = await hardenedGit(inRepository ? directory : null, environment);
+  // An empty value resets the helper list; git runs `git credential-store --file=<file> get`.
+  const credentials = options.credentialStore
+    ? [
+        "credential.helper=",
+        `credential.helper=store --file=${shellQuote(options.credentialStore)}`,
+      ]
+    : [];
   const client = simpleGit({
     baseDir: directory,
-    config: hardened.config,
+    config: [...hardened.config, ...credentials],
     unsafe: overridesWeSet,
     ...(options.signal ? { abort: options.signal } : {}),
     progress: ({ stage, progress }: SimpleGitProgressEvent) =>
       options.onProgress?.({ stage, percent: progress }),
   }).env({ ...environment, ...hardened.env });
   return Object.assign(client, { transport: hardened.transport, configuredKeys: hardened.keys });
+}
+
+/** One shell word (git runs credential helpers through the shell). */
+function shellQuote(text: string): string {
+  return `'${text.replace(/'/g, "'\\''")}'`;
 }
 
 /** The first non-empty line of an error's message (git's are long). */

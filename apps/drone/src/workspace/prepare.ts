@@ -6,6 +6,7 @@ import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import { SystemError, UserError } from "@gadget/protocol";
 import type { simpleGit } from "simple-git";
+import { rememberCredentials, splitCredentials } from "./credentials.ts";
 import { droneGit, firstLine, lastLines, urlCredentials, withoutCredentials } from "./git.ts";
 
 export interface PrepareOptions {
@@ -41,6 +42,13 @@ export function projectDirectory(workspaceRoot: string, slug: string): string {
  */
 export async function prepareWorkspace(options: PrepareOptions): Promise<PreparedWorkspace> {
   const directory = projectDirectory(options.workspaceRoot, options.slug);
+  // The URL's credentials go to the drone's own store, never on git's command line or in .git/config.
+  const credentialStore = await rememberCredentials(
+    options.workspaceRoot,
+    options.slug,
+    options.gitUrl,
+  );
+  const { url } = splitCredentials(options.gitUrl);
   if (!existsSync(path.join(directory, ".git"))) {
     if (existsSync(directory)) {
       throw new UserError(
@@ -50,8 +58,8 @@ export async function prepareWorkspace(options: PrepareOptions): Promise<Prepare
     }
     await mkdir(options.workspaceRoot, { recursive: true });
     try {
-      const client = await droneGit(options.workspaceRoot, options, false);
-      await client.clone(options.gitUrl, directory, [
+      const client = await droneGit(options.workspaceRoot, { ...options, credentialStore }, false);
+      await client.clone(url, directory, [
         ...client.transport,
         "--progress",
         ...(options.defaultBranch ? ["--branch", options.defaultBranch] : []),
@@ -81,7 +89,8 @@ export async function prepareWorkspace(options: PrepareOptions): Promise<Prepare
     };
   }
 
-  const repository = await droneGit(directory, options, true);
+  const repository = await droneGit(directory, { ...options, credentialStore }, true);
+  await forgetOriginCredentials(repository);
   try {
     // raw: simple-git's fetch() refuses --upload-pack outright, even the safe value set here.
     await repository.raw(["fetch", ...repository.transport, "--prune", "origin"]);
@@ -136,6 +145,15 @@ export async function prepareWorkspace(options: PrepareOptions): Promise<Prepare
       defaultBranch: wanted,
     };
   }
+}
+
+/** A clone made before credentials had their own store keeps them in its origin URL: remove them. */
+async function forgetOriginCredentials(repository: ReturnType<typeof simpleGit>): Promise<void> {
+  const origin = (
+    await repository.raw(["config", "--get", "remote.origin.url"]).catch(() => "")
+  ).trim();
+  const { url, storeLine } = splitCredentials(origin);
+  if (storeLine) await repository.raw(["config", "remote.origin.url", url]);
 }
 
 async function remoteHeadBranch(repository: ReturnType<typeof simpleGit>): Promise<string | null> {

@@ -4,6 +4,7 @@ import { existsSync } from "node:fs";
 import { readdir, stat } from "node:fs/promises";
 import path from "node:path";
 import type { EngineLogger } from "@gadget/agent";
+import { defuseGitControlFiles } from "@gadget/tools";
 import { droneGit, firstLine } from "./git.ts";
 import { tryLock } from "./lock.ts";
 import { projectDirectory } from "./prepare.ts";
@@ -32,7 +33,7 @@ export interface PruneResult {
 
 /**
  * Removes every session worktree idle for longer than the retention period; one a turn holds
- * (its lock is taken) is never touched, and git refuses one with uncommitted work.
+ * (its lock is taken) or with uncommitted or untracked files is never touched.
  * @example await pruneIdleWorktrees({ workspaceRoot, retentionMs: 7 * 86_400_000 });
  */
 export async function pruneIdleWorktrees(options: PruneOptions): Promise<PruneResult> {
@@ -80,8 +81,20 @@ async function pruneProject(
       continue;
     }
     try {
-      // No --force: git keeps a worktree with uncommitted or untracked files.
-      await (await droneGit(clone, {}, true)).raw(["worktree", "remove", directory]);
+      // Plain `worktree remove` asks `git status --ignore-submodules=none` whether it is clean,
+      // which enters nested repositories and runs their filters; the drone asks its own git
+      // (which never enters them) and removes only a clean worktree, with --force.
+      await defuseGitControlFiles(directory);
+      const status = await (await droneGit(directory, {}, true)).raw([
+        "status",
+        "--porcelain",
+        "--untracked-files=normal",
+      ]);
+      if (status.trim() !== "") {
+        result.kept.push({ directory, reason: "it has uncommitted or untracked files" });
+        continue;
+      }
+      await (await droneGit(clone, {}, true)).raw(["worktree", "remove", "--force", directory]);
       removed.push(directory);
     } catch (error) {
       result.kept.push({ directory, reason: firstLine(error) });

@@ -1,7 +1,10 @@
 // "Is this git URL right?" answered from the drone's machine, where turns will clone it: one
 // `git ls-remote` with the drone's hardened git, a timeout, and credentials removed from what it says.
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
+import path from "node:path";
 import type { GitRemoteCheckResult, GitRemoteProblem } from "@gadget/protocol";
+import { splitCredentials } from "./credentials.ts";
 import { droneGit } from "./git.ts";
 
 /** How long a remote has to answer before it counts as unreachable. */
@@ -52,9 +55,14 @@ export async function checkRemote(
 ): Promise<GitRemoteCheckResult> {
   const timeoutMs = options.timeoutMs ?? remoteCheckTimeoutMs;
   const signal = AbortSignal.timeout(timeoutMs);
+  // Credentials go to git through a store of this check's own, never on its command line.
+  const { url, storeLine } = splitCredentials(gitUrl);
+  const scratch = storeLine ? await mkdtemp(path.join(tmpdir(), "gadget-check-")) : null;
+  const credentialStore = scratch ? path.join(scratch, "credentials") : null;
+  if (credentialStore) await writeFile(credentialStore, `${storeLine}\n`, { mode: 0o600 });
   try {
-    const client = await droneGit(tmpdir(), { signal }, false);
-    const output = await client.raw(["ls-remote", ...client.transport, "--symref", gitUrl, "HEAD"]);
+    const client = await droneGit(tmpdir(), { signal, credentialStore }, false);
+    const output = await client.raw(["ls-remote", ...client.transport, "--symref", url, "HEAD"]);
     const head = /^ref: refs\/heads\/(\S+)\s+HEAD$/m.exec(output);
     return { ok: true, defaultBranch: head?.[1] ?? null };
   } catch (error) {
@@ -75,5 +83,7 @@ export async function checkRemote(
       .slice(-3)
       .join(" ");
     return { ok: false, problem, message: `${problemWords[problem]}: ${lines}`.slice(0, 1000) };
+  } finally {
+    if (scratch) await rm(scratch, { recursive: true, force: true });
   }
 }

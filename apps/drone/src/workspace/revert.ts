@@ -10,7 +10,8 @@ import {
   type TurnRevertResult,
   UserError,
 } from "@gadget/protocol";
-import { changesSince } from "@gadget/tools";
+import { changesSince, defuseGitControlFiles } from "@gadget/tools";
+import { storedCredentials } from "./credentials.ts";
 import { pushSessionBranch } from "./delivery.ts";
 import { droneGit, firstLine } from "./git.ts";
 import { tryLock } from "./lock.ts";
@@ -78,7 +79,10 @@ export async function revertTurn(
     // The project delivers: the remote branch must lose the turn's changes too.
     const branch = (await readWorktreeRecord(directory))?.branch;
     if (!branch) return { ...result, pushed: false, pushError: "the session's branch is unknown" };
-    const pushed = await pushSessionBranch(directory, branch, { commit: result.commit });
+    const pushed = await pushSessionBranch(directory, branch, {
+      commit: result.commit,
+      credentialStore: storedCredentials(workspaceRoot, request.projectSlug),
+    });
     return {
       ...result,
       pushed: pushed.pushed,
@@ -104,6 +108,7 @@ async function revertIn(
   if (!commit && uncommitted?.turnId === turnId) {
     return restoreSnapshot(worktree, directory, uncommitted.before);
   }
+  await defuseGitControlFiles(directory);
   const dirty = (await worktree.raw(["status", "--porcelain"])).trim() !== "";
   if (dirty) {
     // Either the turn's own commit failed or another's did: a revert cannot tell them apart.

@@ -3,6 +3,7 @@
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { type SessionWorktreeState, UserError } from "@gadget/protocol";
+import { defuseGitControlFiles } from "@gadget/tools";
 import { droneGit } from "./git.ts";
 import { projectDirectory } from "./prepare.ts";
 import { readWorktreeRecord, worktreeDirectory } from "./worktree.ts";
@@ -46,6 +47,8 @@ export async function describeSessionWorktree(
     ahead = left ?? 0;
     behind = right ?? 0;
   }
+  // A named pipe under a git control file's name would hold `git status` in open() for good.
+  if (present) await defuseGitControlFiles(directory);
   const dirty = present
     ? (await repository.raw(["status", "--porcelain", "--untracked-files=normal"])).trim() !== ""
     : false;

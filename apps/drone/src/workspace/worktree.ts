@@ -5,6 +5,7 @@ import { existsSync } from "node:fs";
 import { mkdir, readdir, readFile, realpath, rename, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { type CommitAuthor, SystemError, sessionBranch } from "@gadget/protocol";
+import { type LeftOut, stageAll } from "@gadget/tools";
 import { type DroneGitOptions, droneGit, firstLine } from "./git.ts";
 
 /** Where a session's worktree lives: `<workspaceRoot>/.worktrees/<slug>/<sessionId>`. */
@@ -268,18 +269,29 @@ export function commitIdentity(repository: Repository): string[] {
 /**
  * Commits everything the turn changed in the worktree onto the session's branch (ignored files
  * stay out), so the branch keeps the session's work and an idle worktree can be removed without
- * losing any. Returns the new commit, or null when nothing changed.
+ * losing any. Nested repositories and paths git refuses are never committed; `onLeftOut` hears of
+ * them. Returns the new commit, or null when nothing changed.
  */
 export async function commitSessionWork(
   directory: string,
   message: string,
-  options: DroneGitOptions & { author?: CommitAuthor } = {},
+  options: DroneGitOptions & {
+    author?: CommitAuthor;
+    onLeftOut?: (leftOut: LeftOut[]) => void;
+  } = {},
 ): Promise<string | null> {
   const worktree = await droneGit(directory, options, true);
-  // --verbose names what it staged: nothing named, nothing changed since the last commit. (What a
-  // failed commit left staged goes in with the next turn that changes anything.)
-  const staged = await worktree.raw(["add", "--all", "--verbose"]);
-  if (!staged.trim()) return null;
+  // Against HEAD: what a failed commit left staged goes in with the next turn that commits.
+  const head = await worktree
+    .raw(["rev-parse", "--verify", "--quiet", "HEAD^{commit}"])
+    .then((found) => found.trim() || null)
+    .catch(() => null);
+  const staged = await stageAll(
+    { cwd: directory, ...(options.signal ? { signal: options.signal } : {}) },
+    head ?? "HEAD",
+  );
+  if (staged.leftOut.length > 0) options.onLeftOut?.(staged.leftOut);
+  if (!staged.changed) return null;
   // The project's commit author names the author; the machine's identity stays the committer.
   const author = options.author
     ? [`--author=${options.author.name} <${options.author.email}>`]

@@ -35,15 +35,18 @@ export function registerFixtureTools(server: McpServer, label: string): void {
   server.registerTool(
     "create_issue",
     {
-      description: "Opens an issue; writes issues/<title>.md in the working directory.",
+      description: "Opens an issue; writes issues/<title>.md in the session's worktree.",
       inputSchema: { title: z.string().min(1).max(100), body: z.string().optional() },
       annotations: { readOnlyHint: false, destructiveHint: false },
     },
     async ({ title, body }) => {
-      await mkdir("issues", { recursive: true });
+      // The drone starts stdio servers in the project's default-branch checkout (read-only) and
+      // names the session's worktree in GADGET_WORKTREE.
+      const root = process.env.GADGET_WORKTREE ?? process.cwd();
+      await mkdir(path.join(root, "issues"), { recursive: true });
       const file = path.join("issues", `${title.replace(/[^a-zA-Z0-9-]/g, "-")}.md`);
-      await writeFile(file, `# ${title}\n\n${body ?? ""}\n`);
-      return { content: [{ type: "text", text: `created ${file} in ${process.cwd()}` }] };
+      await writeFile(path.join(root, file), `# ${title}\n\n${body ?? ""}\n`);
+      return { content: [{ type: "text", text: `created ${file} in ${root}` }] };
     },
   );
   server.registerTool("fail", { description: "Always fails.", inputSchema: {} }, async () => ({
