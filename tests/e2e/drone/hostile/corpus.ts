@@ -52,7 +52,13 @@ export async function startCorpus(
   options: { extraEnv?: (home: string) => Promise<Record<string, string>> } = {},
 ): Promise<Corpus> {
   const server = await startTestServer(
-    { mongoUrl: inject("mongoUrl"), redisUrl: inject("redisUrl"), droneGraceMs: 30_000 },
+    {
+      mongoUrl: inject("mongoUrl"),
+      redisUrl: inject("redisUrl"),
+      // What production gives a drone: a busy machine's drone answers within these.
+      droneGraceMs: 30_000,
+      droneRequestTimeoutMs: 10_000,
+    },
     `hostile_${name}_${process.pid}`,
   );
   const model = await startScriptedModel({ apiKey: "sk-hostile-provider-key" });
