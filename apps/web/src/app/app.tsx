@@ -2,6 +2,7 @@
 import { type ReactNode, Suspense, useCallback, useEffect, useState } from "react";
 import { Link, Redirect, Route, Switch, useLocation } from "wouter";
 import { ConnectionBanner } from "../components/connection-banner.tsx";
+import { useLiveCache } from "../data/live-cache.ts";
 import { summaryLabel } from "../live/turn-summary.ts";
 import { AccountPage } from "../pages/account-page.tsx";
 import { ActivityPage } from "../pages/activity-page.tsx";
@@ -15,6 +16,7 @@ import { WebhooksPage } from "../pages/webhooks-page.tsx";
 import { AuthProvider, LOGIN_ENDED, useAuth } from "./auth.tsx";
 import { ErrorBoundary } from "./error-boundary.tsx";
 import { LiveProvider, useConnectionState } from "./live.tsx";
+import { QueryProvider, useForgetOnLoginChange } from "./query-client.tsx";
 import { type ThemeChoice, useTheme } from "./theme.ts";
 import { TurnSummaryProvider, useTurnSummary } from "./turn-summary.tsx";
 
@@ -125,6 +127,7 @@ function TopBar() {
 }
 
 function SignedIn() {
+  useLiveCache();
   const state = useConnectionState();
   const [, navigate] = useLocation();
   const openActivity = useCallback(() => navigate("/"), [navigate]);
@@ -189,6 +192,7 @@ function Shell({ state }: { state: ReturnType<typeof useConnectionState> }) {
 function Gate() {
   const { token, forget, api } = useAuth();
   const [location] = useLocation();
+  useForgetOnLoginChange(token);
   if (!token) {
     return (
       <Switch>
@@ -217,9 +221,11 @@ function Gate() {
 export function App({ baseUrl = "" }: { baseUrl?: string }) {
   return (
     <ErrorBoundary>
-      <AuthProvider baseUrl={baseUrl}>
-        <Gate />
-      </AuthProvider>
+      <QueryProvider>
+        <AuthProvider baseUrl={baseUrl}>
+          <Gate />
+        </AuthProvider>
+      </QueryProvider>
     </ErrorBoundary>
   );
 }

@@ -1,10 +1,11 @@
 // The providers page: a check's result (what /models listed, what the probe call found), and
 // editing a saved provider with the listed models offered under the model field.
 import type { Provider, UpdateProviderBody } from "@gadget/protocol";
-import { render, screen } from "@testing-library/react";
+import { render, screen } from "../test/render.tsx";
 import userEvent from "@testing-library/user-event";
 import { describe, expect, it } from "vitest";
-import { CheckResult, ProviderEditForm } from "./providers-page.tsx";
+import { CheckResult } from "./provider-check.tsx";
+import { ProviderForm } from "./provider-form.tsx";
 
 describe("a provider check's result", () => {
   it("says which features the probe call found and what it learned", () => {
@@ -71,7 +72,7 @@ describe("editing a saved provider", () => {
   it("sends only what changed, a new key, and null for a cleared field", async () => {
     const bodies: UpdateProviderBody[] = [];
     render(
-      <ProviderEditForm
+      <ProviderForm
         provider={saved}
         onSave={async (body) => {
           bodies.push(body);
@@ -94,10 +95,10 @@ describe("editing a saved provider", () => {
   it("offers the models the check listed under the model field, free text still allowed", async () => {
     const checkedWith: string[] = [];
     render(
-      <ProviderEditForm
+      <ProviderForm
         provider={saved}
         onSave={async () => {}}
-        onCheck={async (apiKey) => {
+        onCheck={async ({ apiKey }) => {
           checkedWith.push(apiKey);
           return { ok: true, models: ["gpt-a", "gpt-b"] };
         }}

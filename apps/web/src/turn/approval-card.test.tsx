@@ -1,5 +1,5 @@
 // Approval cards: what will happen, Approve and Deny, and a failed decision in words.
-import { render, screen } from "@testing-library/react";
+import { render, screen } from "../test/render.tsx";
 import userEvent from "@testing-library/user-event";
 import { describe, expect, it } from "vitest";
 import { ApiError } from "../api/api-error.ts";
