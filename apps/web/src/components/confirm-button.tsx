@@ -25,7 +25,11 @@ export interface ConfirmButtonProps {
   className?: string;
 }
 
-const toneClass = { danger: "button small danger", ghost: "button small ghost", plain: "button small" };
+const toneClass = {
+  danger: "button small danger",
+  ghost: "button small ghost",
+  plain: "button small",
+};
 
 export function ConfirmButton({
   label,

@@ -1,10 +1,6 @@
 // Model providers through the query cache: the list, adding, changing and deleting one, forgetting
 // what turns learned it refuses, and the two checks (their answers are shown, not cached).
-import type {
-  CreateProviderBody,
-  Provider,
-  UpdateProviderBody,
-} from "@gadget/protocol";
+import type { CreateProviderBody, Provider, UpdateProviderBody } from "@gadget/protocol";
 import { type QueryClient, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useApi } from "../app/auth.tsx";
 import { keys } from "./keys.ts";

@@ -1,7 +1,12 @@
 // Sign up and log in: one form, two modes, checked with the protocol's login and signup schemas;
 // errors from the server (or its absence) in words. Signup carries the invite of an invite link
 // (`/signup?invite=<code>`) where the server asks for one.
-import { type LoginBody, loginBodySchema, type SignupBody, signupBodySchema } from "@gadget/protocol";
+import {
+  type LoginBody,
+  loginBodySchema,
+  type SignupBody,
+  signupBodySchema,
+} from "@gadget/protocol";
 import { zodResolver } from "@hookform/resolvers/zod";
 import { useMutation } from "@tanstack/react-query";
 import { useForm } from "react-hook-form";

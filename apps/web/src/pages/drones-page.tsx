@@ -256,7 +256,11 @@ function LabelsCell({
 }) {
   const own = drone.labels.filter((label) => !isAutomatic(label));
   const [editing, setEditing] = useState(false);
-  const form = useForm<z.input<typeof labelsFieldsSchema>, unknown, z.output<typeof labelsFieldsSchema>>({
+  const form = useForm<
+    z.input<typeof labelsFieldsSchema>,
+    unknown,
+    z.output<typeof labelsFieldsSchema>
+  >({
     resolver: zodResolver(labelsFieldsSchema),
     defaultValues: { labels: own.join(" ") },
   });

@@ -15,7 +15,7 @@ import {
 import { z } from "zod";
 import type { FieldAliases } from "../forms/server-problems.ts";
 import { lineList, wordList } from "../forms/text-values.ts";
-import { bodyOf as mcpBodyOf, draftOf, type McpServerDraft } from "./mcp-servers-editor.tsx";
+import { draftOf, type McpServerDraft, bodyOf as mcpBodyOf } from "./mcp-servers-editor.tsx";
 
 const shape = updateProjectBodySchema.shape;
 

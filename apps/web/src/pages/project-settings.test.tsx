@@ -1,9 +1,9 @@
 // The project settings form: the network policy and verification commands as the user sets them.
 import type { Project, UpdateProjectBody } from "@gadget/protocol";
-import { render, screen, waitFor } from "../test/render.tsx";
 import userEvent from "@testing-library/user-event";
 import { describe, expect, it } from "vitest";
 import { ApiError } from "../api/api-error.ts";
+import { render, screen, waitFor } from "../test/render.tsx";
 import { ProjectSettings } from "./project-settings.tsx";
 
 const project: Project = {

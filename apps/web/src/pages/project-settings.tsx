@@ -66,8 +66,7 @@ export function ProjectSettings({
   // A stored token is never shown: the field appears only to replace it.
   const [replacingToken, setReplacingToken] = useState(!project.forge?.hasToken);
   const save = useMutation({
-    mutationFn: (values: SettingsValues) =>
-      onSave(changesOf(project, values, serversEdited)),
+    mutationFn: (values: SettingsValues) => onSave(changesOf(project, values, serversEdited)),
     onSuccess: (_answer, values) => {
       form.reset(fieldsAfterSave(form.getValues()));
       // A token just saved is never shown again.

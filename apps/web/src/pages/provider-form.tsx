@@ -147,7 +147,9 @@ export function ProviderForm(props: ProviderFormProps) {
   const check = useMutation({ mutationFn: onCheck });
   const save = useMutation({
     mutationFn: (values: ProviderValues) =>
-      props.provider ? props.onSave(changesOf(props.provider, values)) : props.onSave(createBodyOf(values)),
+      props.provider
+        ? props.onSave(changesOf(props.provider, values))
+        : props.onSave(createBodyOf(values)),
     onSuccess: () => {
       if (editing) return;
       form.reset(fieldsOf(undefined));
@@ -252,7 +254,13 @@ export function ProviderForm(props: ProviderFormProps) {
           </button>
         ) : null}
         <button type="submit" className="button primary" disabled={save.isPending}>
-          {editing ? (save.isPending ? "Saving…" : "Save") : save.isPending ? "Adding…" : "Add provider"}
+          {editing
+            ? save.isPending
+              ? "Saving…"
+              : "Save"
+            : save.isPending
+              ? "Adding…"
+              : "Add provider"}
         </button>
       </div>
     </form>

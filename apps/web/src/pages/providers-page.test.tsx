@@ -1,9 +1,9 @@
 // The providers page: a check's result (what /models listed, what the probe call found), and
 // editing a saved provider with the listed models offered under the model field.
 import type { Provider, UpdateProviderBody } from "@gadget/protocol";
-import { render, screen } from "../test/render.tsx";
 import userEvent from "@testing-library/user-event";
 import { describe, expect, it } from "vitest";
+import { render, screen } from "../test/render.tsx";
 import { CheckResult } from "./provider-check.tsx";
 import { ProviderForm } from "./provider-form.tsx";
 

@@ -2,6 +2,7 @@
 // "Check" asks the server to list the provider's /models (a browser cannot call them: CORS).
 import type { Provider } from "@gadget/protocol";
 import { useState } from "react";
+import { useApi } from "../app/auth.tsx";
 import { ConfirmButton } from "../components/confirm-button.tsx";
 import { ErrorNote } from "../components/error-note.tsx";
 import {
@@ -11,7 +12,6 @@ import {
   useProviders,
   useUpdateProvider,
 } from "../data/providers.ts";
-import { useApi } from "../app/auth.tsx";
 import { formatAgo } from "../lib/format.ts";
 import { describeQuirk } from "../lib/quirks.ts";
 import { SavedProviderCheck } from "./provider-check.tsx";
@@ -113,7 +113,9 @@ function ProviderRow({
               provider={provider}
               onCancel={() => onEdit(false)}
               onCheck={({ baseUrl, apiKey }) =>
-                apiKey ? api.checkProvider({ baseUrl, apiKey }) : api.checkSavedProvider(provider._id)
+                apiKey
+                  ? api.checkProvider({ baseUrl, apiKey })
+                  : api.checkSavedProvider(provider._id)
               }
               onSave={async (body) => {
                 await update.mutateAsync(body);

@@ -88,8 +88,8 @@ function AddWebhook({ onCreate }: { onCreate: (body: CreateWebhookBody) => Promi
         <span>Send when</span>
         {webhookEvents.map((name) => (
           <label key={name}>
-            <input type="checkbox" value={name} {...form.register("events")} />{" "}
-            {eventWords[name]} <code className="muted small">{name}</code>
+            <input type="checkbox" value={name} {...form.register("events")} /> {eventWords[name]}{" "}
+            <code className="muted small">{name}</code>
           </label>
         ))}
         {errors.events?.message ? (
@@ -98,11 +98,7 @@ function AddWebhook({ onCreate }: { onCreate: (body: CreateWebhookBody) => Promi
       </fieldset>
       <ErrorNote error={create.error} title="Could not add the webhook" />
       <div className="form-actions">
-        <button
-          type="submit"
-          className="button"
-          disabled={create.isPending || chosen.length === 0}
-        >
+        <button type="submit" className="button" disabled={create.isPending || chosen.length === 0}>
           {create.isPending ? "Adding…" : "Add webhook"}
         </button>
       </div>

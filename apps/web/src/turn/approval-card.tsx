@@ -57,7 +57,13 @@ export function ApprovalCard({ approval, onDecide, offerAlwaysAllow = false }: A
   const decide = (approve: boolean, alwaysAllow = false) =>
     decision.mutate({ approve, alwaysAllow });
   const sent = decision.isSuccess ? decision.variables : null;
-  const state = sent ? (sent.approve ? (sent.alwaysAllow ? "allowed" : "approved") : "denied") : null;
+  const state = sent
+    ? sent.approve
+      ? sent.alwaysAllow
+        ? "allowed"
+        : "approved"
+      : "denied"
+    : null;
   const sending = decision.isPending;
   const decided = state !== null;
   return (

@@ -1,11 +1,6 @@
 // The prompt composer: Enter sends, Shift+Enter adds a line; pick the provider and, optionally, a
 // drone and limits, checked with the protocol's new-turn schema.
-import {
-  createTurnBodySchema,
-  type Drone,
-  type Provider,
-  type TurnLimits,
-} from "@gadget/protocol";
+import { createTurnBodySchema, type Drone, type Provider, type TurnLimits } from "@gadget/protocol";
 import { zodResolver } from "@hookform/resolvers/zod";
 import { useMutation } from "@tanstack/react-query";
 import { type KeyboardEvent, useId } from "react";
@@ -85,14 +80,17 @@ export function Composer({
   const send = useMutation({
     mutationFn: (values: ComposerValues) => onSend(submissionOf(values)),
     onSuccess: () => form.resetField("prompt"),
-    onError: (error) => showServerProblems(form, error, { "limits.costBudget": "costBudget", "limits.maxPasses": "maxPasses" }),
+    onError: (error) =>
+      showServerProblems(form, error, {
+        "limits.costBudget": "costBudget",
+        "limits.maxPasses": "maxPasses",
+      }),
   });
   const prompt = form.watch("prompt");
   const providerId = form.watch("providerId");
   const canSend = !disabled && !send.isPending && prompt.trim().length > 0 && providerId !== "";
   const submit = form.handleSubmit((values) => send.mutate(values));
-  const problem =
-    errors.prompt?.message ?? errors.costBudget?.message ?? errors.maxPasses?.message;
+  const problem = errors.prompt?.message ?? errors.costBudget?.message ?? errors.maxPasses?.message;
 
   const onKeyDown = (event: KeyboardEvent<HTMLTextAreaElement>) => {
     // Enter while an input method is composing (e.g. Japanese) confirms the text, not the prompt.
@@ -156,7 +154,12 @@ export function Composer({
           </label>
           <label>
             Max passes{" "}
-            <input inputMode="numeric" {...form.register("maxPasses")} placeholder="none" size={4} />
+            <input
+              inputMode="numeric"
+              {...form.register("maxPasses")}
+              placeholder="none"
+              size={4}
+            />
           </label>
         </details>
         <span className="spacer" />

@@ -1,6 +1,5 @@
 // The live turn panel: status line, tools, approvals, Stop / Resume, Changes and past turns.
 import { type ChatTurn, type TurnEvent, WAITING_FOR_WORKTREE } from "@gadget/protocol";
-import { render, screen, within } from "../test/render.tsx";
 import userEvent from "@testing-library/user-event";
 import { describe, expect, it } from "vitest";
 import { ApiError } from "../api/api-error.ts";
@@ -8,6 +7,7 @@ import type { TurnSnapshot } from "../live/turn-store.ts";
 import { applyEvents, emptyTurnView } from "../live/turn-view.ts";
 import { SessionHeader } from "../pages/session-header.tsx";
 import { event, numbered, turnRecord } from "../test/events.ts";
+import { render, screen, within } from "../test/render.tsx";
 import { type TurnActions, TurnPanel } from "./turn-panel.tsx";
 import { StatusLine } from "./turn-status.tsx";
 

@@ -102,9 +102,7 @@ export function TurnSteps({
             <DiffView files={turn.changes} diff="" truncated={false} />
           ) : (
             <p className="muted">
-              {final
-                ? "This turn changed no files."
-                : "Changes are listed when the turn ends."}
+              {final ? "This turn changed no files." : "Changes are listed when the turn ends."}
             </p>
           )}
         </div>
