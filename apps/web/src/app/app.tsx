@@ -16,7 +16,7 @@ import { WebhooksPage } from "../pages/webhooks-page.tsx";
 import { AuthProvider, LOGIN_ENDED, useAuth } from "./auth.tsx";
 import { ErrorBoundary } from "./error-boundary.tsx";
 import { LiveProvider, useConnectionState } from "./live.tsx";
-import { QueryProvider, useForgetOnLoginChange } from "./query-client.tsx";
+import { QueryProvider } from "./query-client.tsx";
 import { type ThemeChoice, useTheme } from "./theme.ts";
 import { TurnSummaryProvider, useTurnSummary } from "./turn-summary.tsx";
 
@@ -192,7 +192,6 @@ function Shell({ state }: { state: ReturnType<typeof useConnectionState> }) {
 function Gate() {
   const { token, forget, api } = useAuth();
   const [location] = useLocation();
-  useForgetOnLoginChange(token);
   if (!token) {
     return (
       <Switch>
@@ -217,15 +216,24 @@ function Gate() {
   );
 }
 
+/**
+ * A query cache per login, made anew when the login changes: keys do not name the user, so
+ * nothing one login read may be shown to the next.
+ */
+function QueriesOfThisLogin({ children }: { children: ReactNode }) {
+  const { token } = useAuth();
+  return <QueryProvider key={token ?? ""}>{children}</QueryProvider>;
+}
+
 /** The whole app. `baseUrl` points REST and the socket at another origin (tests, benches). */
 export function App({ baseUrl = "" }: { baseUrl?: string }) {
   return (
     <ErrorBoundary>
-      <QueryProvider>
-        <AuthProvider baseUrl={baseUrl}>
+      <AuthProvider baseUrl={baseUrl}>
+        <QueriesOfThisLogin>
           <Gate />
-        </AuthProvider>
-      </QueryProvider>
+        </QueriesOfThisLogin>
+      </AuthProvider>
     </ErrorBoundary>
   );
 }

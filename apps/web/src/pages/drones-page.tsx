@@ -242,8 +242,9 @@ export function DronesPage() {
 const automaticKeys: ReadonlySet<string> = new Set(automaticLabelKeys);
 const isAutomatic = (label: string) => automaticKeys.has(label.split("=")[0] ?? "");
 
+// Not "labels": a control of that name would stand in for the form's own `labels` property.
 const labelsFieldsSchema = z.object({
-  labels: wordList(updateDroneBodySchema.shape.labels.unwrap()),
+  typed: wordList(updateDroneBodySchema.shape.labels.unwrap()),
 });
 
 /** A drone's labels as pills; "Edit" changes the user's (space-separated `key=value` or `key`). */
@@ -262,26 +263,26 @@ function LabelsCell({
     z.output<typeof labelsFieldsSchema>
   >({
     resolver: zodResolver(labelsFieldsSchema),
-    defaultValues: { labels: own.join(" ") },
+    defaultValues: { typed: own.join(" ") },
   });
   const save = useMutation({
     mutationFn: (labels: string[]) => (onSave ? onSave(drone, labels) : Promise.resolve()),
     onSuccess: () => setEditing(false),
-    onError: (error) => showServerProblems(form, error),
+    onError: (error) => showServerProblems(form, error, { labels: "typed" }),
   });
   if (editing && onSave) {
-    const problem = form.formState.errors.labels?.message;
+    const problem = form.formState.errors.typed?.message;
     return (
       <form
         className="labels-form"
         aria-label={`Labels of ${drone.name}`}
-        onSubmit={form.handleSubmit(({ labels }) => save.mutate(labels))}
+        onSubmit={form.handleSubmit(({ typed }) => save.mutate(typed))}
       >
         <input
           aria-label="Labels"
           placeholder="gpu region=eu"
           aria-invalid={problem ? true : undefined}
-          {...form.register("labels")}
+          {...form.register("typed")}
         />
         <button type="submit" className="button small" disabled={save.isPending}>
           Save
@@ -304,7 +305,7 @@ function LabelsCell({
           type="button"
           className="button small ghost"
           onClick={() => {
-            form.reset({ labels: own.join(" ") });
+            form.reset({ typed: own.join(" ") });
             save.reset();
             setEditing(true);
           }}
