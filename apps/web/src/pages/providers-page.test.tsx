@@ -212,7 +212,7 @@ describe("the temperature of a saved provider", () => {
           quirks: [],
           createdAt: new Date(),
         }}
-        onSave={async (body) => {
+        onSave={async (body: UpdateProviderBody) => {
           bodies.push(body);
         }}
         onCheck={async () => ({ ok: true, models: [] })}
