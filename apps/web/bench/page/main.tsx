@@ -3,6 +3,7 @@
 import { StrictMode, useSyncExternalStore } from "react";
 import { createRoot } from "react-dom/client";
 import { ApiClient } from "../../src/api/client.ts";
+import { QueryProvider } from "../../src/app/query-client.tsx";
 import { IdeConnection } from "../../src/live/connection.ts";
 import { TurnStore } from "../../src/live/turn-store.ts";
 import { turnRecord } from "../../src/test/events.ts";
@@ -111,6 +112,8 @@ function Live() {
 
 createRoot(document.getElementById("root")!).render(
   <StrictMode>
-    <Live />
+    <QueryProvider>
+      <Live />
+    </QueryProvider>
   </StrictMode>,
 );

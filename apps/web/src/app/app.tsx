@@ -2,6 +2,7 @@
 import { type ReactNode, Suspense, useCallback, useEffect, useState } from "react";
 import { Link, Redirect, Route, Switch, useLocation } from "wouter";
 import { ConnectionBanner } from "../components/connection-banner.tsx";
+import { useLiveCache } from "../data/live-cache.ts";
 import { summaryLabel } from "../live/turn-summary.ts";
 import { AccountPage } from "../pages/account-page.tsx";
 import { ActivityPage } from "../pages/activity-page.tsx";
@@ -15,6 +16,7 @@ import { WebhooksPage } from "../pages/webhooks-page.tsx";
 import { AuthProvider, LOGIN_ENDED, useAuth } from "./auth.tsx";
 import { ErrorBoundary } from "./error-boundary.tsx";
 import { LiveProvider, useConnectionState } from "./live.tsx";
+import { QueryProvider } from "./query-client.tsx";
 import { type ThemeChoice, useTheme } from "./theme.ts";
 import { TurnSummaryProvider, useTurnSummary } from "./turn-summary.tsx";
 
@@ -125,6 +127,7 @@ function TopBar() {
 }
 
 function SignedIn() {
+  useLiveCache();
   const state = useConnectionState();
   const [, navigate] = useLocation();
   const openActivity = useCallback(() => navigate("/"), [navigate]);
@@ -213,12 +216,23 @@ function Gate() {
   );
 }
 
+/**
+ * A query cache per login, made anew when the login changes: keys do not name the user, so
+ * nothing one login read may be shown to the next.
+ */
+function QueriesOfThisLogin({ children }: { children: ReactNode }) {
+  const { token } = useAuth();
+  return <QueryProvider key={token ?? ""}>{children}</QueryProvider>;
+}
+
 /** The whole app. `baseUrl` points REST and the socket at another origin (tests, benches). */
 export function App({ baseUrl = "" }: { baseUrl?: string }) {
   return (
     <ErrorBoundary>
       <AuthProvider baseUrl={baseUrl}>
-        <Gate />
+        <QueriesOfThisLogin>
+          <Gate />
+        </QueriesOfThisLogin>
       </AuthProvider>
     </ErrorBoundary>
   );

@@ -1,109 +1,78 @@
 // Opens, edits and saves one file over the file relay; a stale save (409) shows the conflict and
 // lets the user choose between the drone's copy and their own.
 import type { FileContent } from "@gadget/protocol";
-import { lazy, Suspense, useCallback, useEffect, useState } from "react";
+import { lazy, Suspense, useState } from "react";
 import { ApiError } from "../api/api-error.ts";
 import { isDarkTheme } from "../app/theme.ts";
 import { ErrorNote } from "../components/error-note.tsx";
+import { type FilesOf, useFile, useWriteFile } from "../data/projects.ts";
 
 const CodeEditor = lazy(() => import("./code-editor.tsx"));
 
 export interface FileEditorProps {
+  of: FilesOf;
   path: string;
-  read: (path: string) => Promise<FileContent>;
-  /** Absent: the file is shown read-only (the project's default-branch checkout). */
-  write?: (body: { path: string; content: string; baseSha?: string }) => Promise<{ sha: string }>;
-  onSaved?: (path: string) => void;
+  /** False: the file is shown read-only (the project's default-branch checkout). */
+  writable: boolean;
 }
 
-interface Loaded {
-  content: string;
-  sha: string;
-}
-
-export function FileEditor({ path, read, write, onSaved }: FileEditorProps) {
-  const [file, setFile] = useState<Loaded | null>(null);
+export function FileEditor({ of, path, writable }: FileEditorProps) {
+  const file = useFile(of, path);
+  const write = useWriteFile(of, path);
+  // The copy the edits started from, and the edits.
+  const [base, setBase] = useState<FileContent | null>(null);
   const [draft, setDraft] = useState("");
-  const [loadError, setLoadError] = useState<unknown>(null);
-  const [saveError, setSaveError] = useState<unknown>(null);
-  const [conflict, setConflict] = useState(false);
-  const [saving, setSaving] = useState(false);
-  const [savedAt, setSavedAt] = useState<number | null>(null);
-  const dirty = file !== null && draft !== file.content;
+  const dirty = base !== null && draft !== base.content;
+  // A newer copy read from the drone replaces the text only while nothing is edited.
+  if (file.data && file.data.sha !== base?.sha && !dirty) {
+    setBase(file.data);
+    setDraft(file.data.content);
+  }
+  const conflict = write.error instanceof ApiError && write.error.status === 409;
 
-  const load = useCallback(async () => {
-    setLoadError(null);
-    setConflict(false);
-    try {
-      const answer = await read(path);
-      setFile({ content: answer.content, sha: answer.sha });
-      setDraft(answer.content);
-    } catch (error) {
-      setLoadError(error);
-    }
-  }, [path, read]);
-
-  useEffect(() => {
-    setFile(null);
-    setSavedAt(null);
-    setSaveError(null);
-    void load();
-  }, [load]);
-
-  const save = useCallback(
-    async (baseSha: string | undefined) => {
-      if (!file) return;
-      setSaving(true);
-      setSaveError(null);
-      try {
-        if (!write) return;
-        const { sha } = await write({ path, content: draft, ...(baseSha ? { baseSha } : {}) });
-        setFile({ content: draft, sha });
-        setConflict(false);
-        setSavedAt(Date.now());
-        onSaved?.(path);
-      } catch (error) {
-        if (error instanceof ApiError && error.status === 409) setConflict(true);
-        else setSaveError(error);
-      } finally {
-        setSaving(false);
-      }
-    },
-    [draft, file, onSaved, path, write],
-  );
-
-  const overwrite = async () => {
-    // Save over the drone's current copy: read its sha so the write is still a checked one.
-    try {
-      const current = await read(path);
-      await save(current.sha);
-    } catch (error) {
-      setSaveError(error);
-    }
+  const reload = () => {
+    write.reset();
+    setBase(null);
+    void file.refetch();
   };
+  const save = (baseSha: string | "current") =>
+    write.mutate(
+      { content: draft, baseSha },
+      {
+        onSuccess: (saved) => {
+          setBase(saved);
+        },
+      },
+    );
 
-  if (loadError)
-    return <ErrorNote error={loadError} title={`Could not open ${path}`} onRetry={load} />;
-  if (!file) return <p className="muted">Opening {path}…</p>;
+  if (file.error) {
+    return <ErrorNote error={file.error} title={`Could not open ${path}`} onRetry={reload} />;
+  }
+  if (!base) return <p className="muted">Opening {path}…</p>;
 
   return (
     <div className="file-editor">
       <div className="file-editor-bar">
         <code>{path}</code>
         {dirty ? <span className="pill pill-busy">unsaved</span> : null}
-        {!dirty && savedAt ? <span className="muted small">saved</span> : null}
+        {!dirty && write.isSuccess ? <span className="muted small">saved</span> : null}
         <span className="spacer" />
-        <button type="button" className="button small ghost" onClick={load} disabled={saving}>
+        <button
+          type="button"
+          className="button small ghost"
+          onClick={reload}
+          disabled={write.isPending}
+        >
           Reload
         </button>
-        {write ? (
+        {writable ? (
           <button
             type="button"
             className="button small primary"
-            onClick={() => save(file.sha)}
-            disabled={!dirty || saving || conflict}
+            onClick={() => save(base.sha)}
+            disabled={!dirty || write.isPending || conflict}
           >
-            {saving ? "Saving…" : "Save"}
+            {write.isPending ? "Saving…" : "Save"}
           </button>
         ) : (
           <span className="pill">read-only</span>
@@ -114,24 +83,24 @@ export function FileEditor({ path, read, write, onSaved }: FileEditorProps) {
           <strong>Conflict:</strong> the drone's copy of <code>{path}</code> changed since you
           opened it (the agent or someone else wrote it). Your edits are still here.
           <div className="conflict-actions">
-            <button type="button" className="button small" onClick={load}>
+            <button type="button" className="button small" onClick={reload}>
               Load the drone's version (drop my edits)
             </button>
-            <button type="button" className="button small danger" onClick={overwrite}>
+            <button type="button" className="button small danger" onClick={() => save("current")}>
               Overwrite with mine
             </button>
           </div>
         </div>
       ) : null}
-      <ErrorNote error={saveError} title="Not saved" />
+      <ErrorNote error={conflict ? null : write.error} title="Not saved" />
       <Suspense fallback={<p className="muted">Loading the editor…</p>}>
         <CodeEditor
           path={path}
           value={draft}
           onChange={setDraft}
-          readOnly={!write}
+          readOnly={!writable}
           onSave={() => {
-            if (write && dirty && !conflict) void save(file.sha);
+            if (writable && dirty && !conflict) save(base.sha);
           }}
           dark={isDarkTheme()}
         />

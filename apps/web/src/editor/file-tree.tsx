@@ -1,16 +1,15 @@
 // The project's file tree, read directory by directory from the drone through the server.
 import type { FileEntry } from "@gadget/protocol";
-import { useCallback, useEffect, useState } from "react";
+import { useState } from "react";
 import { ApiError } from "../api/api-error.ts";
 import { ErrorNote } from "../components/error-note.tsx";
+import { type FilesOf, useDirectory } from "../data/projects.ts";
 
 export interface FileTreeProps {
-  /** Lists one directory ("" is the workspace root). */
-  list: (path: string) => Promise<FileEntry[]>;
+  /** Whose files: the project's default branch, or a session's worktree. */
+  of: FilesOf;
   selected: string | null;
   onOpen: (path: string) => void;
-  /** Changes to re-read the open directories (after a save or a turn). */
-  refreshKey?: number;
 }
 
 function sortEntries(entries: FileEntry[]): FileEntry[] {
@@ -28,18 +27,11 @@ function sortEntries(entries: FileEntry[]): FileEntry[] {
 }
 
 function Directory({ path, depth, props }: { path: string; depth: number; props: FileTreeProps }) {
-  const [entries, setEntries] = useState<FileEntry[] | null>(null);
-  const [error, setError] = useState<unknown>(null);
+  const listing = useDirectory(props.of, path);
   const [open, setOpen] = useState<Record<string, boolean>>({});
-  const { list, refreshKey } = props;
-  const load = useCallback(() => {
-    setError(null);
-    list(path)
-      .then((result) => setEntries(sortEntries(result)))
-      .catch((caught: unknown) => setError(caught));
-  }, [list, path]);
-  useEffect(load, [load, refreshKey]);
-  if (error) {
+  const retry = () => void listing.refetch();
+  if (listing.error) {
+    const error = listing.error;
     // A new project: no drone has cloned it yet. That is not a failure, and it says what to do.
     if (depth === 0 && error instanceof ApiError && error.code === "no_drone_online") {
       return (
@@ -48,7 +40,7 @@ function Directory({ path, depth, props }: { path: string; depth: number; props:
             No online drone has a checkout of this project yet. The first prompt in a session clones
             it on the drone that runs it; its files show here then.
           </p>
-          <button type="button" className="button small" onClick={load}>
+          <button type="button" className="button small" onClick={retry}>
             Look again
           </button>
         </div>
@@ -58,16 +50,17 @@ function Directory({ path, depth, props }: { path: string; depth: number; props:
       <ErrorNote
         error={error}
         title={path ? `Could not list ${path}` : "Could not list files"}
-        onRetry={load}
+        onRetry={retry}
       />
     );
   }
-  if (!entries)
+  if (!listing.data)
     return (
       <div className="tree-loading muted small" style={{ paddingLeft: depth * 14 + 8 }}>
         Loading…
       </div>
     );
+  const entries = sortEntries(listing.data);
   if (entries.length === 0 && depth === 0)
     return <p className="muted small">The workspace is empty.</p>;
   return (

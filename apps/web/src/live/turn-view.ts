@@ -1,121 +1,39 @@
 // The turn-view reducer: folds a turn's numbered events into what the live panel shows.
 // Pure and order-safe: events apply strictly by seq, duplicates are ignored and early ones wait.
+import type { ChatTurn, TurnEvent } from "@gadget/protocol";
 import {
-  type ApprovalRequest,
-  type ChatTurn,
-  type ExitReason,
-  type FileChange,
-  type TokenUsage,
-  type TurnEvent,
-  type TurnEventData,
-  WAITING_FOR_WORKTREE,
-} from "@gadget/protocol";
+  appendOutput,
+  appendThinking,
+  applyStatus,
+  type Draft,
+  ownPending,
+  resolveApprovalFor,
+  resumed,
+  startDraft,
+  upsertTool,
+} from "./turn-view-draft.ts";
+import {
+  type ApprovalItem,
+  DECLINED_SUMMARY,
+  MAX_DEBUG_MESSAGES,
+  type TurnView,
+} from "./turn-view-state.ts";
 
-/** Longest command output kept per tool call; older output is dropped from the front. */
-export const MAX_TOOL_OUTPUT = 64 * 1024;
+export {
+  type ApprovalItem,
+  type ApprovalState,
+  DECLINED_SUMMARY,
+  MAX_DEBUG_MESSAGES,
+  MAX_TOOL_OUTPUT,
+  type PassMark,
+  type ThinkingBlock,
+  type ToolActivity,
+  type ToolStatus,
+  type TurnView,
+} from "./turn-view-state.ts";
+
 /** The status message while approvals are open. */
 const AWAITING_APPROVAL = "Waiting for your approval";
-/**
- * The summary of a call the user declined (the engine's `declinedOutput`, @gadget/agent): the
- * engine announces it with tool_start and this failed tool_result, and nothing else says so.
- */
-export const DECLINED_SUMMARY = "declined by the user";
-/** The opening of the drone's status while another turn of the session holds its worktree. */
-const WORKTREE_WAIT = WAITING_FOR_WORKTREE.slice(0, WAITING_FOR_WORKTREE.indexOf(":"));
-/** Debug messages kept per turn (they are for developers; the newest matter). */
-export const MAX_DEBUG_MESSAGES = 200;
-
-export type ToolStatus = "running" | "done" | "failed";
-
-/** One tool call as the activity list shows it. */
-export interface ToolActivity {
-  callId: string;
-  tool: string;
-  params: unknown;
-  status: ToolStatus;
-  summary: string | null;
-  /** Streamed stdout and stderr, interleaved as they arrived (the tail when long). */
-  output: string;
-  outputTruncated: boolean;
-  pass: number;
-  startedAt: number;
-  durationMs: number | null;
-}
-
-export type ApprovalState = "pending" | "approved" | "denied" | "resolved";
-
-/** An approval request and what became of it, as far as the events tell. */
-export interface ApprovalItem extends ApprovalRequest {
-  state: ApprovalState;
-  requestedSeq: number;
-  requestedPass: number;
-}
-
-/** When a pass started, for the status line and the time-per-pass chart. */
-export interface PassMark {
-  pass: number;
-  startedAt: number;
-  model: string | null;
-}
-
-export interface ThinkingBlock {
-  pass: number;
-  text: string;
-}
-
-/** Everything the live panel of one turn shows, derived from its events. */
-export interface TurnView {
-  /** The highest seq applied; every event up to it has been applied exactly once. */
-  lastSeq: number;
-  /** Events that arrived ahead of a gap, keyed by seq, applied once the gap fills. */
-  pending: ReadonlyMap<number, TurnEvent>;
-  eventCount: number;
-  phase: "waiting" | "queued" | "dispatched" | "running" | "awaiting_approval" | "finished";
-  statusMessage: string | null;
-  /** The drone waits while another turn of the session works in the session's worktree. */
-  waitingForWorktree: boolean;
-  droneId: string | null;
-  droneName: string | null;
-  preEnrichment: string | null;
-  pass: number;
-  model: string | null;
-  /** Times the model changed during the turn (an escalation to a stronger model, and back). */
-  escalations: number;
-  passes: PassMark[];
-  firstEventAt: number | null;
-  lastEventAt: number | null;
-  thinking: ThinkingBlock[];
-  /**
-   * Response text as it streams (`token` deltas); `response` replaces it when it arrives. Each
-   * pass's narration starts a new paragraph.
-   */
-  draft: string;
-  /** The pass whose text `draft` ends with (0 before any). */
-  draftPass: number;
-  response: string | null;
-  tools: ToolActivity[];
-  document: Record<string, string> | null;
-  /** `priced: false` when the provider has no prices (the cost is unknown, not zero). */
-  cost: { totalCost: number; tokens: TokenUsage; priced?: boolean } | null;
-  approvals: ApprovalItem[];
-  changes: { files: FileChange[]; diff: string; truncated: boolean } | null;
-  verification: TurnEventData<"verification"> | null;
-  /** The session's branch as the drone pushed it after the turn (or why it could not). */
-  commit: TurnEventData<"commit"> | null;
-  delivery: TurnEventData<"delivery"> | null;
-  done: { reason: ExitReason; passes: number; totalCost: number; at: number } | null;
-  errors: { code: string; message: string; seq: number }[];
-  /** Status events the drone marked as warnings (e.g. it runs commands without a sandbox). */
-  warnings: string[];
-  /**
-   * Where the current model call's streamed text and thinking began: a retried call streams its
-   * answer again, so what the failed attempt showed is cut back to here.
-   */
-  attemptStart: { draft: number; thinking: number; draftPass: number };
-  /** Requests the drone changed after the provider refused them (one per quirk). */
-  adaptations: TurnEventData<"provider_adapted">[];
-  debug: { message: string; details?: unknown; seq: number }[];
-}
 
 /** A turn before any event. */
 export function emptyTurnView(): TurnView {
@@ -225,34 +143,6 @@ export function passDurations(view: TurnView, now: number): number[] {
 }
 
 // ---------- internals ----------
-
-/** A writable copy made once per batch, so a batch of 5,000 events copies the lists once. */
-type Draft = Omit<TurnView, "pending"> & {
-  pending: ReadonlyMap<number, TurnEvent>;
-  /** Whether `pending` is this draft's own copy (copied only when it must change). */
-  pendingOwned?: boolean;
-};
-
-function ownPending(draft: Draft): Map<number, TurnEvent> {
-  if (!draft.pendingOwned) {
-    draft.pending = new Map(draft.pending);
-    draft.pendingOwned = true;
-  }
-  return draft.pending as Map<number, TurnEvent>;
-}
-
-function startDraft(view: TurnView): Draft {
-  return {
-    ...view,
-    pendingOwned: false,
-    passes: view.passes.slice(),
-    thinking: view.thinking.slice(),
-    tools: view.tools.slice(),
-    approvals: view.approvals.slice(),
-    errors: view.errors.slice(),
-    debug: view.debug.slice(),
-  };
-}
 
 function timeOf(event: TurnEvent): number {
   const at = event.at instanceof Date ? event.at.getTime() : Date.parse(String(event.at));
@@ -420,122 +310,4 @@ function applyInOrder(draft: Draft, event: TurnEvent): void {
     // Decided: the line under the status should not go on asking (a long command may follow).
     if (draft.statusMessage === AWAITING_APPROVAL) draft.statusMessage = null;
   }
-}
-
-function applyStatus(draft: Draft, data: TurnEventData<"status">, at: number): void {
-  if (data.level === "warning") {
-    if (!draft.warnings.includes(data.message)) draft.warnings = [...draft.warnings, data.message];
-    return;
-  }
-  draft.statusMessage = data.message;
-  draft.waitingForWorktree = data.phase === "workspace" && data.message.startsWith(WORKTREE_WAIT);
-  if (data.phase === "retry") dropFailedAttempt(draft);
-  // A new pass after an approval pause means every decision was made and the loop goes on.
-  if (data.pass !== undefined) {
-    const pass = data.pass;
-    if (draft.approvals.some((item) => item.state === "pending" && pass > item.requestedPass)) {
-      draft.approvals = draft.approvals.map((item) =>
-        item.state === "pending" && pass > item.requestedPass
-          ? { ...item, state: "resolved" }
-          : item,
-      );
-    }
-  }
-  if (data.model && data.model !== draft.model) {
-    if (draft.model !== null) draft.escalations += 1;
-    draft.model = data.model;
-  }
-  if (data.pass !== undefined && data.pass > draft.pass) {
-    draft.pass = data.pass;
-    draft.passes.push({ pass: data.pass, startedAt: at, model: data.model ?? draft.model });
-  }
-  if (data.phase === "model")
-    draft.attemptStart = { draft: draft.draft.length, thinking: 0, draftPass: draft.draftPass };
-}
-
-/**
- * A finished turn was resumed (a new `queued` or `dispatched` after its `done`): it runs again,
- * and the errors that ended it before are history, not its state.
- */
-function resumed(draft: Draft): void {
-  draft.done = null;
-  draft.phase = "waiting";
-  draft.errors = [];
-}
-
-/** A model call failed mid-stream and is sent again: what it had streamed is not the answer. */
-function dropFailedAttempt(draft: Draft): void {
-  draft.draft = draft.draft.slice(0, draft.attemptStart.draft);
-  draft.draftPass = draft.attemptStart.draftPass;
-  const last = draft.thinking[draft.thinking.length - 1];
-  if (last && last.pass === draft.pass) {
-    const kept = last.text.slice(0, draft.attemptStart.thinking);
-    if (kept) draft.thinking[draft.thinking.length - 1] = { pass: last.pass, text: kept };
-    else draft.thinking.pop();
-  }
-}
-
-function appendThinking(draft: Draft, text: string): void {
-  const last = draft.thinking[draft.thinking.length - 1];
-  if (last && last.pass === draft.pass) {
-    draft.thinking[draft.thinking.length - 1] = { pass: last.pass, text: last.text + text };
-  } else {
-    draft.thinking.push({ pass: draft.pass, text });
-  }
-}
-
-/** Finds a tool by call id from the end (live events concern the newest calls). */
-function findTool(tools: ToolActivity[], callId: string): number {
-  for (let index = tools.length - 1; index >= 0; index -= 1) {
-    if (tools[index]?.callId === callId) return index;
-  }
-  return -1;
-}
-
-function upsertTool(
-  draft: Draft,
-  callId: string,
-  update: (tool: ToolActivity) => ToolActivity,
-): void {
-  const index = findTool(draft.tools, callId);
-  if (index >= 0) {
-    draft.tools[index] = update(draft.tools[index]!);
-    return;
-  }
-  // Output or a result without its start still deserves a row.
-  draft.tools.push(
-    update({
-      callId,
-      tool: "tool",
-      params: undefined,
-      status: "running",
-      summary: null,
-      output: "",
-      outputTruncated: false,
-      pass: draft.pass,
-      startedAt: draft.lastEventAt ?? 0,
-      durationMs: null,
-    }),
-  );
-}
-
-function appendOutput(tool: ToolActivity, text: string): ToolActivity {
-  const output = tool.output + text;
-  if (output.length <= MAX_TOOL_OUTPUT) return { ...tool, output };
-  return { ...tool, output: output.slice(output.length - MAX_TOOL_OUTPUT), outputTruncated: true };
-}
-
-function resolveApprovalFor(draft: Draft, callId: string, state: ApprovalState): void {
-  // A declined call is announced with tool_start too: its result turns "approved" into "denied".
-  const index = draft.approvals.findIndex(
-    (item) =>
-      item.callId === callId &&
-      (item.state === "pending" ||
-        item.state === "resolved" ||
-        (state === "denied" && item.state === "approved")),
-  );
-  if (index < 0) return;
-  const item = draft.approvals[index]!;
-  if (item.state === "resolved" && state === "resolved") return;
-  draft.approvals[index] = { ...item, state };
 }

@@ -1,11 +1,10 @@
 // Account: who is logged in, and every sign-in of the user (browsers, scripts) with a way to end
 // one, such as a browser left logged in elsewhere.
 import type { SignIn } from "@gadget/protocol";
-import { useState } from "react";
-import { ApiError } from "../api/api-error.ts";
+import { useMutation } from "@tanstack/react-query";
 import { useAuth } from "../app/auth.tsx";
-import { useLoader } from "../app/use-loader.ts";
 import { ErrorNote } from "../components/error-note.tsx";
+import { useRevokeSignIn, useSignIns } from "../data/account.ts";
 import { formatAgo, formatUntil } from "../lib/format.ts";
 
 /** What the login page says after this browser's own sign-in was revoked from the list. */
@@ -20,15 +19,14 @@ export function SignInTable({
   onRevoke,
 }: {
   signIns: SignIn[];
-  onRevoke: (signIn: SignIn) => Promise<void>;
+  onRevoke: (signIn: SignIn) => Promise<unknown>;
 }) {
-  const [revoking, setRevoking] = useState<string | null>(null);
-  const [error, setError] = useState<unknown>(null);
+  const revoke = useMutation({ mutationFn: onRevoke });
   if (signIns.length === 0) return <p className="empty">No sign-ins.</p>;
   const now = Date.now();
   return (
     <>
-      <ErrorNote error={error} title="Could not revoke" />
+      <ErrorNote error={revoke.error} title="Could not revoke" />
       <table className="table">
         <thead>
           <tr>
@@ -60,19 +58,10 @@ export function SignInTable({
                 <button
                   type="button"
                   className={signIn.current ? "button small danger" : "button small ghost"}
-                  disabled={revoking !== null}
-                  onClick={async () => {
-                    setRevoking(signIn.id);
-                    setError(null);
-                    try {
-                      await onRevoke(signIn);
-                    } catch (caught) {
-                      setError(caught);
-                    }
-                    setRevoking(null);
-                  }}
+                  disabled={revoke.isPending}
+                  onClick={() => revoke.mutate(signIn)}
                 >
-                  {revoking === signIn.id
+                  {revoke.isPending && revoke.variables?.id === signIn.id
                     ? "Revoking…"
                     : signIn.current
                       ? "Revoke and log out"
@@ -88,11 +77,9 @@ export function SignInTable({
 }
 
 export function AccountPage() {
-  const { api, user, forget } = useAuth();
-  const signIns = useLoader(() => api.listSignIns().then((answer) => answer.signIns), [api]);
-  const { setData } = signIns;
-  const drop = (signIn: SignIn) =>
-    setData((current) => current?.filter((item) => item.id !== signIn.id));
+  const { user, forget } = useAuth();
+  const signIns = useSignIns();
+  const revoke = useRevokeSignIn(() => forget(REVOKED_HERE));
 
   return (
     <div className="page">
@@ -112,23 +99,13 @@ export function AccountPage() {
         </p>
       </section>
       {signIns.error ? (
-        <ErrorNote error={signIns.error} title="Could not load sign-ins" onRetry={signIns.reload} />
-      ) : signIns.data ? (
-        <SignInTable
-          signIns={signIns.data}
-          onRevoke={async (signIn) => {
-            try {
-              await api.revokeSignIn(signIn.id);
-            } catch (caught) {
-              // Already gone (it expired, or was revoked elsewhere): the row goes too.
-              if (caught instanceof ApiError && caught.status === 404) drop(signIn);
-              throw caught;
-            }
-            // This browser's token no longer works: forget it here, as logging out does.
-            if (signIn.current) forget(REVOKED_HERE);
-            else drop(signIn);
-          }}
+        <ErrorNote
+          error={signIns.error}
+          title="Could not load sign-ins"
+          onRetry={() => void signIns.refetch()}
         />
+      ) : signIns.data ? (
+        <SignInTable signIns={signIns.data} onRevoke={revoke.mutateAsync} />
       ) : (
         <p className="muted">Loading sign-ins…</p>
       )}

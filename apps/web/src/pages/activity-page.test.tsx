@@ -94,6 +94,8 @@ const finished = [
       { path: "a.ts", status: "modified" },
       { path: "b.ts", status: "added" },
     ],
+    // Made apart, so "newest first" has one answer (the default is made when each row is).
+    createdAt: new Date(minutesAgo(30)),
     startedAt: new Date(minutesAgo(30)),
     finishedAt: new Date(Date.now() - 30 * 60_000 + 75_000),
   }),
@@ -101,6 +103,7 @@ const finished = [
     prompt: "Loop forever",
     status: "completed",
     exitReason: "all_tools_duplicate",
+    createdAt: new Date(minutesAgo(50)),
     startedAt: new Date(minutesAgo(50)),
     finishedAt: new Date(minutesAgo(49)),
   }),
@@ -232,6 +235,8 @@ describe("Activity page", () => {
   it("asks the server for what the filters say", async () => {
     render(<App baseUrl={baseUrl} />);
     await screen.findByRole("region", { name: "Live turns" });
+    // The filter's choices are the user's projects, read beside the turns.
+    await screen.findByRole("option", { name: "compiler" });
     await userEvent.selectOptions(screen.getByLabelText("Project"), "p2");
     await userEvent.selectOptions(screen.getByLabelText("Status"), "failed");
     await waitFor(() =>

@@ -2,14 +2,17 @@
 // doing, an approval decided in place, why a queued one waits), then the finished ones with their
 // outcome, cost, changes and duration; filters by project, drone and status.
 import type { ActivityTurn, ExitReason, TurnStatus } from "@gadget/protocol";
+import { useMutation } from "@tanstack/react-query";
 import { memo, useEffect, useMemo, useState, useSyncExternalStore } from "react";
 import { Link } from "wouter";
 import type { ApiClient } from "../api/client.ts";
 import { useApi } from "../app/auth.tsx";
 import { useConnection } from "../app/live.tsx";
 import { useTurnNotifications } from "../app/turn-summary.tsx";
-import { useLoader } from "../app/use-loader.ts";
+import { useNow } from "../app/use-now.ts";
 import { ErrorNote } from "../components/error-note.tsx";
+import { useDrones } from "../data/drones.ts";
+import { useProjects } from "../data/projects.ts";
 import { formatAgo, formatCost, formatElapsed } from "../lib/format.ts";
 import { type ActivityFilters, ActivityStore } from "../live/activity-store.ts";
 
@@ -61,17 +64,6 @@ function timeOf(value: Date | string | null | undefined): number | null {
   return Number.isFinite(time) ? time : null;
 }
 
-/** A clock that ticks every second while `running`. */
-function useNow(running: boolean): number {
-  const [now, setNow] = useState(() => Date.now());
-  useEffect(() => {
-    if (!running) return;
-    const timer = setInterval(() => setNow(Date.now()), 1_000);
-    return () => clearInterval(timer);
-  }, [running]);
-  return now;
-}
-
 function sessionHref(turn: ActivityTurn): string {
   return `/projects/${turn.project}/sessions/${turn.session}`;
 }
@@ -119,8 +111,11 @@ function Approvals({
   api: ApiClient;
   onDecided: (approvalId: string) => void;
 }) {
-  const [busy, setBusy] = useState<string | null>(null);
-  const [error, setError] = useState<unknown>(null);
+  const decide = useMutation({
+    mutationFn: ({ approvalId, approve }: { approvalId: string; approve: boolean }) =>
+      api.decideApproval(turn._id, approvalId, approve),
+    onSuccess: (_answer, { approvalId }) => onDecided(approvalId),
+  });
   const approvals = turn.activity?.approvals ?? [];
   if (approvals.length === 0) {
     return (
@@ -129,18 +124,6 @@ function Approvals({
       </span>
     );
   }
-  const decide = async (approvalId: string, approve: boolean) => {
-    setBusy(approvalId);
-    setError(null);
-    try {
-      await api.decideApproval(turn._id, approvalId, approve);
-      onDecided(approvalId);
-    } catch (caught) {
-      setError(caught);
-    } finally {
-      setBusy(null);
-    }
-  };
   return (
     <div className="activity-approvals">
       {approvals.map((approval) => (
@@ -156,23 +139,23 @@ function Approvals({
             <button
               type="button"
               className="button primary small"
-              disabled={busy !== null}
-              onClick={() => void decide(approval.id, true)}
+              disabled={decide.isPending}
+              onClick={() => decide.mutate({ approvalId: approval.id, approve: true })}
             >
               Approve
             </button>
             <button
               type="button"
               className="button small"
-              disabled={busy !== null}
-              onClick={() => void decide(approval.id, false)}
+              disabled={decide.isPending}
+              onClick={() => decide.mutate({ approvalId: approval.id, approve: false })}
             >
               Deny
             </button>
           </span>
         </fieldset>
       ))}
-      <ErrorNote error={error} title="Could not send the decision" />
+      <ErrorNote error={decide.error} title="Could not send the decision" />
     </div>
   );
 }
@@ -318,9 +301,9 @@ export function ActivityPage() {
   }, [store]);
   useEffect(() => (connection ? store.attach(connection) : undefined), [store, connection]);
   const snapshot = useSyncExternalStore(store.subscribe, store.getSnapshot);
-  const now = useNow(snapshot.live.length > 0);
-  const projects = useLoader(() => api.listProjects().then((answer) => answer.projects), [api]);
-  const drones = useLoader(() => api.listDrones().then((answer) => answer.drones), [api]);
+  const now = useNow({ active: snapshot.live.length > 0 });
+  const projects = useProjects();
+  const drones = useDrones();
   const onDecided = useMemo(
     () => (turnId: string, approvalId: string) => store.decided(turnId, approvalId),
     [store],

@@ -1,10 +1,11 @@
 // The drones page's parts: the live table, the registration command, and merging live updates.
 import type { Drone } from "@gadget/protocol";
-import { render, screen } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { describe, expect, it } from "vitest";
 import { ApiError } from "../api/api-error.ts";
-import { DroneTable, mergeDrone, RegistrationCommand } from "./drones-page.tsx";
+import { mergeDrone } from "../data/drones.ts";
+import { render, screen } from "../test/render.tsx";
+import { DroneTable, RegistrationCommand } from "./drones-page.tsx";
 
 const laptop: Drone = {
   _id: "d1",

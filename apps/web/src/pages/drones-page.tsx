@@ -1,31 +1,21 @@
 // Drones: the live fleet (online, busy, capacity, version, last seen), adding one by its
 // registration command, and revoking one.
 import type { Drone, RegistrationTokenResponse } from "@gadget/protocol";
+import { automaticLabelKeys, updateDroneBodySchema } from "@gadget/protocol";
+import { zodResolver } from "@hookform/resolvers/zod";
+import { useMutation } from "@tanstack/react-query";
 import { useEffect, useRef, useState } from "react";
-import { useApi } from "../app/auth.tsx";
+import { useForm } from "react-hook-form";
+import { z } from "zod";
 import { useConnection } from "../app/live.tsx";
-import { useLoader } from "../app/use-loader.ts";
+import { useNow } from "../app/use-now.ts";
+import { ConfirmButton } from "../components/confirm-button.tsx";
 import { CopyButton } from "../components/copy-button.tsx";
 import { ErrorNote } from "../components/error-note.tsx";
+import { useDrones, useRegistrationToken, useRevokeDrone, useSaveDrone } from "../data/drones.ts";
+import { showServerProblems } from "../forms/server-problems.ts";
+import { wordList } from "../forms/text-values.ts";
 import { formatAgo, timeOf } from "../lib/format.ts";
-
-/** Merges a drone_update into the list: replace by id, or add a new drone at the top. */
-export function mergeDrone(drones: Drone[], drone: Drone): Drone[] {
-  const index = drones.findIndex((item) => item._id === drone._id);
-  if (index < 0) return [drone, ...drones];
-  const next = drones.slice();
-  next[index] = drone;
-  return next;
-}
-
-function useTicker(intervalMs: number): number {
-  const [now, setNow] = useState(() => Date.now());
-  useEffect(() => {
-    const timer = setInterval(() => setNow(Date.now()), intervalMs);
-    return () => clearInterval(timer);
-  }, [intervalMs]);
-  return now;
-}
 
 /** The table of drones; `onRevoke` rejects with an error to show. */
 export function DroneTable({
@@ -40,9 +30,7 @@ export function DroneTable({
   onLabels?: (drone: Drone, labels: string[]) => Promise<void>;
   highlight?: ReadonlySet<string>;
 }) {
-  const now = useTicker(15_000);
-  const [confirming, setConfirming] = useState<string | null>(null);
-  const [error, setError] = useState<unknown>(null);
+  const now = useNow({ every: 15_000 });
   if (drones.length === 0) {
     return (
       <p className="empty">
@@ -51,118 +39,90 @@ export function DroneTable({
     );
   }
   return (
-    <>
-      <ErrorNote error={error} title="Could not revoke" />
-      <table className="table">
-        <thead>
-          <tr>
-            <th>Name</th>
-            <th>Status</th>
-            <th>Load</th>
-            <th>Labels</th>
-            <th>Version</th>
-            <th>Sandbox</th>
-            <th>Host</th>
-            <th>Last seen</th>
-            <th />
+    <table className="table">
+      <thead>
+        <tr>
+          <th>Name</th>
+          <th>Status</th>
+          <th>Load</th>
+          <th>Labels</th>
+          <th>Version</th>
+          <th>Sandbox</th>
+          <th>Host</th>
+          <th>Last seen</th>
+          <th />
+        </tr>
+      </thead>
+      <tbody>
+        {drones.map((drone) => (
+          <tr key={drone._id} className={highlight?.has(drone._id) ? "row-new" : undefined}>
+            <td>
+              <strong>{drone.name}</strong>
+            </td>
+            <td data-label="Status">
+              <span className={`pill pill-${drone.status}`}>{drone.status}</span>
+              {drone.ephemeral ? (
+                <span className="pill" title="Takes one turn, then exits and is unregistered">
+                  ephemeral
+                </span>
+              ) : null}
+            </td>
+            <td data-label="Load">
+              {drone.activeTurns > 0 ? (
+                <span className="pill pill-busy">
+                  busy {drone.activeTurns}/{drone.capacity}
+                </span>
+              ) : (
+                <span className="muted">idle · capacity {drone.capacity}</span>
+              )}
+            </td>
+            <td data-label="Labels">
+              <LabelsCell drone={drone} onSave={onLabels} />
+            </td>
+            <td data-label="Version">
+              {drone.version ?? "–"}
+              {drone.outdated ? (
+                <span
+                  className="pill pill-unsandboxed"
+                  title="Older than the server: upgrade gadget-drone"
+                >
+                  upgrade
+                </span>
+              ) : null}
+            </td>
+            <td data-label="Sandbox">
+              <SandboxCell sandbox={drone.sandbox} />
+            </td>
+            <td data-label="Host" className="muted">
+              {[drone.hostname, drone.platform].filter(Boolean).join(" · ") || "–"}
+            </td>
+            <td
+              data-label="Last seen"
+              className="muted"
+              title={drone.lastSeenAt ? String(drone.lastSeenAt) : ""}
+            >
+              {drone.status === "online"
+                ? "now"
+                : formatAgo(
+                    timeOf(drone.lastSeenAt) ? new Date(timeOf(drone.lastSeenAt)!) : null,
+                    now,
+                  )}
+            </td>
+            <td className="right">
+              <ConfirmButton
+                label="Revoke…"
+                tone="ghost"
+                question={`Revoke ${drone.name}? Its credential stops working, it is disconnected and its running turns end interrupted.`}
+                confirmLabel={`Revoke ${drone.name}`}
+                cancelLabel="Keep"
+                errorTitle="Could not revoke"
+                onConfirm={() => onRevoke(drone)}
+              />
+            </td>
           </tr>
-        </thead>
-        <tbody>
-          {drones.map((drone) => (
-            <tr key={drone._id} className={highlight?.has(drone._id) ? "row-new" : undefined}>
-              <td>
-                <strong>{drone.name}</strong>
-              </td>
-              <td data-label="Status">
-                <span className={`pill pill-${drone.status}`}>{drone.status}</span>
-                {drone.ephemeral ? (
-                  <span className="pill" title="Takes one turn, then exits and is unregistered">
-                    ephemeral
-                  </span>
-                ) : null}
-              </td>
-              <td data-label="Load">
-                {drone.activeTurns > 0 ? (
-                  <span className="pill pill-busy">
-                    busy {drone.activeTurns}/{drone.capacity}
-                  </span>
-                ) : (
-                  <span className="muted">idle · capacity {drone.capacity}</span>
-                )}
-              </td>
-              <td data-label="Labels">
-                <LabelsCell drone={drone} onSave={onLabels} />
-              </td>
-              <td data-label="Version">
-                {drone.version ?? "–"}
-                {drone.outdated ? (
-                  <span
-                    className="pill pill-unsandboxed"
-                    title="Older than the server: upgrade gadget-drone"
-                  >
-                    upgrade
-                  </span>
-                ) : null}
-              </td>
-              <td data-label="Sandbox">
-                <SandboxCell sandbox={drone.sandbox} />
-              </td>
-              <td data-label="Host" className="muted">
-                {[drone.hostname, drone.platform].filter(Boolean).join(" · ") || "–"}
-              </td>
-              <td
-                data-label="Last seen"
-                className="muted"
-                title={drone.lastSeenAt ? String(drone.lastSeenAt) : ""}
-              >
-                {drone.status === "online"
-                  ? "now"
-                  : formatAgo(
-                      timeOf(drone.lastSeenAt) ? new Date(timeOf(drone.lastSeenAt)!) : null,
-                      now,
-                    )}
-              </td>
-              <td className="right">
-                {confirming === drone._id ? (
-                  <>
-                    <button
-                      type="button"
-                      className="button small danger"
-                      onClick={async () => {
-                        setError(null);
-                        try {
-                          await onRevoke(drone);
-                        } catch (caught) {
-                          setError(caught);
-                        }
-                        setConfirming(null);
-                      }}
-                    >
-                      Revoke {drone.name}
-                    </button>{" "}
-                    <button
-                      type="button"
-                      className="button small ghost"
-                      onClick={() => setConfirming(null)}
-                    >
-                      Keep
-                    </button>
-                  </>
-                ) : (
-                  <button
-                    type="button"
-                    className="button small ghost"
-                    onClick={() => setConfirming(drone._id)}
-                  >
-                    Revoke…
-                  </button>
-                )}
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </>
+        ))}
+      </tbody>
+    </table>
   );
 }
 
@@ -180,7 +140,7 @@ export function RegistrationCommand({
   registration: RegistrationTokenResponse;
   onNewToken: () => void;
 }) {
-  const now = useTicker(1000);
+  const now = useNow();
   const expiresAt = timeOf(registration.expiresAt) ?? now;
   const expired = expiresAt <= now;
   return (
@@ -211,79 +171,65 @@ export function RegistrationCommand({
 }
 
 export function DronesPage() {
-  const api = useApi();
   const connection = useConnection();
-  const drones = useLoader(() => api.listDrones().then((answer) => answer.drones), [api]);
-  const [registration, setRegistration] = useState<RegistrationTokenResponse | null>(null);
-  const [registering, setRegistering] = useState(false);
-  const [registerError, setRegisterError] = useState<unknown>(null);
+  const drones = useDrones();
+  const registration = useRegistrationToken();
+  const revoke = useRevokeDrone();
+  const save = useSaveDrone();
   const [fresh, setFresh] = useState<Set<string>>(new Set());
   const known = useRef(new Set<string>());
-  const { setData } = drones;
+  const { reset: forgetRegistration } = registration;
 
   useEffect(() => {
     for (const drone of drones.data ?? []) known.current.add(drone._id);
   }, [drones.data]);
 
+  // The cache takes every update (data/live-cache.ts); the page marks the drones new to it.
   useEffect(() => {
     if (!connection) return;
     return connection.onDrone((drone) => {
-      if (!known.current.has(drone._id)) {
-        known.current.add(drone._id);
-        setFresh((current) => new Set(current).add(drone._id));
-        // The new drone has used the one-time token: the command is no longer needed.
-        setRegistration(null);
-      }
-      setData((current) => mergeDrone(current ?? [], drone));
+      if (known.current.has(drone._id)) return;
+      known.current.add(drone._id);
+      setFresh((current) => new Set(current).add(drone._id));
+      // The new drone has used the one-time token: the command is no longer needed.
+      forgetRegistration();
     });
-  }, [connection, setData]);
-
-  // Reconnecting may have missed updates: read the list again.
-  useEffect(() => {
-    if (!connection) return;
-    return connection.onState((state) => {
-      if (state === "connected") drones.reload();
-    });
-  }, [connection, drones.reload]);
-
-  const addDrone = async () => {
-    setRegistering(true);
-    setRegisterError(null);
-    try {
-      setRegistration(await api.createRegistrationToken());
-    } catch (caught) {
-      setRegisterError(caught);
-    } finally {
-      setRegistering(false);
-    }
-  };
+  }, [connection, forgetRegistration]);
 
   return (
     <div className="page">
       <div className="page-head">
         <h1>Drones</h1>
         <span className="spacer" />
-        <button type="button" className="button primary" onClick={addDrone} disabled={registering}>
-          {registering ? "Making a command…" : "Add a drone"}
+        <button
+          type="button"
+          className="button primary"
+          onClick={() => registration.mutate()}
+          disabled={registration.isPending}
+        >
+          {registration.isPending ? "Making a command…" : "Add a drone"}
         </button>
       </div>
-      <ErrorNote error={registerError} title="Could not make a registration command" />
-      {registration ? (
-        <RegistrationCommand registration={registration} onNewToken={addDrone} />
+      <ErrorNote error={registration.error} title="Could not make a registration command" />
+      {registration.data ? (
+        <RegistrationCommand
+          registration={registration.data}
+          onNewToken={() => registration.mutate()}
+        />
       ) : null}
       {drones.error ? (
-        <ErrorNote error={drones.error} title="Could not load drones" onRetry={drones.reload} />
+        <ErrorNote
+          error={drones.error}
+          title="Could not load drones"
+          onRetry={() => void drones.refetch()}
+        />
       ) : drones.data ? (
         <DroneTable
           drones={drones.data}
           highlight={fresh}
-          onRevoke={async (drone) => {
-            await api.revokeDrone(drone._id);
-            setData((current) => (current ?? []).filter((item) => item._id !== drone._id));
-          }}
+          onRevoke={(drone) => revoke.mutateAsync(drone._id)}
           onLabels={async (drone, labels) => {
-            const { drone: saved } = await api.updateDrone(drone._id, { labels });
-            setData((current) => mergeDrone(current ?? [], saved));
+            await save.mutateAsync({ droneId: drone._id, body: { labels } });
           }}
         />
       ) : (
@@ -293,8 +239,13 @@ export function DronesPage() {
   );
 }
 
-/** The labels automatic to every drone: shown, never edited. */
-const automaticKeys = new Set(["os", "arch", "sandbox"]);
+const automaticKeys: ReadonlySet<string> = new Set(automaticLabelKeys);
+const isAutomatic = (label: string) => automaticKeys.has(label.split("=")[0] ?? "");
+
+// Not "labels": a control of that name would stand in for the form's own `labels` property.
+const labelsFieldsSchema = z.object({
+  typed: wordList(updateDroneBodySchema.shape.labels.unwrap()),
+});
 
 /** A drone's labels as pills; "Edit" changes the user's (space-separated `key=value` or `key`). */
 function LabelsCell({
@@ -304,36 +255,40 @@ function LabelsCell({
   drone: Drone;
   onSave: ((drone: Drone, labels: string[]) => Promise<void>) | undefined;
 }) {
-  const own = drone.labels.filter((label) => !automaticKeys.has(label.split("=")[0] ?? ""));
+  const own = drone.labels.filter((label) => !isAutomatic(label));
   const [editing, setEditing] = useState(false);
-  const [text, setText] = useState(own.join(" "));
-  const [error, setError] = useState<unknown>(null);
+  const form = useForm<
+    z.input<typeof labelsFieldsSchema>,
+    unknown,
+    z.output<typeof labelsFieldsSchema>
+  >({
+    resolver: zodResolver(labelsFieldsSchema),
+    defaultValues: { typed: own.join(" ") },
+  });
+  const save = useMutation({
+    mutationFn: (labels: string[]) => (onSave ? onSave(drone, labels) : Promise.resolve()),
+    onSuccess: () => setEditing(false),
+    onError: (error) => showServerProblems(form, error, { labels: "typed" }),
+  });
   if (editing && onSave) {
+    const problem = form.formState.errors.typed?.message;
     return (
       <form
         className="labels-form"
         aria-label={`Labels of ${drone.name}`}
-        onSubmit={async (event) => {
-          event.preventDefault();
-          setError(null);
-          try {
-            await onSave(drone, text.split(/\s+/).filter(Boolean));
-            setEditing(false);
-          } catch (caught) {
-            setError(caught);
-          }
-        }}
+        onSubmit={form.handleSubmit(({ typed }) => save.mutate(typed))}
       >
         <input
           aria-label="Labels"
-          value={text}
           placeholder="gpu region=eu"
-          onChange={(event) => setText(event.target.value)}
+          aria-invalid={problem ? true : undefined}
+          {...form.register("typed")}
         />
-        <button type="submit" className="button small">
+        <button type="submit" className="button small" disabled={save.isPending}>
           Save
         </button>
-        <ErrorNote error={error} title="Labels not saved" />
+        {problem ? <small className="field-problem">{problem}</small> : null}
+        <ErrorNote error={save.error} title="Labels not saved" />
       </form>
     );
   }
@@ -341,7 +296,7 @@ function LabelsCell({
     <span className="labels">
       {drone.labels.length === 0 ? <span className="muted">–</span> : null}
       {drone.labels.map((label) => (
-        <code key={label} className={automaticKeys.has(label.split("=")[0] ?? "") ? "muted" : ""}>
+        <code key={label} className={isAutomatic(label) ? "muted" : ""}>
           {label}
         </code>
       ))}
@@ -350,7 +305,8 @@ function LabelsCell({
           type="button"
           className="button small ghost"
           onClick={() => {
-            setText(own.join(" "));
+            form.reset({ typed: own.join(" ") });
+            save.reset();
             setEditing(true);
           }}
         >

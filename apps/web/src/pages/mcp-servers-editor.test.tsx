@@ -1,9 +1,9 @@
 // MCP servers in the project settings: added as a command line or a URL, env values and bearer
 // tokens write-only (stored ones show only their names), removed, saved as the whole list.
 import type { Project, UpdateProjectBody } from "@gadget/protocol";
-import { render, screen, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { describe, expect, it } from "vitest";
+import { render, screen, within } from "../test/render.tsx";
 import { joinCommandLine, splitCommandLine } from "./mcp-servers-editor.tsx";
 import { ProjectSettings } from "./project-settings.tsx";
 

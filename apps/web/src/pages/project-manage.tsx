@@ -1,9 +1,15 @@
 // Managing a project from its page: rename it, delete it with everything in it (asked first), and
 // "Clone now", which has a drone clone it so its files show before any turn.
-import type { Project, ProjectCloneAnswer } from "@gadget/protocol";
-import { type FormEvent, useState } from "react";
+import { type Project, type ProjectCloneAnswer, updateProjectBodySchema } from "@gadget/protocol";
+import { zodResolver } from "@hookform/resolvers/zod";
+import { useMutation } from "@tanstack/react-query";
+import { useForm } from "react-hook-form";
+import { z } from "zod";
 import { ConfirmButton } from "../components/confirm-button.tsx";
 import { ErrorNote } from "../components/error-note.tsx";
+import { useCloneProject } from "../data/projects.ts";
+import { Field } from "../forms/field.tsx";
+import { showServerProblems } from "../forms/server-problems.ts";
 
 const cloneWords: Record<ProjectCloneAnswer["outcome"], string> = {
   cloned: "Cloned",
@@ -12,49 +18,33 @@ const cloneWords: Record<ProjectCloneAnswer["outcome"], string> = {
   "kept-local": "Fetched; the checkout was left as it is",
 };
 
-/** "Clone now": a drone clones (or fetches) the project's checkout; says which drone and how it went. */
-export function CloneNowButton({
-  onClone,
-  onCloned,
-}: {
-  onClone: () => Promise<ProjectCloneAnswer>;
-  onCloned: () => void;
-}) {
-  const [busy, setBusy] = useState(false);
-  const [outcome, setOutcome] = useState<string | null>(null);
-  const [error, setError] = useState<unknown>(null);
+/**
+ * "Clone now": a drone clones (or fetches) the project's checkout; says which drone and how it
+ * went, and the default branch's files are read again.
+ */
+export function CloneNowButton({ projectId }: { projectId: string }) {
+  const clone = useCloneProject(projectId);
   return (
     <>
       <button
         type="button"
         className="button small"
-        disabled={busy}
-        onClick={async () => {
-          setBusy(true);
-          setError(null);
-          setOutcome(null);
-          try {
-            const answer = await onClone();
-            setOutcome(`${cloneWords[answer.outcome]} on ${answer.drone.name}`);
-            onCloned();
-          } catch (caught) {
-            setError(caught);
-          } finally {
-            setBusy(false);
-          }
-        }}
+        disabled={clone.isPending}
+        onClick={() => clone.mutate()}
       >
-        {busy ? "Cloning…" : "Clone now"}
+        {clone.isPending ? "Cloning…" : "Clone now"}
       </button>
-      {outcome ? (
+      {clone.data ? (
         <span className="muted small" role="status">
-          {outcome}
+          {cloneWords[clone.data.outcome]} on {clone.data.drone.name}
         </span>
       ) : null}
-      <ErrorNote error={error} title="Could not clone the project" />
+      <ErrorNote error={clone.error} title="Could not clone the project" />
     </>
   );
 }
+
+const renameSchema = z.object({ name: updateProjectBodySchema.shape.name.unwrap() });
 
 /** Rename the project, or delete it with its sessions and turns. */
 export function ProjectManage({
@@ -63,40 +53,37 @@ export function ProjectManage({
   onDelete,
 }: {
   project: Pick<Project, "name">;
-  onRename: (name: string) => Promise<void>;
-  onDelete: () => Promise<void>;
+  onRename: (name: string) => Promise<unknown>;
+  onDelete: () => Promise<unknown>;
 }) {
-  const [name, setName] = useState(project.name);
-  const [saving, setSaving] = useState(false);
-  const [error, setError] = useState<unknown>(null);
-  const submit = async (event: FormEvent) => {
-    event.preventDefault();
-    setSaving(true);
-    setError(null);
-    try {
-      await onRename(name.trim());
-    } catch (caught) {
-      setError(caught);
-    } finally {
-      setSaving(false);
-    }
-  };
+  const form = useForm<z.input<typeof renameSchema>, unknown, z.output<typeof renameSchema>>({
+    resolver: zodResolver(renameSchema),
+    defaultValues: { name: project.name },
+  });
+  const rename = useMutation({
+    mutationFn: onRename,
+    onError: (error) => showServerProblems(form, error),
+  });
+  const name = form.watch("name");
   return (
     <div className="project-manage">
-      <form className="field-row" onSubmit={submit} aria-label="Rename the project">
-        <label className="field">
-          <span>Name</span>
-          <input required value={name} onChange={(event) => setName(event.target.value)} />
-        </label>
+      <form
+        className="field-row"
+        onSubmit={form.handleSubmit((values) => rename.mutate(values.name))}
+        aria-label="Rename the project"
+      >
+        <Field label="Name" error={form.formState.errors.name}>
+          <input required {...form.register("name")} />
+        </Field>
         <button
           type="submit"
           className="button small"
-          disabled={saving || name.trim() === project.name}
+          disabled={rename.isPending || name.trim() === project.name}
         >
-          {saving ? "Renaming…" : "Rename"}
+          {rename.isPending ? "Renaming…" : "Rename"}
         </button>
       </form>
-      <ErrorNote error={error} title="Could not rename the project" />
+      <ErrorNote error={rename.error} title="Could not rename the project" />
       <ConfirmButton
         label="Delete project"
         question={`Delete “${project.name}” with all its sessions, turns and their steps? The drones' checkouts stay on disk. This cannot be undone.`}

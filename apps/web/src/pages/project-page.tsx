@@ -1,12 +1,28 @@
 // One project: its file tree and editor over the file relay, and its chat sessions.
-import type { ChatSession, CreateSessionBody, TurnMode } from "@gadget/protocol";
-import { type FormEvent, useCallback, useState } from "react";
+import {
+  type ChatSession,
+  type CreateSessionBody,
+  createSessionBodySchema,
+  type TurnMode,
+} from "@gadget/protocol";
+import { zodResolver } from "@hookform/resolvers/zod";
+import { useMutation, useQueryClient } from "@tanstack/react-query";
+import { useState } from "react";
+import { useForm } from "react-hook-form";
 import { Link, useLocation } from "wouter";
-import { useApi } from "../app/auth.tsx";
-import { useLoader } from "../app/use-loader.ts";
+import { z } from "zod";
 import { ErrorNote } from "../components/error-note.tsx";
+import { keys } from "../data/keys.ts";
+import {
+  useCreateSession,
+  useDeleteProject,
+  useProject,
+  useSessions,
+  useUpdateProject,
+} from "../data/projects.ts";
 import { FileEditor } from "../editor/file-editor.tsx";
 import { FileTree } from "../editor/file-tree.tsx";
+import { showServerProblems } from "../forms/server-problems.ts";
 import { formatAgo } from "../lib/format.ts";
 import { CloneNowButton, ProjectManage } from "./project-manage.tsx";
 import { networkWords, ProjectSettings } from "./project-settings.tsx";
@@ -18,41 +34,49 @@ export const modeWords: Record<TurnMode, string> = {
   docser: "docs writer",
 };
 
+const sessionShape = createSessionBodySchema.shape;
+const sessionFieldsSchema = z.object({
+  // No name: "New session".
+  name: z
+    .string()
+    .transform((text) => text.trim() || "New session")
+    .pipe(sessionShape.name),
+  mode: sessionShape.mode.unwrap(),
+  approval: sessionShape.approval.unwrap(),
+});
+
 export function SessionForm({
   onCreate,
 }: {
-  onCreate: (body: CreateSessionBody) => Promise<void>;
+  onCreate: (body: CreateSessionBody) => Promise<unknown>;
 }) {
-  const [name, setName] = useState("");
-  const [mode, setMode] = useState<TurnMode>("agent");
-  const [approval, setApproval] = useState<"auto" | "on-write">("on-write");
-  const [saving, setSaving] = useState(false);
-  const [error, setError] = useState<unknown>(null);
-  const submit = async (event: FormEvent) => {
-    event.preventDefault();
-    setSaving(true);
-    setError(null);
-    try {
-      await onCreate({ name: name.trim() || "New session", mode, approval });
-      setName("");
-    } catch (caught) {
-      setError(caught);
-    } finally {
-      setSaving(false);
-    }
-  };
+  const form = useForm<z.input<typeof sessionFieldsSchema>, unknown, CreateSessionBody>({
+    resolver: zodResolver(sessionFieldsSchema),
+    defaultValues: { name: "", mode: "agent", approval: "on-write" },
+  });
+  const create = useMutation({
+    mutationFn: onCreate,
+    onSuccess: () => form.resetField("name"),
+    onError: (error) => showServerProblems(form, error),
+  });
+  const problem = form.formState.errors.name?.message;
   return (
-    <form className="session-form" onSubmit={submit} aria-label="New session">
+    <form
+      className="session-form"
+      onSubmit={form.handleSubmit((body) => create.mutate(body))}
+      aria-label="New session"
+    >
       <input
-        value={name}
-        onChange={(event) => setName(event.target.value)}
+        {...form.register("name")}
         placeholder="Session name, e.g. Fix the login bug"
         aria-label="Session name"
+        aria-invalid={problem ? true : undefined}
       />
+      {problem ? <small className="field-problem">{problem}</small> : null}
       <div className="field-row">
         <label>
           Mode{" "}
-          <select value={mode} onChange={(event) => setMode(event.target.value as TurnMode)}>
+          <select {...form.register("mode")}>
             <option value="agent">agent</option>
             <option value="ask">ask</option>
             <option value="tester">tester</option>
@@ -61,19 +85,16 @@ export function SessionForm({
         </label>
         <label>
           Approval{" "}
-          <select
-            value={approval}
-            onChange={(event) => setApproval(event.target.value as "auto" | "on-write")}
-          >
+          <select {...form.register("approval")}>
             <option value="on-write">ask before writes</option>
             <option value="auto">automatic</option>
           </select>
         </label>
-        <button type="submit" className="button primary small" disabled={saving}>
-          {saving ? "Creating…" : "New session"}
+        <button type="submit" className="button primary small" disabled={create.isPending}>
+          {create.isPending ? "Creating…" : "New session"}
         </button>
       </div>
-      <ErrorNote error={error} title="Could not create the session" />
+      <ErrorNote error={create.error} title="Could not create the session" />
     </form>
   );
 }
@@ -109,39 +130,20 @@ export function SessionList({
 }
 
 export function ProjectPage({ projectId }: { projectId: string }) {
-  const api = useApi();
-  const project = useLoader(
-    () =>
-      api.listProjects().then((answer) => {
-        const found = answer.projects.find((item) => item._id === projectId);
-        if (!found) throw new Error("This project does not exist, or it is not yours.");
-        return found;
-      }),
-    [api, projectId],
-  );
-  const sessions = useLoader(
-    () => api.listSessions(projectId).then((answer) => answer.sessions),
-    [api, projectId],
-  );
+  const client = useQueryClient();
+  const project = useProject(projectId);
+  const sessions = useSessions(projectId);
+  const createSession = useCreateSession(projectId);
+  const update = useUpdateProject(projectId);
+  const remove = useDeleteProject(projectId);
   const [, navigate] = useLocation();
   const [openPath, setOpenPath] = useState<string | null>(null);
-  const [refreshKey, setRefreshKey] = useState(0);
   // Whose files: "" is the default branch's checkout (read-only), else a session's worktree.
   const [filesOf, setFilesOf] = useState("");
-  const sessionId = filesOf || undefined;
-  const list = useCallback(
-    (path: string) => api.listFiles(projectId, path, sessionId),
-    [api, projectId, sessionId],
-  );
-  const read = useCallback(
-    (path: string) => api.readFile(projectId, path, sessionId),
-    [api, projectId, sessionId],
-  );
-  const write = useCallback(
-    (body: { path: string; content: string; baseSha?: string }) =>
-      api.writeFile(projectId, { ...body, ...(sessionId ? { sessionId } : {}) }),
-    [api, projectId, sessionId],
-  );
+  const of = { projectId, sessionId: filesOf };
+  const missing =
+    project.data === null ? new Error("This project does not exist, or it is not yours.") : null;
+  const loadError = project.error ?? missing;
 
   return (
     <div className="page page-wide">
@@ -150,13 +152,13 @@ export function ProjectPage({ projectId }: { projectId: string }) {
           Projects
         </Link>
         <span className="muted">/</span>
-        <h1>{project.data?.name ?? (project.error ? "Project" : "…")}</h1>
+        <h1>{project.data?.name ?? (loadError ? "Project" : "…")}</h1>
         {project.data ? <span className="muted small">{project.data.gitUrl}</span> : null}
       </div>
       <ErrorNote
-        error={project.error}
+        error={loadError}
         title="Could not load the project"
-        onRetry={project.reload}
+        onRetry={() => void project.refetch()}
       />
       {project.data ? (
         <details className="panel project-settings">
@@ -167,22 +169,13 @@ export function ProjectPage({ projectId }: { projectId: string }) {
           <ProjectManage
             key={project.data.name}
             project={project.data}
-            onRename={async (name) => {
-              const { project: saved } = await api.updateProject(projectId, { name });
-              project.setData(() => saved);
-            }}
+            onRename={(name) => update.mutateAsync({ name })}
             onDelete={async () => {
-              await api.deleteProject(projectId);
+              await remove.mutateAsync();
               navigate("/projects");
             }}
           />
-          <ProjectSettings
-            project={project.data}
-            onSave={async (body) => {
-              const { project: saved } = await api.updateProject(projectId, body);
-              project.setData(() => saved);
-            }}
-          />
+          <ProjectSettings project={project.data} onSave={update.mutateAsync} />
         </details>
       ) : null}
       <div className="project-grid">
@@ -190,14 +183,13 @@ export function ProjectPage({ projectId }: { projectId: string }) {
           <div className="panel-head">
             <h2>Files</h2>
             <span className="spacer" />
-            <CloneNowButton
-              onClone={() => api.cloneProject(projectId)}
-              onCloned={() => setRefreshKey((key) => key + 1)}
-            />
+            <CloneNowButton projectId={projectId} />
             <button
               type="button"
               className="button small ghost"
-              onClick={() => setRefreshKey((key) => key + 1)}
+              onClick={() =>
+                void client.invalidateQueries({ queryKey: keys.directories(projectId, filesOf) })
+              }
             >
               Refresh
             </button>
@@ -219,21 +211,15 @@ export function ProjectPage({ projectId }: { projectId: string }) {
               ))}
             </select>
           </label>
-          <FileTree
-            key={filesOf}
-            list={list}
-            selected={openPath}
-            onOpen={setOpenPath}
-            refreshKey={refreshKey}
-          />
+          <FileTree key={filesOf} of={of} selected={openPath} onOpen={setOpenPath} />
         </aside>
         <section className={openPath ? "panel editor-panel" : "panel editor-panel editor-idle"}>
           {openPath ? (
             <FileEditor
               key={`${filesOf}:${openPath}`}
+              of={of}
               path={openPath}
-              read={read}
-              {...(sessionId ? { write } : {})}
+              writable={filesOf !== ""}
             />
           ) : (
             <p className="empty">
@@ -246,17 +232,12 @@ export function ProjectPage({ projectId }: { projectId: string }) {
           <div className="panel-head">
             <h2>Sessions</h2>
           </div>
-          <SessionForm
-            onCreate={async (body) => {
-              const { session } = await api.createSession(projectId, body);
-              sessions.setData((current) => [...(current ?? []), session]);
-            }}
-          />
+          <SessionForm onCreate={createSession.mutateAsync} />
           {sessions.error ? (
             <ErrorNote
               error={sessions.error}
               title="Could not load sessions"
-              onRetry={sessions.reload}
+              onRetry={() => void sessions.refetch()}
             />
           ) : sessions.data ? (
             <SessionList projectId={projectId} sessions={sessions.data} />

@@ -1,9 +1,9 @@
 // The project settings form: the network policy and verification commands as the user sets them.
 import type { Project, UpdateProjectBody } from "@gadget/protocol";
-import { render, screen } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { describe, expect, it } from "vitest";
 import { ApiError } from "../api/api-error.ts";
+import { render, screen, waitFor } from "../test/render.tsx";
 import { ProjectSettings } from "./project-settings.tsx";
 
 const project: Project = {
@@ -150,10 +150,10 @@ describe("project settings", () => {
     expect(saved.at(-1)?.forge).toBeNull();
   });
 
-  it("shows the server's refusal with the field that is wrong", async () => {
+  it("shows the server's refusal, with its problem on the field that is wrong", async () => {
     render(
       <ProjectSettings
-        project={{ ...project, network: "allowlist", allowedHosts: ["bad host"] }}
+        project={{ ...project, network: "allowlist", allowedHosts: ["registry.npmjs.org"] }}
         onSave={async () => {
           throw new ApiError("validation_failed", "Invalid project", 400, [
             { path: "allowedHosts.0", message: "must be a host name" },
@@ -165,5 +165,24 @@ describe("project settings", () => {
     const alert = await screen.findByRole("alert");
     expect(alert).toHaveTextContent("allowedHosts.0");
     expect(alert).toHaveTextContent("must be a host name");
+    expect(screen.getByRole("textbox", { name: "Allowed hosts" })).toHaveAccessibleDescription(
+      "must be a host name",
+    );
+  });
+
+  it("says what is wrong with a host on its field before sending anything", async () => {
+    const saved: UpdateProjectBody[] = [];
+    render(
+      <ProjectSettings
+        project={{ ...project, network: "allowlist" }}
+        onSave={async (body) => void saved.push(body)}
+      />,
+    );
+    await userEvent.type(screen.getByRole("textbox", { name: "Allowed hosts" }), "bad host");
+    await userEvent.click(screen.getByRole("button", { name: "Save settings" }));
+    const hosts = screen.getByRole("textbox", { name: "Allowed hosts" });
+    await waitFor(() => expect(hosts).toHaveAttribute("aria-invalid", "true"));
+    expect(hosts).toHaveAccessibleDescription(/host/);
+    expect(saved).toEqual([]);
   });
 });

@@ -11,9 +11,23 @@ import {
   type Project,
   type UpdateProjectBody,
 } from "@gadget/protocol";
-import { type FormEvent, useState } from "react";
+import { zodResolver } from "@hookform/resolvers/zod";
+import { useMutation } from "@tanstack/react-query";
+import { useState } from "react";
+import { Controller, useForm } from "react-hook-form";
 import { ErrorNote } from "../components/error-note.tsx";
-import { bodyOf, draftOf, type McpServerDraft, McpServersEditor } from "./mcp-servers-editor.tsx";
+import { Field } from "../forms/field.tsx";
+import { showServerProblems } from "../forms/server-problems.ts";
+import { McpServersEditor } from "./mcp-servers-editor.tsx";
+import {
+  changesOf,
+  fieldsAfterSave,
+  fieldsOf,
+  type SettingsFields,
+  type SettingsValues,
+  settingsAliases,
+  settingsSchema,
+} from "./project-settings-form.ts";
 
 export const networkWords: Record<NetworkMode, string> = {
   none: "No network (default)",
@@ -33,242 +47,109 @@ export const forgeWords: Record<ForgeKind | "none", string> = {
   gitlab: "GitLab (merge requests)",
 };
 
-/** The `forge` field of the PATCH body, or undefined when the forge did not change. */
-function forgeChange(
-  before: Project["forge"],
-  kind: ForgeKind | "none",
-  apiUrl: string,
-  token: string,
-): UpdateProjectBody["forge"] | undefined {
-  if (kind === "none") return before ? null : undefined;
-  const url = apiUrl.trim();
-  if (!token.trim() && before?.kind === kind && before.apiUrl === url) return undefined;
-  // Without a new token the server keeps the one it holds.
-  return { kind, apiUrl: url, ...(token.trim() ? { token: token.trim() } : {}) };
-}
-
-function sameAuthor(a: Project["commitAuthor"], b: Project["commitAuthor"]): boolean {
-  return a?.name === b?.name && a?.email === b?.email;
-}
-
-function lines(text: string): string[] {
-  return text
-    .split("\n")
-    .map((line) => line.trim())
-    .filter(Boolean);
-}
-
 /** Network policy, verification commands and branch prefix of one project, saved with `PATCH /api/projects/:id`. */
 export function ProjectSettings({
   project,
   onSave,
 }: {
   project: Project;
-  onSave: (body: UpdateProjectBody) => Promise<void>;
+  onSave: (body: UpdateProjectBody) => Promise<unknown>;
 }) {
-  const [network, setNetwork] = useState<NetworkMode>(project.network);
-  const [hosts, setHosts] = useState(project.allowedHosts.join("\n"));
-  const [verify, setVerify] = useState(project.verifyCommands.join("\n"));
-  const [branchPrefix, setBranchPrefix] = useState(project.branchPrefix);
-  const [requires, setRequires] = useState(project.requires.join(" "));
-  const [delivery, setDelivery] = useState<DeliveryMode>(project.delivery);
-  const [authorName, setAuthorName] = useState(project.commitAuthor?.name ?? "");
-  const [authorEmail, setAuthorEmail] = useState(project.commitAuthor?.email ?? "");
-  const [forgeKind, setForgeKind] = useState<ForgeKind | "none">(project.forge?.kind ?? "none");
-  const [forgeUrl, setForgeUrl] = useState(project.forge?.apiUrl ?? "");
-  const [forgeToken, setForgeToken] = useState("");
+  const form = useForm<SettingsFields, unknown, SettingsValues>({
+    resolver: zodResolver(settingsSchema),
+    defaultValues: fieldsOf(project),
+  });
+  const { register, formState, watch, setValue } = form;
+  const errors = formState.errors;
+  // The MCP servers go in the body only when edited (their secrets are write-only).
+  const serversEdited = Boolean(formState.dirtyFields.mcpServers);
   // A stored token is never shown: the field appears only to replace it.
   const [replacingToken, setReplacingToken] = useState(!project.forge?.hasToken);
-  const [mcpDrafts, setMcpDrafts] = useState<McpServerDraft[]>(() =>
-    project.mcpServers.map(draftOf),
-  );
-  const [mcpChanged, setMcpChanged] = useState(false);
-  const [saving, setSaving] = useState(false);
-  const [saved, setSaved] = useState(false);
-  const [error, setError] = useState<unknown>(null);
-  const submit = async (event: FormEvent) => {
-    event.preventDefault();
-    setSaving(true);
-    setSaved(false);
-    setError(null);
-    // Both empty: the drone machine's own git identity.
-    const author =
-      authorName.trim() || authorEmail.trim()
-        ? { name: authorName.trim(), email: authorEmail.trim() }
-        : null;
-    const forge = forgeChange(project.forge, forgeKind, forgeUrl, forgeToken);
-    try {
-      await onSave({
-        network,
-        allowedHosts: lines(hosts),
-        verifyCommands: lines(verify),
-        // Sent only when changed: a project stored before the field existed keeps the default.
-        ...(branchPrefix === project.branchPrefix ? {} : { branchPrefix: branchPrefix.trim() }),
-        ...(delivery === project.delivery ? {} : { delivery }),
-        ...(sameAuthor(author, project.commitAuthor) ? {} : { commitAuthor: author }),
-        ...(forge === undefined ? {} : { forge }),
-        ...(requires.trim() === project.requires.join(" ")
-          ? {}
-          : { requires: requires.split(/\s+/).filter(Boolean) }),
-        ...(mcpChanged ? { mcpServers: mcpDrafts.map(bodyOf) } : {}),
-      });
-      setSaved(true);
-      if (mcpChanged) {
-        // Values just saved are never shown again: they become names of kept ones.
-        setMcpDrafts((drafts) =>
-          drafts.map((draft) => {
-            const body = bodyOf(draft);
-            return {
-              ...draft,
-              envText: "",
-              keptEnv: Object.keys(body.env ?? {}),
-              bearerToken: "",
-              keepBearerToken: draft.kind === "url" && body.bearerToken !== null,
-            };
-          }),
-        );
-        setMcpChanged(false);
-      }
-      setForgeToken("");
+  const save = useMutation({
+    mutationFn: (values: SettingsValues) => onSave(changesOf(project, values, serversEdited)),
+    onSuccess: (_answer, values) => {
+      form.reset(fieldsAfterSave(form.getValues()));
       // A token just saved is never shown again.
-      if (forge?.token) setReplacingToken(false);
-    } catch (caught) {
-      setError(caught);
-    } finally {
-      setSaving(false);
-    }
-  };
+      if (values.forgeKind !== "none" && values.forgeToken.trim()) setReplacingToken(false);
+    },
+    onError: (error) => showServerProblems(form, error, settingsAliases),
+  });
+  const network = watch("network");
+  const forgeKind = watch("forgeKind");
   return (
-    <form className="form-grid" onSubmit={submit} aria-label="Project settings">
-      <label className="field">
-        <span>Network for the agent's commands</span>
-        <select
-          value={network}
-          onChange={(event) => {
-            setNetwork(event.target.value as NetworkMode);
-            setSaved(false);
-          }}
-        >
+    <form
+      className="form-grid"
+      onSubmit={form.handleSubmit((values) => save.mutate(values))}
+      aria-label="Project settings"
+    >
+      <Field label="Network for the agent's commands" error={errors.network}>
+        <select {...register("network")}>
           {(Object.keys(networkWords) as NetworkMode[]).map((mode) => (
             <option key={mode} value={mode}>
               {networkWords[mode]}
             </option>
           ))}
         </select>
-      </label>
+      </Field>
       {network === "allowlist" ? (
-        <label className="field">
-          <span>
-            Allowed hosts, one per line (e.g. registry.npmjs.org, *.github.com, 127.0.0.1:4873). An
-            empty list allows none.
-          </span>
-          <textarea
-            rows={4}
-            value={hosts}
-            onChange={(event) => {
-              setHosts(event.target.value);
-              setSaved(false);
-            }}
-            aria-label="Allowed hosts"
-          />
-        </label>
-      ) : null}
-      <label className="field">
-        <span>Verification commands, one per line (run after each turn that changed files)</span>
-        <textarea
-          rows={2}
-          value={verify}
-          onChange={(event) => {
-            setVerify(event.target.value);
-            setSaved(false);
-          }}
-          aria-label="Verification commands"
-        />
-      </label>
-      <label className="field">
-        <span>
-          Drone labels the project's turns require, separated by spaces (e.g. gpu os=linux): a turn
-          waits for an online drone that has them all. Empty: any drone.
-        </span>
-        <input
-          value={requires}
-          onChange={(event) => {
-            setRequires(event.target.value);
-            setSaved(false);
-          }}
-          aria-label="Required drone labels"
-        />
-      </label>
-      <label className="field">
-        <span>
-          Branch prefix: each session works on its own branch, named this prefix, the session's name
-          and the start of its id (e.g. gadget/fix-login-665f1c). New sessions use it.
-        </span>
-        <input
-          value={branchPrefix}
-          onChange={(event) => {
-            setBranchPrefix(event.target.value);
-            setSaved(false);
-          }}
-          aria-label="Branch prefix"
-        />
-      </label>
-      <label className="field">
-        <span>
-          Delivery: what happens to a session's branch. Pushing uses the drone machine's own git
-          credentials.
-        </span>
-        <select
-          value={delivery}
-          onChange={(event) => {
-            setDelivery(event.target.value as DeliveryMode);
-            setSaved(false);
-          }}
-          aria-label="Delivery"
+        <Field
+          label="Allowed hosts, one per line (e.g. registry.npmjs.org, *.github.com, 127.0.0.1:4873). An empty list allows none."
+          error={errors.hosts}
         >
+          <textarea rows={4} {...register("hosts")} aria-label="Allowed hosts" />
+        </Field>
+      ) : null}
+      <Field
+        label="Verification commands, one per line (run after each turn that changed files)"
+        error={errors.verify}
+      >
+        <textarea rows={2} {...register("verify")} aria-label="Verification commands" />
+      </Field>
+      <Field
+        label="Drone labels the project's turns require, separated by spaces (e.g. gpu os=linux): a turn waits for an online drone that has them all. Empty: any drone."
+        error={errors.requires}
+      >
+        <input {...register("requires")} aria-label="Required drone labels" />
+      </Field>
+      <Field
+        label="Branch prefix: each session works on its own branch, named this prefix, the session's name and the start of its id (e.g. gadget/fix-login-665f1c). New sessions use it."
+        error={errors.branchPrefix}
+      >
+        <input {...register("branchPrefix")} aria-label="Branch prefix" />
+      </Field>
+      <Field
+        label="Delivery: what happens to a session's branch. Pushing uses the drone machine's own git credentials."
+        error={errors.delivery}
+      >
+        <select {...register("delivery")} aria-label="Delivery">
           {(Object.keys(deliveryWords) as DeliveryMode[]).map((mode) => (
             <option key={mode} value={mode}>
               {deliveryWords[mode]}
             </option>
           ))}
         </select>
-      </label>
-      <label className="field">
-        <span>Commit author name (empty: the drone machine's git identity)</span>
-        <input
-          value={authorName}
-          onChange={(event) => {
-            setAuthorName(event.target.value);
-            setSaved(false);
-          }}
-          aria-label="Commit author name"
-        />
-      </label>
-      <label className="field">
-        <span>Commit author email</span>
-        <input
-          value={authorEmail}
-          onChange={(event) => {
-            setAuthorEmail(event.target.value);
-            setSaved(false);
-          }}
-          aria-label="Commit author email"
-        />
-      </label>
-      <label className="field">
-        <span>
-          Forge for pull requests: the drone opens each session's pull request through its API
-        </span>
+      </Field>
+      <Field
+        label="Commit author name (empty: the drone machine's git identity)"
+        error={errors.authorName}
+      >
+        <input {...register("authorName")} aria-label="Commit author name" />
+      </Field>
+      <Field label="Commit author email" error={errors.authorEmail}>
+        <input {...register("authorEmail")} aria-label="Commit author email" />
+      </Field>
+      <Field label="Forge for pull requests: the drone opens each session's pull request through its API">
         <select
-          value={forgeKind}
-          onChange={(event) => {
-            const kind = event.target.value as ForgeKind | "none";
-            setForgeKind(kind);
-            // A new kind starts from its public service's API; a self-hosted one is typed over it.
-            if (kind !== "none" && kind !== forgeKind) setForgeUrl(DEFAULT_FORGE_API_URLS[kind]);
-            if (kind !== "none" && !project.forge?.hasToken) setReplacingToken(true);
-            setSaved(false);
-          }}
+          {...register("forgeKind", {
+            onChange: (event: { target: { value: ForgeKind | "none" } }) => {
+              const kind = event.target.value;
+              // A new kind starts from its public service's API; a self-hosted one is typed over it.
+              if (kind !== "none" && kind !== forgeKind) {
+                setValue("forgeUrl", DEFAULT_FORGE_API_URLS[kind], { shouldDirty: true });
+              }
+              if (kind !== "none" && !project.forge?.hasToken) setReplacingToken(true);
+            },
+          })}
           aria-label="Forge"
         >
           {(Object.keys(forgeWords) as Array<ForgeKind | "none">).map((kind) => (
@@ -277,38 +158,31 @@ export function ProjectSettings({
             </option>
           ))}
         </select>
-      </label>
+      </Field>
       {forgeKind === "none" ? (
         project.forge ? (
           <p className="muted small">The forge and its token are removed when you save.</p>
         ) : null
       ) : (
         <>
-          <label className="field">
-            <span>Forge API URL (e.g. https://api.github.com, https://gitlab.com/api/v4)</span>
-            <input
-              value={forgeUrl}
-              onChange={(event) => {
-                setForgeUrl(event.target.value);
-                setSaved(false);
-              }}
-              aria-label="Forge API URL"
-            />
-          </label>
+          <Field
+            label="Forge API URL (e.g. https://api.github.com, https://gitlab.com/api/v4)"
+            error={errors.forgeUrl}
+          >
+            <input {...register("forgeUrl")} aria-label="Forge API URL" />
+          </Field>
           {replacingToken ? (
-            <label className="field">
-              <span>Forge token (may open pull requests; stored encrypted, never shown again)</span>
+            <Field
+              label="Forge token (may open pull requests; stored encrypted, never shown again)"
+              error={errors.forgeToken}
+            >
               <input
                 type="password"
                 autoComplete="off"
-                value={forgeToken}
-                onChange={(event) => {
-                  setForgeToken(event.target.value);
-                  setSaved(false);
-                }}
+                {...register("forgeToken")}
                 aria-label="Forge token"
               />
-            </label>
+            </Field>
           ) : (
             <div className="field">
               <span className="muted small" role="status" aria-label="Forge token">
@@ -325,10 +199,7 @@ export function ProjectSettings({
                 <button
                   type="button"
                   className="button small"
-                  onClick={() => {
-                    setForgeKind("none");
-                    setSaved(false);
-                  }}
+                  onClick={() => setValue("forgeKind", "none", { shouldDirty: true })}
                 >
                   Remove forge
                 </button>
@@ -337,19 +208,25 @@ export function ProjectSettings({
           )}
         </>
       )}
-      <McpServersEditor
-        drafts={mcpDrafts}
-        onChange={(drafts) => {
-          setMcpDrafts(drafts);
-          setMcpChanged(true);
-          setSaved(false);
-        }}
+      <Controller
+        control={form.control}
+        name="mcpServers"
+        render={({ field, fieldState }) => (
+          <>
+            <McpServersEditor drafts={field.value} onChange={field.onChange} />
+            {fieldState.error?.message ? (
+              <small className="field-problem">{fieldState.error.message}</small>
+            ) : null}
+          </>
+        )}
       />
-      <ErrorNote error={error} title="Could not save the settings" />
+      <ErrorNote error={save.error} title="Could not save the settings" />
       <div className="form-actions">
-        {saved ? <span className="muted small">Saved; the next turn uses them.</span> : null}
-        <button type="submit" className="button primary small" disabled={saving}>
-          {saving ? "Saving…" : "Save settings"}
+        {save.isSuccess && !formState.isDirty ? (
+          <span className="muted small">Saved; the next turn uses them.</span>
+        ) : null}
+        <button type="submit" className="button primary small" disabled={save.isPending}>
+          {save.isPending ? "Saving…" : "Save settings"}
         </button>
       </div>
     </form>

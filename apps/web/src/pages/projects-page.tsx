@@ -1,11 +1,42 @@
 // Projects: the user's projects and a form to add one from a git URL.
-import type { CreateProjectBody, GitUrlCheck, Project } from "@gadget/protocol";
-import { type FormEvent, useState } from "react";
+import {
+  type CreateProjectBody,
+  createProjectBodySchema,
+  type GitUrlCheck,
+  type Project,
+} from "@gadget/protocol";
+import { zodResolver } from "@hookform/resolvers/zod";
+import { useMutation } from "@tanstack/react-query";
+import { useForm } from "react-hook-form";
 import { Link } from "wouter";
-import { useApi } from "../app/auth.tsx";
-import { useLoader } from "../app/use-loader.ts";
+import { z } from "zod";
 import { ErrorNote } from "../components/error-note.tsx";
+import { useCreateProject, useProjects } from "../data/projects.ts";
+import { Field } from "../forms/field.tsx";
+import { showServerProblems } from "../forms/server-problems.ts";
+import { lineList, optionalText } from "../forms/text-values.ts";
 import { formatAgo } from "../lib/format.ts";
+
+const shape = createProjectBodySchema.shape;
+const projectFieldsSchema = z.object({
+  name: shape.name,
+  gitUrl: shape.gitUrl,
+  defaultBranch: optionalText(shape.defaultBranch.unwrap()),
+  verify: lineList(shape.verifyCommands.unwrap()),
+});
+type ProjectFields = z.input<typeof projectFieldsSchema>;
+type ProjectValues = z.output<typeof projectFieldsSchema>;
+
+const emptyFields: ProjectFields = { name: "", gitUrl: "", defaultBranch: "", verify: "" };
+
+function bodyOf({ name, gitUrl, defaultBranch, verify }: ProjectValues): CreateProjectBody {
+  return {
+    name,
+    gitUrl,
+    ...(defaultBranch ? { defaultBranch } : {}),
+    ...(verify.length > 0 ? { verifyCommands: verify } : {}),
+  };
+}
 
 export function ProjectForm({
   onCreate,
@@ -13,82 +44,49 @@ export function ProjectForm({
   /** Creates it; resolves with what the drone's check of its URL found, if the server says. */
   onCreate: (body: CreateProjectBody) => Promise<GitUrlCheck | undefined>;
 }) {
-  const [check, setCheck] = useState<GitUrlCheck | null>(null);
-  const [name, setName] = useState("");
-  const [gitUrl, setGitUrl] = useState("");
-  const [defaultBranch, setDefaultBranch] = useState("");
-  const [verify, setVerify] = useState("");
-  const [saving, setSaving] = useState(false);
-  const [error, setError] = useState<unknown>(null);
-  const submit = async (event: FormEvent) => {
-    event.preventDefault();
-    setSaving(true);
-    setError(null);
-    setCheck(null);
-    const verifyCommands = verify
-      .split("\n")
-      .map((line) => line.trim())
-      .filter(Boolean);
-    try {
-      const checked = await onCreate({
-        name: name.trim(),
-        gitUrl: gitUrl.trim(),
-        ...(defaultBranch.trim() ? { defaultBranch: defaultBranch.trim() } : {}),
-        ...(verifyCommands.length > 0 ? { verifyCommands } : {}),
-      });
-      setName("");
-      setGitUrl("");
-      setDefaultBranch("");
-      setVerify("");
-      setCheck(checked ?? null);
-    } catch (caught) {
-      setError(caught);
-    } finally {
-      setSaving(false);
-    }
-  };
+  const form = useForm<ProjectFields, unknown, ProjectValues>({
+    resolver: zodResolver(projectFieldsSchema),
+    defaultValues: emptyFields,
+  });
+  const errors = form.formState.errors;
+  const create = useMutation({
+    mutationFn: (values: ProjectValues) => onCreate(bodyOf(values)),
+    onSuccess: () => form.reset(emptyFields),
+    onError: (error) => showServerProblems(form, error, { verifyCommands: "verify" }),
+  });
+  const check = create.data;
   return (
-    <form className="card form-grid" onSubmit={submit} aria-label="Add a project">
+    <form
+      className="card form-grid"
+      onSubmit={form.handleSubmit((values) => create.mutate(values))}
+      aria-label="Add a project"
+    >
       <h2>Add a project</h2>
-      <label className="field">
-        <span>Name</span>
-        <input required value={name} onChange={(event) => setName(event.target.value)} />
-      </label>
-      <label className="field">
-        <span>Git URL</span>
+      <Field label="Name" error={errors.name}>
+        <input required {...form.register("name")} />
+      </Field>
+      <Field label="Git URL" error={errors.gitUrl}>
         <input
           required
-          value={gitUrl}
-          onChange={(event) => setGitUrl(event.target.value)}
+          {...form.register("gitUrl")}
           placeholder="https://github.com/you/app.git or /path/to/repo"
         />
-      </label>
-      <label className="field">
-        <span>Default branch (optional)</span>
-        <input
-          value={defaultBranch}
-          onChange={(event) => setDefaultBranch(event.target.value)}
-          placeholder="main"
-        />
-      </label>
-      <label className="field">
-        <span>Verify commands (optional, one a line)</span>
-        <textarea
-          rows={2}
-          value={verify}
-          onChange={(event) => setVerify(event.target.value)}
-          placeholder="npm test"
-        />
-      </label>
-      <ErrorNote error={error} title="Could not add the project" />
+      </Field>
+      <Field label="Default branch (optional)" error={errors.defaultBranch}>
+        <input {...form.register("defaultBranch")} placeholder="main" />
+      </Field>
+      <Field label="Verify commands (optional, one a line)" error={errors.verify}>
+        <textarea rows={2} {...form.register("verify")} placeholder="npm test" />
+      </Field>
+      <ErrorNote error={create.error} title="Could not add the project" />
       {check ? (
         <p className={check.checked ? "ok-note" : "note"} role="status">
           {check.message}
         </p>
       ) : null}
       <div className="form-actions">
-        <button type="submit" className="button primary" disabled={saving}>
-          {saving ? "Adding…" : "Add project"}
+        <button type="submit" className="button primary" disabled={create.isPending}>
+          {create.isPending ? "Adding…" : "Add project"}
         </button>
       </div>
     </form>
@@ -117,8 +115,8 @@ export function ProjectList({ projects }: { projects: Project[] }) {
 }
 
 export function ProjectsPage() {
-  const api = useApi();
-  const projects = useLoader(() => api.listProjects().then((answer) => answer.projects), [api]);
+  const projects = useProjects();
+  const create = useCreateProject();
   return (
     <div className="page">
       <div className="page-head">
@@ -128,20 +126,14 @@ export function ProjectsPage() {
         <ErrorNote
           error={projects.error}
           title="Could not load projects"
-          onRetry={projects.reload}
+          onRetry={() => void projects.refetch()}
         />
       ) : projects.data ? (
         <ProjectList projects={projects.data} />
       ) : (
         <p className="muted">Loading projects…</p>
       )}
-      <ProjectForm
-        onCreate={async (body) => {
-          const { project, gitUrlCheck } = await api.createProject(body);
-          projects.setData((current) => [...(current ?? []), project]);
-          return gitUrlCheck;
-        }}
-      />
+      <ProjectForm onCreate={async (body) => (await create.mutateAsync(body)).gitUrlCheck} />
     </div>
   );
 }

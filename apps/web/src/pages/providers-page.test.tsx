@@ -1,10 +1,12 @@
 // The providers page: a check's result (what /models listed, what the probe call found), and
 // editing a saved provider with the listed models offered under the model field.
-import type { Provider, UpdateProviderBody } from "@gadget/protocol";
-import { render, screen } from "@testing-library/react";
+import type { CreateProviderBody, Provider, UpdateProviderBody } from "@gadget/protocol";
 import userEvent from "@testing-library/user-event";
 import { describe, expect, it } from "vitest";
-import { CheckResult, ProviderEditForm } from "./providers-page.tsx";
+import { ApiError } from "../api/api-error.ts";
+import { render, screen, waitFor } from "../test/render.tsx";
+import { CheckResult } from "./provider-check.tsx";
+import { ProviderForm } from "./provider-form.tsx";
 
 describe("a provider check's result", () => {
   it("says which features the probe call found and what it learned", () => {
@@ -71,7 +73,7 @@ describe("editing a saved provider", () => {
   it("sends only what changed, a new key, and null for a cleared field", async () => {
     const bodies: UpdateProviderBody[] = [];
     render(
-      <ProviderEditForm
+      <ProviderForm
         provider={saved}
         onSave={async (body) => {
           bodies.push(body);
@@ -94,10 +96,10 @@ describe("editing a saved provider", () => {
   it("offers the models the check listed under the model field, free text still allowed", async () => {
     const checkedWith: string[] = [];
     render(
-      <ProviderEditForm
+      <ProviderForm
         provider={saved}
         onSave={async () => {}}
-        onCheck={async (apiKey) => {
+        onCheck={async ({ apiKey }) => {
           checkedWith.push(apiKey);
           return { ok: true, models: ["gpt-a", "gpt-b"] };
         }}
@@ -116,5 +118,112 @@ describe("editing a saved provider", () => {
     await userEvent.clear(model);
     await userEvent.type(model, "unlisted-model");
     expect(model).toHaveValue("unlisted-model");
+  });
+});
+
+describe("adding a provider", () => {
+  async function fillIn() {
+    await userEvent.type(screen.getByRole("textbox", { name: "Name" }), " Router ");
+    await userEvent.type(
+      screen.getByRole("textbox", { name: "Base URL" }),
+      "https://api.example.com/v1/",
+    );
+    await userEvent.type(screen.getByRole("combobox", { name: "Model" }), "small");
+    await userEvent.type(screen.getByLabelText("API key"), "sk-1");
+  }
+
+  it("sends the body as the server takes it and empties the form once added", async () => {
+    const bodies: CreateProviderBody[] = [];
+    render(
+      <ProviderForm
+        onSave={async (body) => {
+          bodies.push(body);
+        }}
+        onCheck={async () => ({ ok: true, models: [] })}
+      />,
+    );
+    await fillIn();
+    await userEvent.type(screen.getByRole("textbox", { name: "Input $ / M tokens" }), "0.4");
+    await userEvent.type(screen.getByRole("textbox", { name: "Temperature" }), "0.7");
+    await userEvent.click(screen.getByRole("button", { name: "Add provider" }));
+    await waitFor(() =>
+      expect(bodies).toEqual([
+        {
+          name: "Router",
+          baseUrl: "https://api.example.com/v1",
+          apiKey: "sk-1",
+          modelId: "small",
+          pricing: { inputPerMTok: 0.4, outputPerMTok: 0 },
+          params: { temperature: 0.7 },
+        },
+      ]),
+    );
+    await waitFor(() => expect(screen.getByRole("textbox", { name: "Name" })).toHaveValue(""));
+  });
+
+  it("says on the field what is wrong before sending, and puts the server's field problems on their fields", async () => {
+    const bodies: CreateProviderBody[] = [];
+    let refuse = false;
+    render(
+      <ProviderForm
+        onSave={async (body) => {
+          bodies.push(body);
+          if (refuse) {
+            throw new ApiError("validation_failed", "Invalid provider", 400, [
+              { path: "pricing.outputPerMTok", message: "must be at most 1000" },
+            ]);
+          }
+        }}
+        onCheck={async () => ({ ok: true, models: [] })}
+      />,
+    );
+    await fillIn();
+    const price = screen.getByRole("textbox", { name: "Output $ / M tokens" });
+    await userEvent.type(price, "cheap");
+    await userEvent.click(screen.getByRole("button", { name: "Add provider" }));
+    await waitFor(() => expect(price).toHaveAccessibleDescription("must be a number"));
+    expect(price).toHaveAttribute("aria-invalid", "true");
+    expect(bodies).toEqual([]);
+
+    refuse = true;
+    await userEvent.clear(price);
+    await userEvent.type(price, "5000");
+    await userEvent.click(screen.getByRole("button", { name: "Add provider" }));
+    expect(await screen.findByRole("alert")).toHaveTextContent(
+      "Could not add the provider: Invalid provider",
+    );
+    expect(price).toHaveAccessibleDescription("must be at most 1000");
+    expect(bodies).toHaveLength(1);
+  });
+});
+
+describe("the temperature of a saved provider", () => {
+  it("is changed with the provider's other parameters kept", async () => {
+    const bodies: UpdateProviderBody[] = [];
+    render(
+      <ProviderForm
+        provider={{
+          _id: "p2",
+          name: "Local",
+          baseUrl: "http://127.0.0.1:9/v1",
+          hasApiKey: false,
+          modelId: "m",
+          params: { temperature: 0.2, topP: 0.9 },
+          quirks: [],
+          createdAt: new Date(),
+        }}
+        onSave={async (body: UpdateProviderBody) => {
+          bodies.push(body);
+        }}
+        onCheck={async () => ({ ok: true, models: [] })}
+        onCancel={() => {}}
+      />,
+    );
+    const temperature = screen.getByRole("textbox", { name: "Temperature" });
+    expect(temperature).toHaveValue("0.2");
+    await userEvent.clear(temperature);
+    await userEvent.type(temperature, "0.5");
+    await userEvent.click(screen.getByRole("button", { name: "Save" }));
+    await waitFor(() => expect(bodies).toEqual([{ params: { topP: 0.9, temperature: 0.5 } }]));
   });
 });

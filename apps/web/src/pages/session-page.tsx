@@ -1,16 +1,22 @@
 // A chat session: the conversation with a live panel per turn, the composer and the session chart.
-import { isFinalTurnStatus, type SessionDetail } from "@gadget/protocol";
+import { isFinalTurnStatus } from "@gadget/protocol";
+import { useQueryClient } from "@tanstack/react-query";
 import { useEffect, useMemo, useRef, useState, useSyncExternalStore } from "react";
-import { Link, useLocation } from "wouter";
+import { useLocation } from "wouter";
 import { useApi } from "../app/auth.tsx";
 import { useConnection } from "../app/live.tsx";
-import { useLoader } from "../app/use-loader.ts";
 import { ErrorNote } from "../components/error-note.tsx";
 import { SessionChart } from "../components/session-chart.tsx";
+import { useDrones } from "../data/drones.ts";
+import { keys } from "../data/keys.ts";
+import { useProject } from "../data/projects.ts";
+import { useProviders } from "../data/providers.ts";
+import { useDeleteSession, useSession, useUpdateSession } from "../data/sessions.ts";
 import { SessionTurns } from "../live/session-turns.ts";
 import type { TurnSnapshot, TurnStore } from "../live/turn-store.ts";
 import { Composer } from "../turn/composer.tsx";
 import { type TurnActions, TurnPanel } from "../turn/turn-panel.tsx";
+import { SessionHeader } from "./session-header.tsx";
 import { SessionSettings } from "./session-settings.tsx";
 
 const PROVIDER_KEY = "gadget.lastProvider";
@@ -40,138 +46,64 @@ function useSnapshots(stores: TurnStore[]): TurnSnapshot[] {
   return stores.map((store) => store.getSnapshot());
 }
 
-/**
- * "Deliver now": the drone holding the session's worktree commits what is uncommitted and pushes
- * the branch; the session's last turn then shows the outcome.
- */
-function DeliverButton({
-  sessionId,
-  onDelivered,
-}: {
-  sessionId: string;
-  onDelivered: (turnId: string) => void;
-}) {
-  const api = useApi();
-  const [busy, setBusy] = useState(false);
-  const [outcome, setOutcome] = useState<string | null>(null);
-  const [error, setError] = useState<unknown>(null);
-  const deliver = async () => {
-    setBusy(true);
-    setError(null);
-    setOutcome(null);
-    try {
-      const { delivery } = await api.deliverSession(sessionId);
-      setOutcome(
-        delivery.pushed
-          ? `Pushed ${delivery.branch}${delivery.commit ? ` at ${delivery.commit.slice(0, 7)}` : ""}`
-          : `Not pushed: ${delivery.error ?? "unknown reason"}`,
-      );
-      if (delivery.turnId) onDelivered(delivery.turnId);
-    } catch (caught) {
-      setError(caught);
-    } finally {
-      setBusy(false);
-    }
-  };
-  return (
-    <>
-      <button type="button" className="button small" disabled={busy} onClick={() => void deliver()}>
-        {busy ? "Delivering…" : "Deliver now"}
-      </button>
-      {outcome ? <span className="muted small">{outcome}</span> : null}
-      <ErrorNote error={error} title="Could not deliver the session" />
-    </>
-  );
+/** Follows the conversation as it grows while the reader is at the bottom; leaves them when they scroll up to read. */
+function useFollowing(turnCount: number) {
+  const conversation = useRef<HTMLDivElement>(null);
+  const following = useRef(true);
+  useEffect(() => {
+    const onScroll = () => {
+      const distance = document.documentElement.scrollHeight - window.scrollY - window.innerHeight;
+      following.current = distance < 160;
+    };
+    window.addEventListener("scroll", onScroll, { passive: true });
+    return () => window.removeEventListener("scroll", onScroll);
+  }, []);
+  useEffect(() => {
+    const element = conversation.current;
+    if (!element || typeof ResizeObserver === "undefined") return;
+    const observer = new ResizeObserver(() => {
+      if (following.current) window.scrollTo(0, document.documentElement.scrollHeight);
+    });
+    observer.observe(element);
+    return () => observer.disconnect();
+  }, []);
+  useEffect(() => {
+    if (turnCount > 0) window.scrollTo(0, document.documentElement.scrollHeight);
+    following.current = true;
+  }, [turnCount]);
+  return conversation;
 }
 
-/**
- * The session's branch, and where its worktree stands on the drone holding it: commits ahead of
- * and behind the default branch, and uncommitted changes (hand edits).
- */
-export function BranchState({ session }: { session: SessionDetail }) {
-  if (!session.branch) return null;
-  const worktree = session.worktree;
-  const base = worktree?.base.replace(/^origin\//, "") || "the default branch";
-  return (
-    <span className="branch-state" role="status" aria-label="Branch">
-      <code>{session.branch}</code>{" "}
-      {worktree ? (
-        <span className="muted small">
-          {worktree.ahead} ahead · {worktree.behind} behind {base}
-          {worktree.dirty ? " · uncommitted changes" : ""}
-        </span>
-      ) : (
-        <span className="muted small">(its drone is offline)</span>
-      )}
-      {session.pullRequest && /^https?:\/\//.test(session.pullRequest.url) ? (
-        <>
-          {" "}
-          <a href={session.pullRequest.url} target="_blank" rel="noreferrer">
-            pull request #{session.pullRequest.number}
-          </a>
-        </>
-      ) : null}
-    </span>
-  );
-}
-
-export function SessionHeader({
-  projectId,
-  projectName,
-  session,
-  onDelivered,
-}: {
-  projectId: string;
-  /** The project's name once known ("Project" until then, or when it cannot be read). */
-  projectName: string | undefined;
-  session: SessionDetail | undefined;
-  onDelivered: (turnId: string) => void;
-}) {
-  return (
-    <div className="page-head">
-      <Link href={`/projects/${projectId}`} className="muted">
-        {projectName ?? "Project"}
-      </Link>
-      <span className="muted">/</span>
-      <h1>{session?.name ?? "Session"}</h1>
-      {session ? (
-        <>
-          <span className="pill">mode {session.mode}</span>
-          <span className="pill">
-            {session.approval === "on-write" ? "approve writes" : "auto approve"}
-          </span>
-          <BranchState session={session} />
-          <DeliverButton sessionId={session._id} onDelivered={onDelivered} />
-        </>
-      ) : null}
-    </div>
-  );
+function lastProvider(): string | undefined {
+  try {
+    return localStorage.getItem(PROVIDER_KEY) ?? undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 export function SessionPage({ projectId, sessionId }: { projectId: string; sessionId: string }) {
   const api = useApi();
+  const client = useQueryClient();
   const connection = useConnection();
   const turns = useMemo(() => new SessionTurns(sessionId, { api }), [api, sessionId]);
   const stores = useSyncExternalStore(turns.subscribe, turns.getTurns);
   const snapshots = useSnapshots(stores);
   const [loadError, setLoadError] = useState<unknown>(null);
   const [loaded, setLoaded] = useState(false);
-  const conversation = useRef<HTMLDivElement>(null);
+  const conversation = useFollowing(stores.length);
   const [, navigate] = useLocation();
 
-  const session = useLoader(
-    () => api.getSession(sessionId).then((answer) => answer.session),
-    [api, sessionId],
+  const session = useSession(sessionId);
+  const project = useProject(projectId);
+  const providers = useProviders();
+  const drones = useDrones();
+  const update = useUpdateSession(sessionId);
+  const remove = useDeleteSession(projectId, sessionId);
+  const readSessionAgain = useMemo(
+    () => () => void client.invalidateQueries({ queryKey: keys.session(sessionId) }),
+    [client, sessionId],
   );
-  const projectName = useLoader(
-    () =>
-      api
-        .listProjects()
-        .then((answer) => answer.projects.find((project) => project._id === projectId)?.name),
-    [api, projectId],
-  );
-  const providers = useLoader(() => api.listProviders().then((answer) => answer.providers), [api]);
-  const drones = useLoader(() => api.listDrones().then((answer) => answer.drones), [api]);
 
   const load = useMemo(
     () => () => {
@@ -207,37 +139,11 @@ export function SessionPage({ projectId, sessionId }: { projectId: string; sessi
     });
   }, [connection, turns]);
 
-  // Follow the conversation as it grows (new steps, answers) while the reader is at the bottom;
-  // once they scroll up to read, leave them there.
-  const following = useRef(true);
-  useEffect(() => {
-    const onScroll = () => {
-      const distance = document.documentElement.scrollHeight - window.scrollY - window.innerHeight;
-      following.current = distance < 160;
-    };
-    window.addEventListener("scroll", onScroll, { passive: true });
-    return () => window.removeEventListener("scroll", onScroll);
-  }, []);
-  useEffect(() => {
-    const element = conversation.current;
-    if (!element || typeof ResizeObserver === "undefined") return;
-    const observer = new ResizeObserver(() => {
-      if (following.current) window.scrollTo(0, document.documentElement.scrollHeight);
-    });
-    observer.observe(element);
-    return () => observer.disconnect();
-  }, []);
-  useEffect(() => {
-    if (stores.length > 0) window.scrollTo(0, document.documentElement.scrollHeight);
-    following.current = true;
-  }, [stores.length]);
-
   // Each turn that ends moves the branch: read where the worktree stands again.
   const ended = snapshots.filter((snapshot) => isFinalTurnStatus(snapshot.turn.status)).length;
-  const reloadSession = session.reload;
   useEffect(() => {
-    if (ended > 0) reloadSession();
-  }, [ended, reloadSession]);
+    if (ended > 0) readSessionAgain();
+  }, [ended, readSessionAgain]);
 
   const actionsFor = (store: TurnStore): TurnActions => ({
     cancel: () => api.cancelTurn(store.id),
@@ -249,7 +155,7 @@ export function SessionPage({ projectId, sessionId }: { projectId: string; sessi
     decide: async (approvalId, approve, alwaysAllow) => {
       await api.decideApproval(store.id, approvalId, approve, alwaysAllow);
       // The session now lists the command; its settings show it.
-      if (alwaysAllow) session.reload();
+      if (alwaysAllow) readSessionAgain();
     },
     revert: async () => {
       const answer = await api.revertTurn(store.id);
@@ -261,21 +167,14 @@ export function SessionPage({ projectId, sessionId }: { projectId: string; sessi
 
   const providerList = providers.data ?? [];
   const now = Date.now();
-  let defaultProvider: string | undefined;
-  try {
-    defaultProvider = localStorage.getItem(PROVIDER_KEY) ?? undefined;
-  } catch {
-    defaultProvider = undefined;
-  }
 
   return (
     <div className="page session-page">
       <SessionHeader
         projectId={projectId}
-        projectName={projectName.data}
+        projectName={project.data?.name}
         session={session.data}
         onDelivered={(turnId) => {
-          session.reload();
           void api
             .getTurn(turnId)
             .then(({ turn }) => turns.upsert(turn))
@@ -285,18 +184,15 @@ export function SessionPage({ projectId, sessionId }: { projectId: string; sessi
       <ErrorNote
         error={session.error}
         title="Could not load the session"
-        onRetry={session.reload}
+        onRetry={() => void session.refetch()}
       />
       {session.data ? (
         <SessionSettings
           key={`${session.data.name}:${session.data.mode}:${session.data.approval}`}
           session={session.data}
-          onSave={async (body) => {
-            const { session: saved } = await api.updateSession(sessionId, body);
-            session.setData((current) => (current ? { ...current, ...saved } : current));
-          }}
+          onSave={update.mutateAsync}
           onDelete={async () => {
-            await api.deleteSession(sessionId);
+            await remove.mutateAsync();
             navigate(`/projects/${projectId}`);
           }}
         />
@@ -319,14 +215,14 @@ export function SessionPage({ projectId, sessionId }: { projectId: string; sessi
         <ErrorNote
           error={providers.error}
           title="Could not load providers"
-          onRetry={providers.reload}
+          onRetry={() => void providers.refetch()}
         />
         {providers.data ? (
           <Composer
             key={providerList.map((provider) => provider._id).join(",")}
             providers={providerList}
             drones={drones.data ?? []}
-            defaultProviderId={defaultProvider}
+            defaultProviderId={lastProvider()}
             disabled={providerList.length === 0}
             disabledReason={
               providerList.length === 0 ? "Add a provider first (Providers page)." : undefined

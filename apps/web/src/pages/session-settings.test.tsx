@@ -1,9 +1,9 @@
 // A session's settings: rename and change it, remove an always-allowed command, delete it after
 // being asked.
 import type { UpdateSessionBody } from "@gadget/protocol";
-import { render, screen } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { describe, expect, it } from "vitest";
+import { render, screen } from "../test/render.tsx";
 import { SessionSettings } from "./session-settings.tsx";
 
 const session = {

@@ -1,43 +1,44 @@
 // A session's settings, under its header: rename it, change its mode and approval, see and remove
 // the commands it always allows, and delete it with its turns (asked first).
-import type { ApprovalPolicy, ChatSession, TurnMode, UpdateSessionBody } from "@gadget/protocol";
-import { type FormEvent, useState } from "react";
+import {
+  type ChatSession,
+  type UpdateSessionBody,
+  updateSessionBodySchema,
+} from "@gadget/protocol";
+import { zodResolver } from "@hookform/resolvers/zod";
+import { useMutation } from "@tanstack/react-query";
+import { useForm } from "react-hook-form";
+import { z } from "zod";
 import { ConfirmButton } from "../components/confirm-button.tsx";
 import { ErrorNote } from "../components/error-note.tsx";
+import { Field } from "../forms/field.tsx";
+import { showServerProblems } from "../forms/server-problems.ts";
 
 export interface SessionSettingsProps {
   session: Pick<ChatSession, "_id" | "name" | "mode" | "approval" | "allowedCommands">;
-  onSave: (body: UpdateSessionBody) => Promise<void>;
-  onDelete: () => Promise<void>;
+  onSave: (body: UpdateSessionBody) => Promise<unknown>;
+  onDelete: () => Promise<unknown>;
 }
 
-export function SessionSettings({ session, onSave, onDelete }: SessionSettingsProps) {
-  const [name, setName] = useState(session.name);
-  const [mode, setMode] = useState<TurnMode>(session.mode);
-  const [approval, setApproval] = useState<ApprovalPolicy>(session.approval);
-  const [saving, setSaving] = useState(false);
-  const [error, setError] = useState<unknown>(null);
-  const allowed = session.allowedCommands ?? [];
+const shape = updateSessionBodySchema.shape;
+const settingsSchema = z.object({
+  name: shape.name.unwrap(),
+  mode: shape.mode.unwrap().unwrap(),
+  approval: shape.approval.unwrap().unwrap(),
+});
+type SettingsFields = z.input<typeof settingsSchema>;
 
-  const save = async (body: UpdateSessionBody) => {
-    setSaving(true);
-    setError(null);
-    try {
-      await onSave(body);
-    } catch (caught) {
-      setError(caught);
-    } finally {
-      setSaving(false);
-    }
-  };
-  const submit = (event: FormEvent) => {
-    event.preventDefault();
-    const body: UpdateSessionBody = {};
-    if (name.trim() !== session.name) body.name = name.trim();
-    if (mode !== session.mode) body.mode = mode;
-    if (approval !== session.approval) body.approval = approval;
-    void save(body);
-  };
+export function SessionSettings({ session, onSave, onDelete }: SessionSettingsProps) {
+  const form = useForm<SettingsFields, unknown, z.output<typeof settingsSchema>>({
+    resolver: zodResolver(settingsSchema),
+    defaultValues: { name: session.name, mode: session.mode, approval: session.approval },
+  });
+  const errors = form.formState.errors;
+  const save = useMutation({
+    mutationFn: onSave,
+    onError: (error) => showServerProblems(form, error),
+  });
+  const allowed = session.allowedCommands ?? [];
 
   return (
     <details className="panel session-settings">
@@ -49,35 +50,40 @@ export function SessionSettings({ session, onSave, onDelete }: SessionSettingsPr
           </span>
         ) : null}
       </summary>
-      <form className="form-grid" onSubmit={submit} aria-label="Session settings">
-        <label className="field">
-          <span>Name</span>
-          <input required value={name} onChange={(event) => setName(event.target.value)} />
-        </label>
+      <form
+        className="form-grid"
+        onSubmit={form.handleSubmit((values) => {
+          // Only what changed is sent.
+          const body: UpdateSessionBody = {};
+          if (values.name !== session.name) body.name = values.name;
+          if (values.mode !== session.mode) body.mode = values.mode;
+          if (values.approval !== session.approval) body.approval = values.approval;
+          save.mutate(body);
+        })}
+        aria-label="Session settings"
+      >
+        <Field label="Name" error={errors.name}>
+          <input required {...form.register("name")} />
+        </Field>
         <div className="field-row">
-          <label className="field">
-            <span>Mode</span>
-            <select value={mode} onChange={(event) => setMode(event.target.value as TurnMode)}>
+          <Field label="Mode" error={errors.mode}>
+            <select {...form.register("mode")}>
               <option value="agent">agent</option>
               <option value="ask">ask</option>
               <option value="tester">tester</option>
               <option value="docser">docser</option>
             </select>
-          </label>
-          <label className="field">
-            <span>Approval</span>
-            <select
-              value={approval}
-              onChange={(event) => setApproval(event.target.value as ApprovalPolicy)}
-            >
+          </Field>
+          <Field label="Approval" error={errors.approval}>
+            <select {...form.register("approval")}>
               <option value="on-write">ask before writes</option>
               <option value="auto">automatic</option>
             </select>
-          </label>
+          </Field>
         </div>
         <div className="form-actions">
-          <button type="submit" className="button primary small" disabled={saving}>
-            {saving ? "Saving…" : "Save"}
+          <button type="submit" className="button primary small" disabled={save.isPending}>
+            {save.isPending ? "Saving…" : "Save"}
           </button>
         </div>
       </form>
@@ -95,10 +101,10 @@ export function SessionSettings({ session, onSave, onDelete }: SessionSettingsPr
               <button
                 type="button"
                 className="button small ghost"
-                disabled={saving}
+                disabled={save.isPending}
                 aria-label={`Stop allowing ${command}`}
                 onClick={() =>
-                  void save({ allowedCommands: allowed.filter((item) => item !== command) })
+                  save.mutate({ allowedCommands: allowed.filter((item) => item !== command) })
                 }
               >
                 Remove
@@ -107,7 +113,7 @@ export function SessionSettings({ session, onSave, onDelete }: SessionSettingsPr
           ))}
         </ul>
       )}
-      <ErrorNote error={error} title="Could not save the session" />
+      <ErrorNote error={save.error} title="Could not save the session" />
       <ConfirmButton
         label="Delete session"
         question={`Delete “${session.name}” with all its turns and their steps? This cannot be undone.`}

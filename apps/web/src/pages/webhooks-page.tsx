@@ -1,17 +1,30 @@
 // Webhooks: URLs told when the user's turns finish, fail or wait for approval. Adding one shows
 // its signing secret once; each webhook can be sent a test and shows its recent deliveries.
 import {
+  type CreateWebhookBody,
   type CreateWebhookResponse,
+  createWebhookBodySchema,
   type Webhook,
   type WebhookDelivery,
   type WebhookEvent,
   webhookEvents,
 } from "@gadget/protocol";
-import { type FormEvent, useState } from "react";
-import { useApi } from "../app/auth.tsx";
-import { useLoader } from "../app/use-loader.ts";
+import { zodResolver } from "@hookform/resolvers/zod";
+import { useMutation } from "@tanstack/react-query";
+import { useForm } from "react-hook-form";
+import { z } from "zod";
+import { ConfirmButton } from "../components/confirm-button.tsx";
 import { CopyButton } from "../components/copy-button.tsx";
 import { ErrorNote } from "../components/error-note.tsx";
+import {
+  useCreateWebhook,
+  useDeleteWebhook,
+  useDeliveries,
+  useTestWebhook,
+  useWebhooks,
+} from "../data/webhooks.ts";
+import { Field } from "../forms/field.tsx";
+import { showServerProblems } from "../forms/server-problems.ts";
 import { formatAgo } from "../lib/format.ts";
 
 /** What each event means, in the checkbox's words. */
@@ -29,65 +42,64 @@ const statusPill: Record<WebhookDelivery["status"], string> = {
   failed: "pill pill-unsandboxed",
 };
 
-function AddWebhook({ onCreated }: { onCreated: (created: CreateWebhookResponse) => void }) {
-  const api = useApi();
-  const [url, setUrl] = useState("");
-  const [events, setEvents] = useState<Set<WebhookEvent>>(
-    new Set(["turn.completed", "turn.failed", "turn.awaiting_approval"]),
-  );
-  const [saving, setSaving] = useState(false);
-  const [error, setError] = useState<unknown>(null);
-  const toggle = (event: WebhookEvent) =>
-    setEvents((current) => {
-      const next = new Set(current);
-      if (next.has(event)) next.delete(event);
-      else next.add(event);
-      return next;
-    });
-  const submit = async (event: FormEvent) => {
-    event.preventDefault();
-    setSaving(true);
-    setError(null);
-    try {
-      // In the protocol's order, whatever order they were ticked in.
-      const chosen = webhookEvents.filter((name) => events.has(name));
-      onCreated(await api.createWebhook({ url: url.trim(), events: chosen }));
-      setUrl("");
-    } catch (caught) {
-      setError(caught);
-    }
-    setSaving(false);
-  };
+const shape = createWebhookBodySchema.shape;
+const webhookFieldsSchema = z.object({
+  url: z.string().trim().pipe(shape.url),
+  // In the protocol's order, whatever order they were ticked in.
+  events: z
+    .array(z.string())
+    .transform((chosen) => webhookEvents.filter((name) => chosen.includes(name)))
+    .pipe(shape.events),
+});
+type WebhookFields = z.input<typeof webhookFieldsSchema>;
+
+function AddWebhook({ onCreate }: { onCreate: (body: CreateWebhookBody) => Promise<unknown> }) {
+  const form = useForm<WebhookFields, unknown, CreateWebhookBody>({
+    resolver: zodResolver(webhookFieldsSchema),
+    defaultValues: { url: "", events: ["turn.completed", "turn.failed", "turn.awaiting_approval"] },
+  });
+  const errors = form.formState.errors;
+  const create = useMutation({
+    mutationFn: onCreate,
+    onSuccess: () => form.resetField("url"),
+    onError: (error) => showServerProblems(form, error),
+  });
+  const chosen = form.watch("events");
   return (
-    <form className="card form-grid" onSubmit={submit} aria-label="Add a webhook">
+    <form
+      className="card form-grid"
+      onSubmit={form.handleSubmit((body) => create.mutate(body))}
+      aria-label="Add a webhook"
+    >
       <h2>Add a webhook</h2>
       <p className="muted small">
         Each delivery is a JSON POST signed with the webhook's secret: check{" "}
         <code>X-Gadget-Signature: sha256=…</code>, the HMAC-SHA256 of the raw body.
       </p>
-      <label className="field">
-        <span>URL</span>
+      <Field label="URL" error={errors.url}>
         <input
           required
           type="url"
-          value={url}
-          onChange={(change) => setUrl(change.target.value)}
+          {...form.register("url")}
           placeholder="https://example.com/gadget-hook"
         />
-      </label>
+      </Field>
       <fieldset className="field webhook-events">
         <span>Send when</span>
         {webhookEvents.map((name) => (
           <label key={name}>
-            <input type="checkbox" checked={events.has(name)} onChange={() => toggle(name)} />{" "}
-            {eventWords[name]} <code className="muted small">{name}</code>
+            <input type="checkbox" value={name} {...form.register("events")} /> {eventWords[name]}{" "}
+            <code className="muted small">{name}</code>
           </label>
         ))}
+        {errors.events?.message ? (
+          <small className="field-problem">{errors.events.message}</small>
+        ) : null}
       </fieldset>
-      <ErrorNote error={error} title="Could not add the webhook" />
+      <ErrorNote error={create.error} title="Could not add the webhook" />
       <div className="form-actions">
-        <button type="submit" className="button" disabled={saving || events.size === 0}>
-          {saving ? "Adding…" : "Add webhook"}
+        <button type="submit" className="button" disabled={create.isPending || chosen.length === 0}>
+          {create.isPending ? "Adding…" : "Add webhook"}
         </button>
       </div>
     </form>
@@ -115,19 +127,12 @@ function NewSecret({ created, onDone }: { created: CreateWebhookResponse; onDone
   );
 }
 
-function Deliveries({ webhookId, generation }: { webhookId: string; generation: number }) {
-  const api = useApi();
-  const deliveries = useLoader(
-    () => api.listWebhookDeliveries(webhookId).then((answer) => answer.deliveries),
-    [api, webhookId, generation],
-  );
+function Deliveries({ webhookId }: { webhookId: string }) {
+  const deliveries = useDeliveries(webhookId);
+  const refresh = () => void deliveries.refetch();
   if (deliveries.error) {
     return (
-      <ErrorNote
-        error={deliveries.error}
-        title="Could not load deliveries"
-        onRetry={deliveries.reload}
-      />
+      <ErrorNote error={deliveries.error} title="Could not load deliveries" onRetry={refresh} />
     );
   }
   if (!deliveries.data) return <p className="muted small">Loading deliveries…</p>;
@@ -170,29 +175,16 @@ function Deliveries({ webhookId, generation }: { webhookId: string; generation: 
           ))}
         </tbody>
       </table>
-      <button type="button" className="button small ghost" onClick={deliveries.reload}>
+      <button type="button" className="button small ghost" onClick={refresh}>
         Refresh
       </button>
     </>
   );
 }
 
-function WebhookCard({ webhook, onDeleted }: { webhook: Webhook; onDeleted: () => void }) {
-  const api = useApi();
-  const [confirming, setConfirming] = useState(false);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
-  const [generation, setGeneration] = useState(0);
-  const act = async (work: () => Promise<void>) => {
-    setBusy(true);
-    setError(null);
-    try {
-      await work();
-    } catch (caught) {
-      setError(caught);
-    }
-    setBusy(false);
-  };
+function WebhookCard({ webhook }: { webhook: Webhook }) {
+  const test = useTestWebhook(webhook._id);
+  const remove = useDeleteWebhook(webhook._id);
   return (
     <li className="card" aria-label={webhook.url}>
       <div className="field-row">
@@ -204,57 +196,31 @@ function WebhookCard({ webhook, onDeleted }: { webhook: Webhook; onDeleted: () =
         <button
           type="button"
           className="button small"
-          disabled={busy}
-          onClick={() =>
-            act(async () => {
-              await api.testWebhook(webhook._id);
-              setGeneration((value) => value + 1);
-            })
-          }
+          disabled={test.isPending}
+          onClick={() => test.mutate()}
         >
           Send test
         </button>
-        {confirming ? (
-          <>
-            <button
-              type="button"
-              className="button small danger"
-              disabled={busy}
-              onClick={() =>
-                act(async () => {
-                  await api.deleteWebhook(webhook._id);
-                  onDeleted();
-                })
-              }
-            >
-              Delete this webhook
-            </button>
-            <button
-              type="button"
-              className="button small ghost"
-              onClick={() => setConfirming(false)}
-            >
-              Keep
-            </button>
-          </>
-        ) : (
-          <button type="button" className="button small ghost" onClick={() => setConfirming(true)}>
-            Delete…
-          </button>
-        )}
+        <ConfirmButton
+          label="Delete…"
+          tone="ghost"
+          question="Delete this webhook? Nothing more is sent to it."
+          confirmLabel="Delete this webhook"
+          cancelLabel="Keep"
+          errorTitle="Could not delete the webhook"
+          onConfirm={() => remove.mutateAsync()}
+        />
       </div>
-      <ErrorNote error={error} title="That did not work" />
+      <ErrorNote error={test.error} title="Could not send a test" />
       <h3>Recent deliveries</h3>
-      <Deliveries webhookId={webhook._id} generation={generation} />
+      <Deliveries webhookId={webhook._id} />
     </li>
   );
 }
 
 export function WebhooksPage() {
-  const api = useApi();
-  const webhooks = useLoader(() => api.listWebhooks().then((answer) => answer.webhooks), [api]);
-  const [created, setCreated] = useState<CreateWebhookResponse | null>(null);
-  const { setData } = webhooks;
+  const webhooks = useWebhooks();
+  const create = useCreateWebhook();
   return (
     <div className="page">
       <div className="page-head">
@@ -264,18 +230,13 @@ export function WebhooksPage() {
         Be told without looking: this server POSTs to your URL when one of your turns finishes,
         fails or waits for your approval, and retries until your URL answers 2xx.
       </p>
-      {created ? <NewSecret created={created} onDone={() => setCreated(null)} /> : null}
-      <AddWebhook
-        onCreated={(answer) => {
-          setCreated(answer);
-          setData((current) => [...(current ?? []), answer.webhook]);
-        }}
-      />
+      {create.data ? <NewSecret created={create.data} onDone={() => create.reset()} /> : null}
+      <AddWebhook onCreate={create.mutateAsync} />
       {webhooks.error ? (
         <ErrorNote
           error={webhooks.error}
           title="Could not load webhooks"
-          onRetry={webhooks.reload}
+          onRetry={() => void webhooks.refetch()}
         />
       ) : webhooks.data ? (
         webhooks.data.length === 0 ? (
@@ -283,13 +244,7 @@ export function WebhooksPage() {
         ) : (
           <ul className="webhook-list">
             {webhooks.data.map((webhook) => (
-              <WebhookCard
-                key={webhook._id}
-                webhook={webhook}
-                onDeleted={() =>
-                  setData((current) => current?.filter((item) => item._id !== webhook._id))
-                }
-              />
+              <WebhookCard key={webhook._id} webhook={webhook} />
             ))}
           </ul>
         )

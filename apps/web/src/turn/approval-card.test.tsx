@@ -1,9 +1,10 @@
 // Approval cards: what will happen, Approve and Deny, and a failed decision in words.
-import { render, screen } from "@testing-library/react";
+
 import userEvent from "@testing-library/user-event";
 import { describe, expect, it } from "vitest";
 import { ApiError } from "../api/api-error.ts";
 import type { ApprovalItem } from "../live/turn-view.ts";
+import { render, screen } from "../test/render.tsx";
 import { ApprovalCard } from "./approval-card.tsx";
 
 const writeApproval: ApprovalItem = {

@@ -1,5 +1,5 @@
 // An approval card: what the agent wants to do (tool, description, arguments) and Approve / Deny.
-import { useState } from "react";
+import { useMutation } from "@tanstack/react-query";
 import { ErrorNote } from "../components/error-note.tsx";
 import { toolLabel } from "../lib/format.ts";
 import type { ApprovalItem } from "../live/turn-view.ts";
@@ -49,23 +49,23 @@ function commandOf(approval: ApprovalItem): string | null {
 }
 
 export function ApprovalCard({ approval, onDecide, offerAlwaysAllow = false }: ApprovalCardProps) {
-  const [state, setState] = useState<"idle" | "sending" | "approved" | "allowed" | "denied">(
-    "idle",
-  );
-  const [error, setError] = useState<unknown>(null);
   const command = offerAlwaysAllow ? commandOf(approval) : null;
-  const decide = async (approve: boolean, alwaysAllow = false) => {
-    setState("sending");
-    setError(null);
-    try {
-      await onDecide(approve, alwaysAllow || undefined);
-      setState(approve ? (alwaysAllow ? "allowed" : "approved") : "denied");
-    } catch (caught) {
-      setError(caught);
-      setState("idle");
-    }
-  };
-  const decided = state === "approved" || state === "allowed" || state === "denied";
+  const decision = useMutation({
+    mutationFn: ({ approve, alwaysAllow }: { approve: boolean; alwaysAllow: boolean }) =>
+      onDecide(approve, alwaysAllow || undefined),
+  });
+  const decide = (approve: boolean, alwaysAllow = false) =>
+    decision.mutate({ approve, alwaysAllow });
+  const sent = decision.isSuccess ? decision.variables : null;
+  const state = sent
+    ? sent.approve
+      ? sent.alwaysAllow
+        ? "allowed"
+        : "approved"
+      : "denied"
+    : null;
+  const sending = decision.isPending;
+  const decided = state !== null;
   return (
     <article className="approval-card" aria-label={`Approval for ${approval.tool}`}>
       <header>
@@ -81,7 +81,7 @@ export function ApprovalCard({ approval, onDecide, offerAlwaysAllow = false }: A
           <pre className="tool-pre">{part.body}</pre>
         </div>
       ))}
-      <ErrorNote error={error} title="Your decision was not sent" />
+      <ErrorNote error={decision.error} title="Your decision was not sent" />
       <footer>
         {decided ? (
           <span className={`decision decision-${state === "allowed" ? "approved" : state}`}>
@@ -96,7 +96,7 @@ export function ApprovalCard({ approval, onDecide, offerAlwaysAllow = false }: A
             <button
               type="button"
               className="button primary"
-              disabled={state === "sending"}
+              disabled={sending}
               onClick={() => decide(true)}
             >
               Approve
@@ -105,7 +105,7 @@ export function ApprovalCard({ approval, onDecide, offerAlwaysAllow = false }: A
               <button
                 type="button"
                 className="button"
-                disabled={state === "sending"}
+                disabled={sending}
                 title={`Runs ${command} without asking from now on, in this session only`}
                 onClick={() => decide(true, true)}
               >
@@ -115,7 +115,7 @@ export function ApprovalCard({ approval, onDecide, offerAlwaysAllow = false }: A
             <button
               type="button"
               className="button danger"
-              disabled={state === "sending"}
+              disabled={sending}
               onClick={() => decide(false)}
             >
               Deny

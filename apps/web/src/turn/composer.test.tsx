@@ -1,9 +1,9 @@
 // The composer: Enter sends, Shift+Enter adds a line, the chosen provider and drone go along.
 import type { Drone, Provider } from "@gadget/protocol";
-import { render, screen, waitFor } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { describe, expect, it } from "vitest";
 import { ApiError } from "../api/api-error.ts";
+import { render, screen, waitFor } from "../test/render.tsx";
 import { Composer, type ComposerSubmission } from "./composer.tsx";
 
 const providers: Provider[] = [

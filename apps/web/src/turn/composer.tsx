@@ -1,7 +1,14 @@
-// The prompt composer: Enter sends, Shift+Enter adds a line; pick the provider and, optionally, a drone.
-import type { Drone, Provider, TurnLimits } from "@gadget/protocol";
-import { type FormEvent, type KeyboardEvent, useId, useState } from "react";
+// The prompt composer: Enter sends, Shift+Enter adds a line; pick the provider and, optionally, a
+// drone and limits, checked with the protocol's new-turn schema.
+import { createTurnBodySchema, type Drone, type Provider, type TurnLimits } from "@gadget/protocol";
+import { zodResolver } from "@hookform/resolvers/zod";
+import { useMutation } from "@tanstack/react-query";
+import { type KeyboardEvent, useId } from "react";
+import { useForm } from "react-hook-form";
+import { z } from "zod";
 import { ErrorNote } from "../components/error-note.tsx";
+import { showServerProblems } from "../forms/server-problems.ts";
+import { optionalNumber, optionalText } from "../forms/text-values.ts";
 
 export interface ComposerSubmission {
   prompt: string;
@@ -22,10 +29,28 @@ export interface ComposerProps {
   disabledReason?: string;
 }
 
-function parseLimit(text: string, integer: boolean): number | undefined {
-  const value = Number(text);
-  if (!text.trim() || !Number.isFinite(value) || value <= 0) return undefined;
-  return integer ? Math.round(value) : value;
+const shape = createTurnBodySchema.shape;
+const limits = shape.limits.unwrap().shape;
+const composerSchema = z.object({
+  prompt: shape.prompt,
+  providerId: shape.providerId,
+  droneId: optionalText(shape.droneId.unwrap()),
+  costBudget: optionalNumber(limits.costBudget.unwrap()),
+  maxPasses: optionalNumber(z.number().transform(Math.round).pipe(limits.maxPasses.unwrap())),
+});
+type ComposerFields = z.input<typeof composerSchema>;
+type ComposerValues = z.output<typeof composerSchema>;
+
+function submissionOf(values: ComposerValues): ComposerSubmission {
+  const chosen: TurnLimits = {};
+  if (values.costBudget !== undefined) chosen.costBudget = values.costBudget;
+  if (values.maxPasses !== undefined) chosen.maxPasses = values.maxPasses;
+  return {
+    prompt: values.prompt,
+    providerId: values.providerId,
+    ...(values.droneId ? { droneId: values.droneId } : {}),
+    ...(Object.keys(chosen).length > 0 ? { limits: chosen } : {}),
+  };
 }
 
 /** Writes a prompt and sends it as a new turn. */
@@ -38,81 +63,65 @@ export function Composer({
   disabledReason,
 }: ComposerProps) {
   const id = useId();
-  const [prompt, setPrompt] = useState("");
-  const [providerId, setProviderId] = useState(
-    () =>
-      (defaultProviderId && providers.some((p) => p._id === defaultProviderId)
-        ? defaultProviderId
-        : providers[0]?._id) ?? "",
-  );
-  const [droneId, setDroneId] = useState("");
-  const [costBudget, setCostBudget] = useState("");
-  const [maxPasses, setMaxPasses] = useState("");
-  const [sending, setSending] = useState(false);
-  const [error, setError] = useState<unknown>(null);
-  const chosenProvider = providers.some((p) => p._id === providerId)
-    ? providerId
-    : (providers[0]?._id ?? "");
-  const canSend = !disabled && !sending && prompt.trim().length > 0 && chosenProvider !== "";
-
-  const send = async () => {
-    if (!canSend) return;
-    setSending(true);
-    setError(null);
-    const limits: TurnLimits = {};
-    const budget = parseLimit(costBudget, false);
-    const passes = parseLimit(maxPasses, true);
-    if (budget !== undefined) limits.costBudget = budget;
-    if (passes !== undefined) limits.maxPasses = passes;
-    try {
-      await onSend({
-        prompt: prompt.trim(),
-        providerId: chosenProvider,
-        ...(droneId ? { droneId } : {}),
-        ...(Object.keys(limits).length > 0 ? { limits } : {}),
-      });
-      setPrompt("");
-    } catch (caught) {
-      setError(caught);
-    } finally {
-      setSending(false);
-    }
-  };
+  const form = useForm<ComposerFields, unknown, ComposerValues>({
+    resolver: zodResolver(composerSchema),
+    defaultValues: {
+      prompt: "",
+      providerId:
+        (defaultProviderId && providers.some((p) => p._id === defaultProviderId)
+          ? defaultProviderId
+          : providers[0]?._id) ?? "",
+      droneId: "",
+      costBudget: "",
+      maxPasses: "",
+    },
+  });
+  const errors = form.formState.errors;
+  const send = useMutation({
+    mutationFn: (values: ComposerValues) => onSend(submissionOf(values)),
+    onSuccess: () => form.resetField("prompt"),
+    onError: (error) =>
+      showServerProblems(form, error, {
+        "limits.costBudget": "costBudget",
+        "limits.maxPasses": "maxPasses",
+      }),
+  });
+  const prompt = form.watch("prompt");
+  const providerId = form.watch("providerId");
+  const canSend = !disabled && !send.isPending && prompt.trim().length > 0 && providerId !== "";
+  const submit = form.handleSubmit((values) => send.mutate(values));
+  const problem = errors.prompt?.message ?? errors.costBudget?.message ?? errors.maxPasses?.message;
 
   const onKeyDown = (event: KeyboardEvent<HTMLTextAreaElement>) => {
     // Enter while an input method is composing (e.g. Japanese) confirms the text, not the prompt.
     if (event.key !== "Enter" || event.shiftKey || event.nativeEvent.isComposing) return;
     event.preventDefault();
-    void send();
-  };
-  const onSubmit = (event: FormEvent) => {
-    event.preventDefault();
-    void send();
+    if (canSend) void submit();
   };
 
   return (
-    <form className="composer" onSubmit={onSubmit} aria-label="Send a prompt">
+    <form
+      className="composer"
+      onSubmit={(event) => (canSend ? submit(event) : event.preventDefault())}
+      aria-label="Send a prompt"
+    >
       <label htmlFor={`${id}-prompt`} className="visually-hidden">
         Prompt
       </label>
       <textarea
         id={`${id}-prompt`}
-        value={prompt}
+        {...form.register("prompt")}
         rows={3}
         placeholder="Ask Gadget to do something… (Enter sends, Shift+Enter for a new line)"
-        onChange={(event) => setPrompt(event.target.value)}
         onKeyDown={onKeyDown}
         disabled={disabled}
       />
-      <ErrorNote error={error} title="The prompt was not sent" />
+      {problem ? <small className="field-problem">{problem}</small> : null}
+      <ErrorNote error={send.error} title="The prompt was not sent" />
       <div className="composer-bar">
         <label>
           Provider{" "}
-          <select
-            value={chosenProvider}
-            onChange={(event) => setProviderId(event.target.value)}
-            disabled={providers.length === 0}
-          >
+          <select {...form.register("providerId")} disabled={providers.length === 0}>
             {providers.length === 0 ? <option value="">No provider yet</option> : null}
             {providers.map((provider) => (
               <option key={provider._id} value={provider._id}>
@@ -123,7 +132,7 @@ export function Composer({
         </label>
         <label>
           Drone{" "}
-          <select value={droneId} onChange={(event) => setDroneId(event.target.value)}>
+          <select {...form.register("droneId")}>
             <option value="">Any online drone</option>
             {drones.map((drone) => (
               <option key={drone._id} value={drone._id}>
@@ -138,8 +147,7 @@ export function Composer({
             Cost budget ($){" "}
             <input
               inputMode="decimal"
-              value={costBudget}
-              onChange={(event) => setCostBudget(event.target.value)}
+              {...form.register("costBudget")}
               placeholder="none"
               size={6}
             />
@@ -148,8 +156,7 @@ export function Composer({
             Max passes{" "}
             <input
               inputMode="numeric"
-              value={maxPasses}
-              onChange={(event) => setMaxPasses(event.target.value)}
+              {...form.register("maxPasses")}
               placeholder="none"
               size={4}
             />
@@ -158,7 +165,7 @@ export function Composer({
         <span className="spacer" />
         {disabledReason ? <span className="muted small">{disabledReason}</span> : null}
         <button type="submit" className="button primary" disabled={!canSend}>
-          {sending ? "Sending…" : "Send"}
+          {send.isPending ? "Sending…" : "Send"}
         </button>
       </div>
     </form>

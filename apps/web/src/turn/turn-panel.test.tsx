@@ -1,14 +1,15 @@
 // The live turn panel: status line, tools, approvals, Stop / Resume, Changes and past turns.
 import { type ChatTurn, type TurnEvent, WAITING_FOR_WORKTREE } from "@gadget/protocol";
-import { render, screen, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { describe, expect, it } from "vitest";
 import { ApiError } from "../api/api-error.ts";
 import type { TurnSnapshot } from "../live/turn-store.ts";
 import { applyEvents, emptyTurnView } from "../live/turn-view.ts";
-import { SessionHeader } from "../pages/session-page.tsx";
+import { SessionHeader } from "../pages/session-header.tsx";
 import { event, numbered, turnRecord } from "../test/events.ts";
-import { StatusLine, type TurnActions, TurnPanel } from "./turn-panel.tsx";
+import { render, screen, within } from "../test/render.tsx";
+import { type TurnActions, TurnPanel } from "./turn-panel.tsx";
+import { StatusLine } from "./turn-status.tsx";
 
 function snapshot(turn: ChatTurn, events: TurnEvent[], eventsLoaded = true): TurnSnapshot {
   return { turn, view: applyEvents(emptyTurnView(), events), eventsLoaded, loadError: null };
