@@ -9,6 +9,7 @@ export * from "./events.ts";
 export * from "./labels.ts";
 export * from "./manage.ts";
 export * from "./mcp.ts";
+export * from "./rest/index.ts";
 export * from "./session-branch.ts";
 export * from "./socket.ts";
 export * from "./storable.ts";

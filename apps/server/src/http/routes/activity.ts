@@ -6,19 +6,17 @@ import {
   activityCursor,
   isFinalTurnStatus,
   parseActivityCursor,
-  parseOrThrow,
+  rest,
   summaryKeyOf,
-  type TurnListAnswer,
   type TurnSummary,
-  turnListQuerySchema,
 } from "@gadget/protocol";
-import type { FastifyPluginAsync } from "fastify";
 import { Types } from "mongoose";
-import { requireUser } from "../../auth/authenticate.ts";
 import type { SignIns } from "../../auth/sign-ins.ts";
 import type { PresenceStore } from "../../drones/presence.ts";
 import { toEvent, toTurn } from "../../serialize.ts";
 import { activityOf } from "../../turns/turn-activity.ts";
+import { type ContractApp, served } from "../contract.ts";
+import { userOf } from "../scopes.ts";
 
 /** A list shows the start of a prompt; the session page has the whole of it. */
 const promptChars = 300;
@@ -32,7 +30,7 @@ export interface ActivityRouteDependencies {
   signIns: SignIns;
 }
 
-export function activityRoutes(dependencies: ActivityRouteDependencies): FastifyPluginAsync {
+export function activityRoutes(app: ContractApp, dependencies: ActivityRouteDependencies): void {
   const { models, presence } = dependencies;
 
   /** Each live turn of the user by status (the index on user, status, createdAt answers it). */
@@ -102,10 +100,11 @@ export function activityRoutes(dependencies: ActivityRouteDependencies): Fastify
     return reasons;
   };
 
-  return async (app) => {
-    app.get("/turns", async (request): Promise<TurnListAnswer> => {
-      const userId = await requireUser(dependencies, request);
-      const query = parseOrThrow(turnListQuerySchema, request.query, "query");
+  app.route({
+    ...served(rest.turns.list),
+    handler: async (request) => {
+      const userId = userOf(request);
+      const query = request.query;
       const user = new Types.ObjectId(userId);
       const filter: Record<string, unknown> = { user };
       if (query.status) {
@@ -186,11 +185,11 @@ export function activityRoutes(dependencies: ActivityRouteDependencies): Fastify
         };
       });
       return { turns, nextCursor };
-    });
+    },
+  });
 
-    app.get("/turns/summary", async (request): Promise<TurnSummary> => {
-      const userId = await requireUser(dependencies, request);
-      return summaryOf(await liveTurnsOf(new Types.ObjectId(userId)));
-    });
-  };
+  app.route({
+    ...served(rest.turns.summary),
+    handler: async (request) => summaryOf(await liveTurnsOf(new Types.ObjectId(userOf(request)))),
+  });
 }

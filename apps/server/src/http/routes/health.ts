@@ -1,10 +1,10 @@
 // Liveness, readiness (MongoDB + Redis answer, not shutting down) and Prometheus metrics.
-
 import type { Models } from "@gadget/db";
-import type { FastifyPluginAsync } from "fastify";
+import { rest } from "@gadget/protocol";
 import type { Redis } from "ioredis";
 import type { Lifecycle } from "../../lifecycle.ts";
 import type { Metrics } from "../../metrics/metrics.ts";
+import { type ContractApp, served } from "../contract.ts";
 
 export interface HealthRouteDependencies {
   models: Models;
@@ -13,10 +13,12 @@ export interface HealthRouteDependencies {
   lifecycle: Lifecycle;
 }
 
-export function healthRoutes(dependencies: HealthRouteDependencies): FastifyPluginAsync {
-  return async (app) => {
-    app.get("/healthz", async () => ({ ok: true }));
-    app.get("/readyz", async (_request, reply) => {
+export function healthRoutes(app: ContractApp, dependencies: HealthRouteDependencies): void {
+  app.route({ ...served(rest.health.live), handler: async () => ({ ok: true as const }) });
+
+  app.route({
+    ...served(rest.health.ready),
+    handler: async (_request, reply) => {
       const checks = { mongo: false, redis: false, accepting: dependencies.lifecycle.accepting };
       await Promise.all([
         dependencies.models.User.db
@@ -34,11 +36,15 @@ export function healthRoutes(dependencies: HealthRouteDependencies): FastifyPlug
           .catch(() => undefined),
       ]);
       const ready = checks.mongo && checks.redis && checks.accepting;
-      reply.status(ready ? 200 : 503).send({ ok: ready, checks });
-    });
-    app.get("/metrics", async (_request, reply) => {
+      return reply.status(ready ? 200 : 503).send({ ok: ready, checks });
+    },
+  });
+
+  app.route({
+    ...served(rest.health.metrics),
+    handler: async (_request, reply) => {
       reply.header("content-type", dependencies.metrics.registry.contentType);
       return dependencies.metrics.registry.metrics();
-    });
-  };
+    },
+  });
 }

@@ -1,16 +1,7 @@
 // OpenAI-compatible providers. The apiKey goes in, is sealed with AES-256-GCM, and never comes out.
-
 import type { Models } from "@gadget/db";
-import {
-  createProviderBodySchema,
-  parseOrThrow,
-  providerCheckBodySchema,
-  UserError,
-  updateProviderBodySchema,
-} from "@gadget/protocol";
-import type { FastifyPluginAsync } from "fastify";
+import { rest, UserError } from "@gadget/protocol";
 import { Types } from "mongoose";
-import { requireUser } from "../../auth/authenticate.ts";
 import type { RateLimits } from "../../auth/rate-limit.ts";
 import type { SignIns } from "../../auth/sign-ins.ts";
 import type { SecretBox } from "../../crypto/secret-box.ts";
@@ -21,8 +12,9 @@ import type { ProviderQuirks } from "../../providers/provider-quirks.ts";
 import type { QuotaDependencies } from "../../quotas.ts";
 import { createWithinQuota } from "../../quotas.ts";
 import { toProvider } from "../../serialize.ts";
+import { type ContractApp, served } from "../contract.ts";
 import { pageOf, pageRows } from "../pages.ts";
-import { idParam } from "../params.ts";
+import { userOf } from "../scopes.ts";
 
 /** Checks reach out to the network; a user gets this many a minute. */
 const checksPerMinute = 30;
@@ -37,14 +29,21 @@ export interface ProviderRouteDependencies extends QuotaDependencies {
   removals: Removals;
 }
 
-export function providerRoutes(dependencies: ProviderRouteDependencies): FastifyPluginAsync {
+export function providerRoutes(app: ContractApp, dependencies: ProviderRouteDependencies): void {
   const { models, secretBox, limits, providerChecks } = dependencies;
   const limitChecks = (userId: string) =>
     limits.count("provider-check", [userId], checksPerMinute, 60_000);
-  return async (app) => {
-    app.post("/providers", async (request, reply) => {
-      const userId = await requireUser(dependencies, request);
-      const body = parseOrThrow(createProviderBodySchema, request.body, "provider");
+  const ownedProvider = async (userId: string, id: string) => {
+    const provider = ownedBy(await models.Provider.findById(id).lean(), userId);
+    if (!provider) throw new UserError("not_found", "Provider not found");
+    return provider;
+  };
+
+  app.route({
+    ...served(rest.providers.create),
+    handler: async (request, reply) => {
+      const userId = userOf(request);
+      const body = request.body;
       const user = new Types.ObjectId(userId);
       const provider = await createWithinQuota(
         dependencies,
@@ -65,31 +64,34 @@ export function providerRoutes(dependencies: ProviderRouteDependencies): Fastify
             pricing: body.pricing ?? null,
           }),
       );
-      reply.status(201).send({ provider: toProvider(provider.toObject()) });
-    });
+      return reply.status(201).send({ provider: toProvider(provider.toObject()) });
+    },
+  });
 
-    app.get("/providers", async (request) => {
-      const userId = await requireUser(dependencies, request);
+  app.route({
+    ...served(rest.providers.list),
+    handler: async (request) => {
       const page = pageOf(request.query);
       const { rows, nextCursor } = pageRows(
         page,
-        await models.Provider.find({ user: new Types.ObjectId(userId), ...page.filter })
+        await models.Provider.find({ user: new Types.ObjectId(userOf(request)), ...page.filter })
           .sort({ _id: 1 })
           .limit(page.fetch)
           .lean(),
       );
       return { providers: rows.map(toProvider), nextCursor };
-    });
+    },
+  });
 
-    /**
-     * Changes any field; a new apiKey replaces the stored one (sealed, never returned). A new base
-     * URL or model forgets the quirks learned of the old one.
-     */
-    app.patch("/providers/:id", async (request) => {
-      const userId = await requireUser(dependencies, request);
-      const id = idParam(request.params, "id", "Provider");
-      const body = parseOrThrow(updateProviderBodySchema, request.body ?? {}, "provider");
-      const owner = { _id: id, user: new Types.ObjectId(userId) };
+  /**
+   * Changes any field; a new apiKey replaces the stored one (sealed, never returned). A new base
+   * URL or model forgets the quirks learned of the old one.
+   */
+  app.route({
+    ...served(rest.providers.update),
+    handler: async (request) => {
+      const body = request.body;
+      const owner = { _id: request.params.id, user: new Types.ObjectId(userOf(request)) };
       const { apiKey, ...fields } = body;
       const changes: Record<string, unknown> = { ...fields };
       if (apiKey !== undefined) {
@@ -118,36 +120,43 @@ export function providerRoutes(dependencies: ProviderRouteDependencies): Fastify
             ).lean();
       if (!provider) throw new UserError("not_found", "Provider not found");
       return { provider: toProvider(provider) };
-    });
+    },
+  });
 
-    app.delete("/providers/:id", async (request, reply) => {
-      const userId = await requireUser(dependencies, request);
-      const id = idParam(request.params, "id", "Provider");
-      await dependencies.removals.removeProvider(userId, id);
-      reply.status(204).send();
-    });
+  app.route({
+    ...served(rest.providers.remove),
+    handler: async (request, reply) => {
+      await dependencies.removals.removeProvider(
+        userOf(request),
+        new Types.ObjectId(request.params.id),
+      );
+      return reply.status(204).send();
+    },
+  });
 
-    app.post("/providers/check", async (request) => {
-      const userId = await requireUser(dependencies, request);
-      const body = parseOrThrow(providerCheckBodySchema, request.body, "provider check");
+  app.route({
+    ...served(rest.providers.check),
+    handler: async (request) => {
+      const userId = userOf(request);
       await limitChecks(userId);
-      return providerChecks.check(userId, body);
-    });
+      return providerChecks.check(userId, request.body);
+    },
+  });
 
-    app.delete("/providers/:id/quirks", async (request) => {
-      const userId = await requireUser(dependencies, request);
-      const id = idParam(request.params, "id", "Provider");
-      const provider = ownedBy(await models.Provider.findById(id).lean(), userId);
-      if (!provider) throw new UserError("not_found", "Provider not found");
+  app.route({
+    ...served(rest.providers.forgetQuirks),
+    handler: async (request) => {
+      const provider = await ownedProvider(userOf(request), request.params.id);
       await dependencies.providerQuirks.forget(provider._id);
       return { provider: toProvider({ ...provider, quirks: [] }) };
-    });
+    },
+  });
 
-    app.post("/providers/:id/check", async (request) => {
-      const userId = await requireUser(dependencies, request);
-      const id = idParam(request.params, "id", "Provider");
-      const provider = ownedBy(await models.Provider.findById(id).lean(), userId);
-      if (!provider) throw new UserError("not_found", "Provider not found");
+  app.route({
+    ...served(rest.providers.checkSaved),
+    handler: async (request) => {
+      const userId = userOf(request);
+      const provider = await ownedProvider(userId, request.params.id);
       await limitChecks(userId);
       return providerChecks.check(
         userId,
@@ -162,6 +171,6 @@ export function providerRoutes(dependencies: ProviderRouteDependencies): Fastify
           quirks: (provider.quirks ?? []).map((quirk) => quirk.code),
         },
       );
-    });
-  };
+    },
+  });
 }

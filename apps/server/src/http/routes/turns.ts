@@ -1,19 +1,14 @@
 // Turns: create (202, queued), list, read, page events, stream them as Server-Sent Events,
 // cancel, decide approvals, resume, revert.
-
 import type { Models } from "@gadget/db";
 import {
-  approvalDecisionBodySchema,
-  type CreateTurnBody,
-  createTurnBodySchema,
   eventsQuerySchema,
   isFinalTurnStatus,
   parseOrThrow,
+  rest,
   UserError,
 } from "@gadget/protocol";
-import type { FastifyPluginAsync } from "fastify";
 import { Types } from "mongoose";
-import { requireUser } from "../../auth/authenticate.ts";
 import type { SignIns } from "../../auth/sign-ins.ts";
 import { ownedBy } from "../../owned.ts";
 import { toTurn } from "../../serialize.ts";
@@ -22,8 +17,9 @@ import type { LiveRelay, LiveSubscription } from "../../turns/live-relay.ts";
 import type { TurnReverts } from "../../turns/turn-reverts.ts";
 import type { TurnService } from "../../turns/turn-service.ts";
 import type { TurnStore } from "../../turns/turn-store.ts";
+import { type ContractApp, served } from "../contract.ts";
 import { pageOf, pageRows } from "../pages.ts";
-import { idParam } from "../params.ts";
+import { pendingUserOf, userOf } from "../scopes.ts";
 
 const keepAliveMs = 15_000;
 
@@ -37,40 +33,32 @@ export interface TurnRouteDependencies {
 }
 
 export function turnRoutes(
+  app: ContractApp,
   dependencies: TurnRouteDependencies,
   turns: TurnService,
-): FastifyPluginAsync {
+): void {
   const { models, store, relay } = dependencies;
 
-  const ownedTurn = async (userId: string, params: unknown) => {
-    const turnId = idParam(params, "id", "Turn");
-    const turn = await store.findOwned(userId, String(turnId));
+  const ownedTurn = async (userId: string, turnId: string) => {
+    const turn = await store.findOwned(userId, turnId);
     if (!turn) throw new UserError("not_found", "Turn not found");
     return turn;
   };
 
-  return async (app) => {
-    app.post("/sessions/:id/turns", async (request, reply) => {
-      // The token is checked while the session and provider are read: one database round less.
-      const authenticated = requireUser(dependencies, request);
-      let input: { sessionId: string; body: CreateTurnBody };
-      try {
-        input = {
-          sessionId: String(idParam(request.params, "id", "Session")),
-          body: parseOrThrow(createTurnBodySchema, request.body, "turn"),
-        };
-      } catch (error) {
-        await authenticated; // An unauthenticated caller hears 401, whatever its body.
-        throw error;
-      }
-      const turn = await turns.create(authenticated, input.sessionId, input.body);
-      reply.status(202).send({ turn: toTurn(turn) });
-    });
+  // The token is checked while the session and provider are read: one database round less.
+  app.route({
+    ...served(rest.sessions.createTurn, { authenticateBeside: true }),
+    handler: async (request, reply) => {
+      const turn = await turns.create(pendingUserOf(request), request.params.id, request.body);
+      return reply.status(202).send({ turn: toTurn(turn) });
+    },
+  });
 
-    app.get("/sessions/:id/turns", async (request) => {
-      const userId = await requireUser(dependencies, request);
-      const sessionId = idParam(request.params, "id", "Session");
-      const user = new Types.ObjectId(userId);
+  app.route({
+    ...served(rest.sessions.turns),
+    handler: async (request) => {
+      const userId = userOf(request);
+      const sessionId = new Types.ObjectId(request.params.id);
       const session = ownedBy(
         await models.ChatSession.findById(sessionId).select({ user: 1 }).lean(),
         userId,
@@ -79,37 +67,46 @@ export function turnRoutes(
       const page = pageOf(request.query);
       const { rows, nextCursor } = pageRows(
         page,
-        await models.ChatTurn.find({ session: sessionId, user, ...page.filter })
+        await models.ChatTurn.find({
+          session: sessionId,
+          user: new Types.ObjectId(userId),
+          ...page.filter,
+        })
           .sort({ _id: 1 })
           .limit(page.fetch)
           .select({ messages: 0, resumeState: 0 })
           .lean(),
       );
       return { turns: rows.map(toTurn), nextCursor };
-    });
+    },
+  });
 
-    app.get("/turns/:id", async (request) => {
-      const userId = await requireUser(dependencies, request);
-      const turn = toTurn(await ownedTurn(userId, request.params));
+  app.route({
+    ...served(rest.turns.get),
+    handler: async (request) => {
+      const turn = toTurn(await ownedTurn(userOf(request), request.params.id));
       return { turn: { ...turn, waiting: dependencies.health.waitingOf(turn._id) } };
-    });
+    },
+  });
 
-    app.get("/turns/:id/events", async (request) => {
-      const userId = await requireUser(dependencies, request);
-      const turn = await ownedTurn(userId, request.params);
-      const query = parseOrThrow(eventsQuerySchema, request.query, "query");
+  app.route({
+    ...served(rest.turns.events),
+    handler: async (request) => {
+      const turn = await ownedTurn(userOf(request), request.params.id);
       const events = await relay.storedEvents(
         String(turn._id),
-        query.after,
+        request.query.after,
         Number.POSITIVE_INFINITY,
-        query.limit,
+        request.query.limit,
       );
       return { events };
-    });
+    },
+  });
 
-    app.get("/turns/:id/stream", async (request, reply) => {
-      const userId = await requireUser(dependencies, request);
-      const turn = await ownedTurn(userId, request.params);
+  app.route({
+    ...served(rest.turns.stream),
+    handler: async (request, reply) => {
+      const turn = await ownedTurn(userOf(request), request.params.id);
       const lastEventId = request.headers["last-event-id"];
       const { after } = parseOrThrow(
         eventsQuerySchema.pick({ after: true }),
@@ -117,7 +114,7 @@ export function turnRoutes(
           after:
             typeof lastEventId === "string" && lastEventId !== ""
               ? lastEventId
-              : (request.query as { after?: string }).after,
+              : request.query.after,
         },
         "Last-Event-ID or after",
       );
@@ -164,42 +161,49 @@ export function turnRoutes(
       });
       if (finished) subscription.close();
       await subscription.ready.catch(() => finish());
-    });
+    },
+  });
 
-    app.post("/turns/:id/cancel", async (request, reply) => {
-      const userId = await requireUser(dependencies, request);
-      const turn = await ownedTurn(userId, request.params);
+  app.route({
+    ...served(rest.turns.cancel),
+    handler: async (request, reply) => {
+      const userId = userOf(request);
+      const turn = await ownedTurn(userId, request.params.id);
       const updated = await turns.cancel(userId, String(turn._id));
-      reply.status(202).send({ turn: toTurn(updated) });
-    });
+      return reply.status(202).send({ turn: toTurn(updated) });
+    },
+  });
 
-    app.post("/turns/:id/approvals/:approvalId", async (request) => {
-      const userId = await requireUser(dependencies, request);
-      const turn = await ownedTurn(userId, request.params);
-      const approvalId = (request.params as { approvalId: string }).approvalId;
-      const body = parseOrThrow(approvalDecisionBodySchema, request.body, "approval decision");
-      await turns.decide(userId, String(turn._id), approvalId, body);
+  app.route({
+    ...served(rest.turns.decide),
+    handler: async (request) => {
+      const userId = userOf(request);
+      const turn = await ownedTurn(userId, request.params.id);
+      await turns.decide(userId, String(turn._id), request.params.approvalId, request.body);
       const updated = await store.findOwned(userId, String(turn._id));
-      return { ok: true, turn: updated ? toTurn(updated) : toTurn(turn) };
-    });
+      return { ok: true as const, turn: updated ? toTurn(updated) : toTurn(turn) };
+    },
+  });
 
-    app.post("/turns/:id/resume", async (request, reply) => {
-      const userId = await requireUser(dependencies, request);
-      const turn = await ownedTurn(userId, request.params);
+  app.route({
+    ...served(rest.turns.resume),
+    handler: async (request, reply) => {
+      const userId = userOf(request);
+      const turn = await ownedTurn(userId, request.params.id);
       const updated = await turns.resume(userId, String(turn._id));
-      reply.status(202).send({ turn: toTurn(updated) });
-    });
+      return reply.status(202).send({ turn: toTurn(updated) });
+    },
+  });
 
-    app.post("/turns/:id/revert", async (request, reply) => {
-      const userId = await requireUser(dependencies, request);
-      const turn = await ownedTurn(userId, request.params);
+  app.route({
+    ...served(rest.turns.revert),
+    handler: async (request, reply) => {
+      const turn = await ownedTurn(userOf(request), request.params.id);
       if (!isFinalTurnStatus(turn.status)) {
         throw new UserError(
           "conflict",
           "This turn is still running; revert it when it has finished",
-          {
-            details: { reason: "turn_running", turnId: String(turn._id) },
-          },
+          { details: { reason: "turn_running", turnId: String(turn._id) } },
         );
       }
       const { turn: updated, result } = await dependencies.reverts.revert(turn);
@@ -210,7 +214,7 @@ export function turnRoutes(
           turn: toTurn(updated),
         };
       }
-      reply.status(202).send({
+      return reply.status(202).send({
         revert: {
           commit: result.outcome === "reverted" ? result.commit : null,
           files: result.files,
@@ -223,6 +227,6 @@ export function turnRoutes(
         },
         turn: toTurn(updated),
       });
-    });
-  };
+    },
+  });
 }
