@@ -11,10 +11,13 @@ import {
   validationError,
 } from "@gadget/protocol";
 import type {
+  ContextConfigDefault,
   FastifyBaseLogger,
-  FastifyContextConfig,
   FastifyInstance,
   RawServerDefault,
+  RouteGenericInterface,
+  RouteHandlerMethod,
+  RouteShorthandOptions,
 } from "fastify";
 import {
   hasZodFastifySchemaValidationErrors,
@@ -45,32 +48,65 @@ type SchemaOf<Route, Key extends string> = Route extends {
   ? Schema
   : undefined;
 
+/** The `schema` of a served route: the contract's schemas, under fastify's names. */
+type ServedSchema<Route extends RouteContract> = {
+  params: SchemaOf<Route, "params">;
+  querystring: SchemaOf<Route, "query">;
+  body: SchemaOf<Route, "body">;
+  response: Route["answers"];
+};
+
+/** A handler of `route`: its params, query and body as the contract parsed them, its answer typed. */
+export type ServedHandler<Route extends RouteContract> = RouteHandlerMethod<
+  RawServerDefault,
+  IncomingMessage,
+  ServerResponse,
+  RouteGenericInterface,
+  ContextConfigDefault,
+  ServedSchema<Route>,
+  ZodTypeProvider
+>;
+
+/** What a route may add: hooks of its own (`preValidation`), `config`. */
+export type ServedOptions<Route extends RouteContract> = Omit<
+  RouteShorthandOptions<
+    RawServerDefault,
+    IncomingMessage,
+    ServerResponse,
+    RouteGenericInterface,
+    ContextConfigDefault,
+    ServedSchema<Route>,
+    ZodTypeProvider
+  >,
+  "schema" | "bodyLimit"
+>;
+
 /**
- * The options of `app.route` for one route of the contract: spread them and add the handler.
- * @example app.route({ ...served(rest.projects.list), handler: async (request) => … });
+ * Serves one route of the contract: fastify checks its params, query and body with the contract's
+ * schemas before `handler` runs, with the contract's body limit.
+ * @example serve(app, rest.projects.list, async (request) => ({ projects: [], nextCursor: null }));
  */
-export function served<Route extends RouteContract>(
+export function serve<Route extends RouteContract>(
+  app: ContractApp,
   route: Route,
-  config: Omit<FastifyContextConfig, "contract"> = {},
-) {
+  handler: ServedHandler<Route>,
+  options: ServedOptions<Route> = {},
+): void {
   const schema = {
     ...(route.params ? { params: route.params } : {}),
     ...(route.query ? { querystring: route.query } : {}),
     ...(route.body ? { body: route.body } : {}),
     response: route.answers,
-  } as {
-    params: SchemaOf<Route, "params">;
-    querystring: SchemaOf<Route, "query">;
-    body: SchemaOf<Route, "body">;
-    response: Route["answers"];
-  };
-  return {
+  } as ServedSchema<Route>;
+  app.route<RouteGenericInterface, ContextConfigDefault, ServedSchema<Route>>({
+    ...options,
     method: route.method,
     url: route.path,
     schema,
     ...(route.bodyLimit ? { bodyLimit: route.bodyLimit } : {}),
-    config: { ...config, contract: route as RouteContract },
-  };
+    config: { ...options.config, contract: route },
+    handler,
+  });
 }
 
 /**

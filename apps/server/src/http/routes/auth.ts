@@ -2,6 +2,7 @@
 // the owner), served to anyone; logout, the user's sign-ins and /api/me, served to the user.
 import { isDuplicateKeyError, type Models } from "@gadget/db";
 import { rest, UserError } from "@gadget/protocol";
+import type { FastifyRequest } from "fastify";
 import { bearerToken } from "../../auth/authenticate.ts";
 import {
   dummyPasswordHash,
@@ -14,7 +15,7 @@ import type { SignIns } from "../../auth/sign-ins.ts";
 import type { ResolvedConfig } from "../../config.ts";
 import { sha256 } from "../../crypto/tokens.ts";
 import { toUser } from "../../serialize.ts";
-import { type ContractApp, served } from "../contract.ts";
+import { type ContractApp, serve } from "../contract.ts";
 import { userOf } from "../scopes.ts";
 
 /** The same answer for a taken email as for any other refusal: it does not say which emails exist. */
@@ -37,18 +38,20 @@ export function accountRoutes(app: ContractApp, dependencies: AuthRouteDependenc
   const cost = config.passwordCost;
   const { max, windowMs } = config.loginRateLimit;
 
-  app.route({
-    ...served(rest.accounts.signup),
-    preValidation: async (request) => {
-      await limits.count("signup-ip", [request.ip], max * 10, windowMs);
-      if (config.signup === "closed") {
-        throw new UserError(
-          "forbidden",
-          "Signup is closed on this server: an administrator creates accounts",
-        );
-      }
-    },
-    handler: async (request, reply) => {
+  /** The address is counted, and a closed signup refused, before the body is looked at. */
+  const beforeSignup = async (request: FastifyRequest) => {
+    await limits.count("signup-ip", [request.ip], max * 10, windowMs);
+    if (config.signup === "closed") {
+      throw new UserError(
+        "forbidden",
+        "Signup is closed on this server: an administrator creates accounts",
+      );
+    }
+  };
+  serve(
+    app,
+    rest.accounts.signup,
+    async (request, reply) => {
       const body = request.body;
       // An invite is taken before the account is made (one use, even for two racing signups) and
       // given back if the account cannot be made. A bad invite reads like any other refusal.
@@ -75,14 +78,17 @@ export function accountRoutes(app: ContractApp, dependencies: AuthRouteDependenc
       const token = await signIns.issue(user._id);
       return reply.status(201).send({ user: toUser(user), token });
     },
-  });
+    { preValidation: beforeSignup },
+  );
 
-  app.route({
-    ...served(rest.accounts.login),
-    preValidation: async (request) => {
-      await limits.count("login-ip", [request.ip], max * 10, windowMs);
-    },
-    handler: async (request) => {
+  /** The address is counted before the body is looked at; the account, once it is valid. */
+  const beforeLogin = async (request: FastifyRequest) => {
+    await limits.count("login-ip", [request.ip], max * 10, windowMs);
+  };
+  serve(
+    app,
+    rest.accounts.login,
+    async (request) => {
       const body = request.body;
       // Validated before anything is keyed by it; keys are hashes.
       await limits.checkLogin(body.email, request.ip, max);
@@ -102,7 +108,8 @@ export function accountRoutes(app: ContractApp, dependencies: AuthRouteDependenc
       }
       return { user: toUser(user), token: await signIns.issue(user._id) };
     },
-  });
+    { preValidation: beforeLogin },
+  );
 }
 
 /** The signed-in user's own sign-ins. */
@@ -110,39 +117,27 @@ export function signInRoutes(app: ContractApp, dependencies: AuthRouteDependenci
   const { models, signIns } = dependencies;
 
   /** Ends this sign-in: the token stops working and its live connections close. */
-  app.route({
-    ...served(rest.accounts.logout),
-    handler: async (request, reply) => {
-      await signIns.revoke(userOf(request), sha256(bearerToken(request) ?? ""));
-      return reply.status(204).send();
-    },
+  serve(app, rest.accounts.logout, async (request, reply) => {
+    await signIns.revoke(userOf(request), sha256(bearerToken(request) ?? ""));
+    return reply.status(204).send();
   });
 
   /** The user's sign-ins (devices, scripts), newest first. */
-  app.route({
-    ...served(rest.accounts.signIns),
-    handler: async (request) => {
-      const current = sha256(bearerToken(request) ?? "");
-      return { signIns: await signIns.list(userOf(request), current) };
-    },
+  serve(app, rest.accounts.signIns, async (request) => {
+    const current = sha256(bearerToken(request) ?? "");
+    return { signIns: await signIns.list(userOf(request), current) };
   });
 
-  app.route({
-    ...served(rest.accounts.revokeSignIn),
-    handler: async (request, reply) => {
-      if (!(await signIns.revoke(userOf(request), request.params.id))) {
-        throw new UserError("not_found", "Sign-in not found");
-      }
-      return reply.status(204).send();
-    },
+  serve(app, rest.accounts.revokeSignIn, async (request, reply) => {
+    if (!(await signIns.revoke(userOf(request), request.params.id))) {
+      throw new UserError("not_found", "Sign-in not found");
+    }
+    return reply.status(204).send();
   });
 
-  app.route({
-    ...served(rest.accounts.me),
-    handler: async (request) => {
-      const user = await models.User.findById(userOf(request)).lean();
-      if (!user) throw new UserError("unauthorized", "Invalid token: log in again");
-      return { user: toUser(user) };
-    },
+  serve(app, rest.accounts.me, async (request) => {
+    const user = await models.User.findById(userOf(request)).lean();
+    if (!user) throw new UserError("unauthorized", "Invalid token: log in again");
+    return { user: toUser(user) };
   });
 }

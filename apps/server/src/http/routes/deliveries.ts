@@ -2,7 +2,7 @@
 import { rest } from "@gadget/protocol";
 import type { SignIns } from "../../auth/sign-ins.ts";
 import type { SessionDelivery } from "../../delivery/session-delivery.ts";
-import { type ContractApp, served } from "../contract.ts";
+import { type ContractApp, serve } from "../contract.ts";
 import { userOf } from "../scopes.ts";
 
 export interface DeliveryRouteDependencies {
@@ -12,14 +12,8 @@ export interface DeliveryRouteDependencies {
 
 export function deliveryRoutes(app: ContractApp, dependencies: DeliveryRouteDependencies): void {
   /** 202 with what the drone did (a failed push is an answer too: `pushed: false`, `error`). */
-  app.route({
-    ...served(rest.sessions.deliver),
-    handler: async (request, reply) => {
-      const delivery = await dependencies.sessionDelivery.deliver(
-        userOf(request),
-        request.params.id,
-      );
-      return reply.status(202).send({ delivery });
-    },
+  serve(app, rest.sessions.deliver, async (request, reply) => {
+    const delivery = await dependencies.sessionDelivery.deliver(userOf(request), request.params.id);
+    return reply.status(202).send({ delivery });
   });
 }

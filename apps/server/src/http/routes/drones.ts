@@ -3,6 +3,7 @@
 // itself asks whether it is still registered, or unregisters.
 import { type DroneDocument, isDuplicateKeyError, type Models } from "@gadget/db";
 import { automaticLabelKeys, mergeLabels, rest, UserError } from "@gadget/protocol";
+import type { FastifyRequest } from "fastify";
 import { Types } from "mongoose";
 import { bearerToken } from "../../auth/authenticate.ts";
 import { requireDrone } from "../../auth/drone-credential.ts";
@@ -16,7 +17,7 @@ import type { QuotaDependencies } from "../../quotas.ts";
 import { createWithinQuota } from "../../quotas.ts";
 import { type DronesNamespace, droneRoom } from "../../sockets/rooms.ts";
 import type { TurnService } from "../../turns/turn-service.ts";
-import { type ContractApp, served } from "../contract.ts";
+import { type ContractApp, serve } from "../contract.ts";
 import { pageOf, pageRows } from "../pages.ts";
 import { userOf } from "../scopes.ts";
 
@@ -98,143 +99,125 @@ export function droneRoutes(
   const { models, config } = dependencies;
   const revoke = droneRevoker(dependencies, turns);
 
-  app.route({
-    ...served(rest.drones.createRegistrationToken),
-    handler: async (request, reply) => {
-      const userId = userOf(request);
-      const body = request.body;
-      const token = randomSecret("gdr");
-      const expiresAt = new Date(
-        Date.now() +
-          (body.expiresInHours === undefined
-            ? config.registrationTokenTtlMs
-            : body.expiresInHours * 3_600_000),
-      );
-      const tokenHash = sha256(token);
-      await createWithinQuota(
-        dependencies,
-        "registrationTokens",
-        userId,
-        () =>
-          models.RegistrationToken.countDocuments({
-            user: new Types.ObjectId(userId),
-            usedAt: null,
-            expiresAt: { $gt: new Date() },
-          }),
-        () =>
-          models.RegistrationToken.create({
-            _id: tokenHash,
-            user: userId,
-            tokenHash,
-            expiresAt,
-            reusable: body.reusable,
-            labels: userLabels(body.labels ?? []),
-          }),
-      );
-      const command = `gadget-drone register --server ${shellQuote(dependencies.publicUrl())} --token ${token}`;
-      // The token itself is shown this once; its id (the hash) lists and revokes it.
-      return reply.status(201).send({
-        token,
-        expiresAt,
-        command,
-        registrationToken: toRegistrationToken({
+  serve(app, rest.drones.createRegistrationToken, async (request, reply) => {
+    const userId = userOf(request);
+    const body = request.body;
+    const token = randomSecret("gdr");
+    const expiresAt = new Date(
+      Date.now() +
+        (body.expiresInHours === undefined
+          ? config.registrationTokenTtlMs
+          : body.expiresInHours * 3_600_000),
+    );
+    const tokenHash = sha256(token);
+    await createWithinQuota(
+      dependencies,
+      "registrationTokens",
+      userId,
+      () =>
+        models.RegistrationToken.countDocuments({
+          user: new Types.ObjectId(userId),
+          usedAt: null,
+          expiresAt: { $gt: new Date() },
+        }),
+      () =>
+        models.RegistrationToken.create({
           _id: tokenHash,
+          user: userId,
+          tokenHash,
+          expiresAt,
           reusable: body.reusable,
           labels: userLabels(body.labels ?? []),
-          expiresAt,
         }),
-      });
-    },
+    );
+    const command = `gadget-drone register --server ${shellQuote(dependencies.publicUrl())} --token ${token}`;
+    // The token itself is shown this once; its id (the hash) lists and revokes it.
+    return reply.status(201).send({
+      token,
+      expiresAt,
+      command,
+      registrationToken: toRegistrationToken({
+        _id: tokenHash,
+        reusable: body.reusable,
+        labels: userLabels(body.labels ?? []),
+        expiresAt,
+      }),
+    });
   });
 
   /** The user's reusable tokens still in force (a fleet's), never the tokens themselves. */
-  app.route({
-    ...served(rest.drones.registrationTokens),
-    handler: async (request) => {
-      const tokens = await models.RegistrationToken.find({
-        user: new Types.ObjectId(userOf(request)),
-        reusable: true,
-        revokedAt: null,
-        expiresAt: { $gt: new Date() },
-      })
-        .sort({ createdAt: -1 })
-        .limit(100)
-        .lean();
-      return { registrationTokens: tokens.map(toRegistrationToken) };
-    },
+  serve(app, rest.drones.registrationTokens, async (request) => {
+    const tokens = await models.RegistrationToken.find({
+      user: new Types.ObjectId(userOf(request)),
+      reusable: true,
+      revokedAt: null,
+      expiresAt: { $gt: new Date() },
+    })
+      .sort({ createdAt: -1 })
+      .limit(100)
+      .lean();
+    return { registrationTokens: tokens.map(toRegistrationToken) };
   });
 
   /** Revokes a registration token: no drone registers with it any more (registered ones stay). */
-  app.route({
-    ...served(rest.drones.revokeRegistrationToken),
-    handler: async (request, reply) => {
-      const revoked = await models.RegistrationToken.updateOne(
-        { _id: request.params.id, user: new Types.ObjectId(userOf(request)), revokedAt: null },
-        { $set: { revokedAt: new Date() } },
-      );
-      if (!revoked.matchedCount) throw new UserError("not_found", "Registration token not found");
-      return reply.status(204).send();
-    },
+  serve(app, rest.drones.revokeRegistrationToken, async (request, reply) => {
+    const revoked = await models.RegistrationToken.updateOne(
+      { _id: request.params.id, user: new Types.ObjectId(userOf(request)), revokedAt: null },
+      { $set: { revokedAt: new Date() } },
+    );
+    if (!revoked.matchedCount) throw new UserError("not_found", "Registration token not found");
+    return reply.status(204).send();
   });
 
   /** Renames a drone or sets its labels; turns waiting for those labels may start now. */
-  app.route({
-    ...served(rest.drones.update),
-    handler: async (request) => {
-      const userId = userOf(request);
-      const body = request.body;
-      const changes = {
-        ...(body.name === undefined ? {} : { name: body.name }),
-        ...(body.labels === undefined ? {} : { labels: userLabels(body.labels) }),
-      };
-      const drone = await models.Drone.findOneAndUpdate(
-        { _id: request.params.id, user: new Types.ObjectId(userId), revokedAt: null },
-        { $set: changes },
-        { returnDocument: "after" },
-      ).lean<DroneDocument>();
-      if (!drone) throw new UserError("not_found", "Drone not found");
-      if (body.labels !== undefined) {
-        await dependencies.presence.relabel(
-          String(drone._id),
-          mergeLabels(drone.labels ?? [], drone.systemLabels ?? []),
-        );
-      }
-      await dependencies.droneChanged(String(drone._id), userId);
-      const [view] = await viewDrones(dependencies, [drone]);
-      return { drone: view! };
-    },
+  serve(app, rest.drones.update, async (request) => {
+    const userId = userOf(request);
+    const body = request.body;
+    const changes = {
+      ...(body.name === undefined ? {} : { name: body.name }),
+      ...(body.labels === undefined ? {} : { labels: userLabels(body.labels) }),
+    };
+    const drone = await models.Drone.findOneAndUpdate(
+      { _id: request.params.id, user: new Types.ObjectId(userId), revokedAt: null },
+      { $set: changes },
+      { returnDocument: "after" },
+    ).lean<DroneDocument>();
+    if (!drone) throw new UserError("not_found", "Drone not found");
+    if (body.labels !== undefined) {
+      await dependencies.presence.relabel(
+        String(drone._id),
+        mergeLabels(drone.labels ?? [], drone.systemLabels ?? []),
+      );
+    }
+    await dependencies.droneChanged(String(drone._id), userId);
+    const [view] = await viewDrones(dependencies, [drone]);
+    return { drone: view! };
   });
 
-  app.route({
-    ...served(rest.drones.list),
-    handler: async (request) => {
-      const page = pageOf(request.query);
-      const { rows, nextCursor } = pageRows(
-        page,
-        await models.Drone.find({
-          user: new Types.ObjectId(userOf(request)),
-          revokedAt: null,
-          ...page.filter,
-        })
-          .sort({ _id: 1 })
-          .limit(page.fetch)
-          .lean<DroneDocument[]>(),
-      );
-      return { drones: await viewDrones(dependencies, rows), nextCursor };
-    },
+  serve(app, rest.drones.list, async (request) => {
+    const page = pageOf(request.query);
+    const { rows, nextCursor } = pageRows(
+      page,
+      await models.Drone.find({
+        user: new Types.ObjectId(userOf(request)),
+        revokedAt: null,
+        ...page.filter,
+      })
+        .sort({ _id: 1 })
+        .limit(page.fetch)
+        .lean<DroneDocument[]>(),
+    );
+    return { drones: await viewDrones(dependencies, rows), nextCursor };
   });
 
-  app.route({
-    ...served(rest.drones.revoke),
-    handler: async (request, reply) => {
-      const revoked = await revoke(
-        request.params.id,
-        userOf(request),
-        "This drone was revoked by its owner",
-      );
-      if (!revoked) throw new UserError("not_found", "Drone not found");
-      return reply.status(204).send();
-    },
+  serve(app, rest.drones.revoke, async (request, reply) => {
+    const revoked = await revoke(
+      request.params.id,
+      userOf(request),
+      "This drone was revoked by its owner",
+    );
+    if (!revoked) throw new UserError("not_found", "Drone not found");
+    return reply.status(204).send();
   });
 }
 
@@ -247,16 +230,16 @@ export function droneSelfRoutes(
   const { models } = dependencies;
   const revoke = droneRevoker(dependencies, turns);
 
-  app.route({
-    ...served(rest.drones.register),
-    // The registration token is the proof: in the body or as a bearer header. The body is still
-    // raw here; the contract's schema checks it next.
-    preValidation: async (request) => {
-      const raw = (request.body ?? {}) as Record<string, unknown>;
-      const token = raw.token ?? bearerToken(request) ?? undefined;
-      request.body = { ...raw, token } as typeof request.body;
-    },
-    handler: async (request, reply) => {
+  // The registration token is the proof: in the body or as a bearer header. The body is still
+  // raw here; the contract's schema checks it next.
+  const tokenFromHeader = async (request: FastifyRequest) => {
+    const raw = (request.body ?? {}) as Record<string, unknown>;
+    request.body = { ...raw, token: raw.token ?? bearerToken(request) ?? undefined };
+  };
+  serve(
+    app,
+    rest.drones.register,
+    async (request, reply) => {
       const body = request.body;
       const invalid = new UserError(
         "unauthorized",
@@ -299,26 +282,21 @@ export function droneSelfRoutes(
       const [view] = await viewDrones(dependencies, [drone.toObject() as DroneDocument]);
       return reply.status(201).send({ drone: view!, credential });
     },
-  });
+    { preValidation: tokenFromHeader },
+  );
 
   // A drone whose socket was refused asks here why: the socket's HTTP request is refused before
   // Socket.IO can say anything, and the drone should stop for good only when its credential is.
-  app.route({
-    ...served(rest.drones.self),
-    handler: async (request) => {
-      const drone = await requireDrone(dependencies, request.headers.authorization);
-      const [view] = await viewDrones(dependencies, [drone]);
-      return { drone: view! };
-    },
+  serve(app, rest.drones.self, async (request) => {
+    const drone = await requireDrone(dependencies, request.headers.authorization);
+    const [view] = await viewDrones(dependencies, [drone]);
+    return { drone: view! };
   });
 
   // `gadget-drone unregister`: the drone revokes itself with its own credential.
-  app.route({
-    ...served(rest.drones.unregisterSelf),
-    handler: async (request, reply) => {
-      const drone = await requireDrone(dependencies, request.headers.authorization);
-      await revoke(String(drone._id), String(drone.user), "This drone unregistered itself");
-      return reply.status(204).send();
-    },
+  serve(app, rest.drones.unregisterSelf, async (request, reply) => {
+    const drone = await requireDrone(dependencies, request.headers.authorization);
+    await revoke(String(drone._id), String(drone.user), "This drone unregistered itself");
+    return reply.status(204).send();
   });
 }

@@ -5,7 +5,7 @@ import type { Types } from "mongoose";
 import type { SignIns } from "../../auth/sign-ins.ts";
 import { type FileRelayDependencies, relayFileRequest } from "../../files/file-relay.ts";
 import { ownedBy } from "../../owned.ts";
-import { type ContractApp, served } from "../contract.ts";
+import { type ContractApp, serve } from "../contract.ts";
 import { userOf } from "../scopes.ts";
 
 export interface FileRouteDependencies extends FileRelayDependencies {
@@ -34,72 +34,63 @@ export function fileRoutes(app: ContractApp, dependencies: FileRouteDependencies
     return { sessionId, drone: last?.drone ? String(last.drone) : null };
   };
 
-  app.route({
-    ...served(rest.files.list),
-    handler: async (request) => {
-      const project = await ownedProject(userOf(request), request.params.id);
-      const session = await sessionOf(project, request.query.session);
-      return relayFileRequest(
-        dependencies,
-        project,
-        {
-          op: "list",
-          projectSlug: project.slug,
-          gitUrl: project.gitUrl,
-          ...(session.sessionId ? { sessionId: session.sessionId } : {}),
-          path: request.query.path,
-        },
-        session.drone,
-      );
-    },
+  serve(app, rest.files.list, async (request) => {
+    const project = await ownedProject(userOf(request), request.params.id);
+    const session = await sessionOf(project, request.query.session);
+    return relayFileRequest(
+      dependencies,
+      project,
+      {
+        op: "list",
+        projectSlug: project.slug,
+        gitUrl: project.gitUrl,
+        ...(session.sessionId ? { sessionId: session.sessionId } : {}),
+        path: request.query.path,
+      },
+      session.drone,
+    );
   });
 
-  app.route({
-    ...served(rest.files.read),
-    handler: async (request) => {
-      const project = await ownedProject(userOf(request), request.params.id);
-      const { path } = request.query;
-      if (!path)
-        throw new UserError("validation_failed", "Give the file's path as ?path=", {
-          details: [{ path: "path", message: "required" }],
-        });
-      const session = await sessionOf(project, request.query.session);
-      return relayFileRequest(
-        dependencies,
-        project,
-        {
-          op: "read",
-          projectSlug: project.slug,
-          gitUrl: project.gitUrl,
-          ...(session.sessionId ? { sessionId: session.sessionId } : {}),
-          path,
-        },
-        session.drone,
-      );
-    },
+  serve(app, rest.files.read, async (request) => {
+    const project = await ownedProject(userOf(request), request.params.id);
+    const { path } = request.query;
+    if (!path)
+      throw new UserError("validation_failed", "Give the file's path as ?path=", {
+        details: [{ path: "path", message: "required" }],
+      });
+    const session = await sessionOf(project, request.query.session);
+    return relayFileRequest(
+      dependencies,
+      project,
+      {
+        op: "read",
+        projectSlug: project.slug,
+        gitUrl: project.gitUrl,
+        ...(session.sessionId ? { sessionId: session.sessionId } : {}),
+        path,
+      },
+      session.drone,
+    );
   });
 
   // The user scope authenticates before the body is read: a stranger's 12 MiB is refused unread.
-  app.route({
-    ...served(rest.files.write),
-    handler: async (request) => {
-      const project = await ownedProject(userOf(request), request.params.id);
-      const body = request.body;
-      const session = await sessionOf(project, body.sessionId);
-      return relayFileRequest(
-        dependencies,
-        project,
-        {
-          op: "write",
-          projectSlug: project.slug,
-          gitUrl: project.gitUrl,
-          ...(session.sessionId ? { sessionId: session.sessionId } : {}),
-          path: body.path,
-          content: body.content,
-          ...(body.baseSha ? { baseSha: body.baseSha } : {}),
-        },
-        session.drone,
-      );
-    },
+  serve(app, rest.files.write, async (request) => {
+    const project = await ownedProject(userOf(request), request.params.id);
+    const body = request.body;
+    const session = await sessionOf(project, body.sessionId);
+    return relayFileRequest(
+      dependencies,
+      project,
+      {
+        op: "write",
+        projectSlug: project.slug,
+        gitUrl: project.gitUrl,
+        ...(session.sessionId ? { sessionId: session.sessionId } : {}),
+        path: body.path,
+        content: body.content,
+        ...(body.baseSha ? { baseSha: body.baseSha } : {}),
+      },
+      session.drone,
+    );
   });
 }

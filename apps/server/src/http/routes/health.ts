@@ -4,7 +4,7 @@ import { rest } from "@gadget/protocol";
 import type { Redis } from "ioredis";
 import type { Lifecycle } from "../../lifecycle.ts";
 import type { Metrics } from "../../metrics/metrics.ts";
-import { type ContractApp, served } from "../contract.ts";
+import { type ContractApp, serve } from "../contract.ts";
 
 export interface HealthRouteDependencies {
   models: Models;
@@ -14,37 +14,31 @@ export interface HealthRouteDependencies {
 }
 
 export function healthRoutes(app: ContractApp, dependencies: HealthRouteDependencies): void {
-  app.route({ ...served(rest.health.live), handler: async () => ({ ok: true as const }) });
+  serve(app, rest.health.live, async () => ({ ok: true as const }));
 
-  app.route({
-    ...served(rest.health.ready),
-    handler: async (_request, reply) => {
-      const checks = { mongo: false, redis: false, accepting: dependencies.lifecycle.accepting };
-      await Promise.all([
-        dependencies.models.User.db
-          .db!.admin()
-          .ping()
-          .then(() => {
-            checks.mongo = true;
-          })
-          .catch(() => undefined),
-        dependencies.redis
-          .ping()
-          .then(() => {
-            checks.redis = true;
-          })
-          .catch(() => undefined),
-      ]);
-      const ready = checks.mongo && checks.redis && checks.accepting;
-      return reply.status(ready ? 200 : 503).send({ ok: ready, checks });
-    },
+  serve(app, rest.health.ready, async (_request, reply) => {
+    const checks = { mongo: false, redis: false, accepting: dependencies.lifecycle.accepting };
+    await Promise.all([
+      dependencies.models.User.db
+        .db!.admin()
+        .ping()
+        .then(() => {
+          checks.mongo = true;
+        })
+        .catch(() => undefined),
+      dependencies.redis
+        .ping()
+        .then(() => {
+          checks.redis = true;
+        })
+        .catch(() => undefined),
+    ]);
+    const ready = checks.mongo && checks.redis && checks.accepting;
+    return reply.status(ready ? 200 : 503).send({ ok: ready, checks });
   });
 
-  app.route({
-    ...served(rest.health.metrics),
-    handler: async (_request, reply) => {
-      reply.header("content-type", dependencies.metrics.registry.contentType);
-      return dependencies.metrics.registry.metrics();
-    },
+  serve(app, rest.health.metrics, async (_request, reply) => {
+    reply.header("content-type", dependencies.metrics.registry.contentType);
+    return dependencies.metrics.registry.metrics();
   });
 }

@@ -10,7 +10,7 @@ import { ownedBy } from "../../owned.ts";
 import type { QuotaDependencies } from "../../quotas.ts";
 import { createWithinQuota } from "../../quotas.ts";
 import { toProject, toSession } from "../../serialize.ts";
-import { type ContractApp, served } from "../contract.ts";
+import { type ContractApp, serve } from "../contract.ts";
 import { pageOf, pageRows } from "../pages.ts";
 import { userOf } from "../scopes.ts";
 import { storedMcpServers } from "./mcp-servers.ts";
@@ -57,159 +57,139 @@ export function projectRoutes(app: ContractApp, dependencies: ProjectRouteDepend
     return project;
   };
 
-  app.route({
-    ...served(rest.projects.create),
-    handler: async (request, reply) => {
-      const userId = userOf(request);
-      const body = request.body;
-      const forge = body.forge ? storedForge(secretBox, body.forge, null) : null;
-      // A URL that does not answer is refused before anything is stored (400 naming the problem).
-      const gitUrlCheck = await dependencies.projectRemotes.checkUrl(userId, body.gitUrl);
-      const mcpServers = storedMcpServers(secretBox, body.mcpServers ?? [], []);
-      const base = slugify(body.name);
-      const user = new Types.ObjectId(userId);
-      const project = await createWithinQuota(
-        dependencies,
-        "projects",
-        userId,
-        () => models.Project.countDocuments({ user }),
-        async () => {
-          for (let attempt = 1; attempt <= 50; attempt++) {
-            const slug = attempt === 1 ? base : `${base}-${attempt}`;
-            try {
-              return await models.Project.create({
-                user: userId,
-                name: body.name,
-                slug,
-                gitUrl: body.gitUrl,
-                defaultBranch: body.defaultBranch ?? null,
-                verifyCommands: body.verifyCommands ?? [],
-                network: body.network ?? "none",
-                allowedHosts: dedupe(body.allowedHosts ?? []),
-                ...(body.branchPrefix === undefined ? {} : { branchPrefix: body.branchPrefix }),
-                ...(body.delivery === undefined ? {} : { delivery: body.delivery }),
-                ...(body.commitAuthor ? { commitAuthor: body.commitAuthor } : {}),
-                ...(body.requires ? { requires: body.requires } : {}),
-                ...(forge ? { forge } : {}),
-                mcpServers,
-              });
-            } catch (error) {
-              if (!isDuplicateKeyError(error)) throw error;
-            }
+  serve(app, rest.projects.create, async (request, reply) => {
+    const userId = userOf(request);
+    const body = request.body;
+    const forge = body.forge ? storedForge(secretBox, body.forge, null) : null;
+    // A URL that does not answer is refused before anything is stored (400 naming the problem).
+    const gitUrlCheck = await dependencies.projectRemotes.checkUrl(userId, body.gitUrl);
+    const mcpServers = storedMcpServers(secretBox, body.mcpServers ?? [], []);
+    const base = slugify(body.name);
+    const user = new Types.ObjectId(userId);
+    const project = await createWithinQuota(
+      dependencies,
+      "projects",
+      userId,
+      () => models.Project.countDocuments({ user }),
+      async () => {
+        for (let attempt = 1; attempt <= 50; attempt++) {
+          const slug = attempt === 1 ? base : `${base}-${attempt}`;
+          try {
+            return await models.Project.create({
+              user: userId,
+              name: body.name,
+              slug,
+              gitUrl: body.gitUrl,
+              defaultBranch: body.defaultBranch ?? null,
+              verifyCommands: body.verifyCommands ?? [],
+              network: body.network ?? "none",
+              allowedHosts: dedupe(body.allowedHosts ?? []),
+              ...(body.branchPrefix === undefined ? {} : { branchPrefix: body.branchPrefix }),
+              ...(body.delivery === undefined ? {} : { delivery: body.delivery }),
+              ...(body.commitAuthor ? { commitAuthor: body.commitAuthor } : {}),
+              ...(body.requires ? { requires: body.requires } : {}),
+              ...(forge ? { forge } : {}),
+              mcpServers,
+            });
+          } catch (error) {
+            if (!isDuplicateKeyError(error)) throw error;
           }
-          throw new UserError("conflict", "Too many projects with this name; choose another name");
-        },
-      );
-      return reply.status(201).send({ project: toProject(project.toObject()), gitUrlCheck });
-    },
+        }
+        throw new UserError("conflict", "Too many projects with this name; choose another name");
+      },
+    );
+    return reply.status(201).send({ project: toProject(project.toObject()), gitUrlCheck });
   });
 
-  app.route({
-    ...served(rest.projects.list),
-    handler: async (request) => {
-      const page = pageOf(request.query);
-      const { rows, nextCursor } = pageRows(
-        page,
-        await models.Project.find({ user: new Types.ObjectId(userOf(request)), ...page.filter })
-          .sort({ _id: 1 })
-          .limit(page.fetch)
-          .lean(),
-      );
-      return { projects: rows.map(toProject), nextCursor };
-    },
+  serve(app, rest.projects.list, async (request) => {
+    const page = pageOf(request.query);
+    const { rows, nextCursor } = pageRows(
+      page,
+      await models.Project.find({ user: new Types.ObjectId(userOf(request)), ...page.filter })
+        .sort({ _id: 1 })
+        .limit(page.fetch)
+        .lean(),
+    );
+    return { projects: rows.map(toProject), nextCursor };
   });
 
   /** Changes a project's settings; the next turn's work order carries them. */
-  app.route({
-    ...served(rest.projects.update),
-    handler: async (request) => {
-      const body = request.body;
-      const owner = { _id: request.params.id, user: new Types.ObjectId(userOf(request)) };
-      // A forge without a token, or MCP servers, may keep stored secrets: read them first.
-      const before =
-        (body.forge && !body.forge.token) || body.mcpServers
-          ? await models.Project.findOne(owner).select({ forge: 1, mcpServers: 1 }).lean()
-          : undefined;
-      if (before === null) throw new UserError("not_found", "Project not found");
-      const changes = {
-        ...body,
-        ...(body.allowedHosts ? { allowedHosts: dedupe(body.allowedHosts) } : {}),
-        ...(body.forge ? { forge: storedForge(secretBox, body.forge, before?.forge) } : {}),
-        ...(body.mcpServers
-          ? {
-              mcpServers: storedMcpServers(secretBox, body.mcpServers, before?.mcpServers ?? []),
-            }
-          : {}),
-      };
-      const project = await models.Project.findOneAndUpdate(
-        owner,
-        { $set: changes },
-        { returnDocument: "after" },
-      ).lean();
-      if (!project) throw new UserError("not_found", "Project not found");
-      return { project: toProject(project) };
-    },
+  serve(app, rest.projects.update, async (request) => {
+    const body = request.body;
+    const owner = { _id: request.params.id, user: new Types.ObjectId(userOf(request)) };
+    // A forge without a token, or MCP servers, may keep stored secrets: read them first.
+    const before =
+      (body.forge && !body.forge.token) || body.mcpServers
+        ? await models.Project.findOne(owner).select({ forge: 1, mcpServers: 1 }).lean()
+        : undefined;
+    if (before === null) throw new UserError("not_found", "Project not found");
+    const changes = {
+      ...body,
+      ...(body.allowedHosts ? { allowedHosts: dedupe(body.allowedHosts) } : {}),
+      ...(body.forge ? { forge: storedForge(secretBox, body.forge, before?.forge) } : {}),
+      ...(body.mcpServers
+        ? {
+            mcpServers: storedMcpServers(secretBox, body.mcpServers, before?.mcpServers ?? []),
+          }
+        : {}),
+    };
+    const project = await models.Project.findOneAndUpdate(
+      owner,
+      { $set: changes },
+      { returnDocument: "after" },
+    ).lean();
+    if (!project) throw new UserError("not_found", "Project not found");
+    return { project: toProject(project) };
   });
 
   /** Deletes the project with its sessions, turns and their events; 409 while a turn of it runs. */
-  app.route({
-    ...served(rest.projects.remove),
-    handler: async (request, reply) => {
-      await dependencies.removals.removeProject(
-        userOf(request),
-        new Types.ObjectId(request.params.id),
-      );
-      return reply.status(204).send();
-    },
+  serve(app, rest.projects.remove, async (request, reply) => {
+    await dependencies.removals.removeProject(
+      userOf(request),
+      new Types.ObjectId(request.params.id),
+    );
+    return reply.status(204).send();
   });
 
   /** Clones (or fetches) the project's checkout on a drone now, so its files show before any turn. */
-  app.route({
-    ...served(rest.projects.clone),
-    handler: async (request) =>
-      dependencies.projectRemotes.cloneNow(userOf(request), new Types.ObjectId(request.params.id)),
+  serve(app, rest.projects.clone, async (request) =>
+    dependencies.projectRemotes.cloneNow(userOf(request), new Types.ObjectId(request.params.id)),
+  );
+
+  serve(app, rest.projects.createSession, async (request, reply) => {
+    const userId = userOf(request);
+    const project = await ownedProject(userId, request.params.id);
+    const body = request.body;
+    const session = await models.ChatSession.create({
+      user: userId,
+      project: project._id,
+      name: body.name,
+      mode: body.mode ?? "agent",
+      approval: body.approval ?? "auto",
+    });
+    return reply.status(201).send({ session: toSession(session.toObject()) });
   });
 
-  app.route({
-    ...served(rest.projects.createSession),
-    handler: async (request, reply) => {
-      const userId = userOf(request);
-      const project = await ownedProject(userId, request.params.id);
-      const body = request.body;
-      const session = await models.ChatSession.create({
-        user: userId,
-        project: project._id,
-        name: body.name,
-        mode: body.mode ?? "agent",
-        approval: body.approval ?? "auto",
-      });
-      return reply.status(201).send({ session: toSession(session.toObject()) });
-    },
-  });
-
-  app.route({
-    ...served(rest.projects.sessions),
-    handler: async (request) => {
-      const userId = userOf(request);
-      const projectId = new Types.ObjectId(request.params.id);
-      const project = ownedBy(
-        await models.Project.findById(projectId).select({ user: 1 }).lean(),
-        userId,
-      );
-      if (!project) throw new UserError("not_found", "Project not found");
-      const page = pageOf(request.query);
-      const { rows, nextCursor } = pageRows(
-        page,
-        await models.ChatSession.find({
-          user: new Types.ObjectId(userId),
-          project: projectId,
-          ...page.filter,
-        })
-          .sort({ _id: 1 })
-          .limit(page.fetch)
-          .lean(),
-      );
-      return { sessions: rows.map(toSession), nextCursor };
-    },
+  serve(app, rest.projects.sessions, async (request) => {
+    const userId = userOf(request);
+    const projectId = new Types.ObjectId(request.params.id);
+    const project = ownedBy(
+      await models.Project.findById(projectId).select({ user: 1 }).lean(),
+      userId,
+    );
+    if (!project) throw new UserError("not_found", "Project not found");
+    const page = pageOf(request.query);
+    const { rows, nextCursor } = pageRows(
+      page,
+      await models.ChatSession.find({
+        user: new Types.ObjectId(userId),
+        project: projectId,
+        ...page.filter,
+      })
+        .sort({ _id: 1 })
+        .limit(page.fetch)
+        .lean(),
+    );
+    return { sessions: rows.map(toSession), nextCursor };
   });
 }

@@ -12,7 +12,7 @@ import type { ProviderQuirks } from "../../providers/provider-quirks.ts";
 import type { QuotaDependencies } from "../../quotas.ts";
 import { createWithinQuota } from "../../quotas.ts";
 import { toProvider } from "../../serialize.ts";
-import { type ContractApp, served } from "../contract.ts";
+import { type ContractApp, serve } from "../contract.ts";
 import { pageOf, pageRows } from "../pages.ts";
 import { userOf } from "../scopes.ts";
 
@@ -39,138 +39,115 @@ export function providerRoutes(app: ContractApp, dependencies: ProviderRouteDepe
     return provider;
   };
 
-  app.route({
-    ...served(rest.providers.create),
-    handler: async (request, reply) => {
-      const userId = userOf(request);
-      const body = request.body;
-      const user = new Types.ObjectId(userId);
-      const provider = await createWithinQuota(
-        dependencies,
-        "providers",
-        userId,
-        () => models.Provider.countDocuments({ user }),
-        () =>
-          models.Provider.create({
-            user: userId,
-            name: body.name,
-            baseUrl: body.baseUrl,
-            apiKeyEncrypted: secretBox.seal(body.apiKey),
-            hasApiKey: body.apiKey.length > 0,
-            modelId: body.modelId,
-            params: body.params ?? {},
-            escalationModelId: body.escalationModelId ?? null,
-            contextWindow: body.contextWindow ?? null,
-            pricing: body.pricing ?? null,
-          }),
-      );
-      return reply.status(201).send({ provider: toProvider(provider.toObject()) });
-    },
+  serve(app, rest.providers.create, async (request, reply) => {
+    const userId = userOf(request);
+    const body = request.body;
+    const user = new Types.ObjectId(userId);
+    const provider = await createWithinQuota(
+      dependencies,
+      "providers",
+      userId,
+      () => models.Provider.countDocuments({ user }),
+      () =>
+        models.Provider.create({
+          user: userId,
+          name: body.name,
+          baseUrl: body.baseUrl,
+          apiKeyEncrypted: secretBox.seal(body.apiKey),
+          hasApiKey: body.apiKey.length > 0,
+          modelId: body.modelId,
+          params: body.params ?? {},
+          escalationModelId: body.escalationModelId ?? null,
+          contextWindow: body.contextWindow ?? null,
+          pricing: body.pricing ?? null,
+        }),
+    );
+    return reply.status(201).send({ provider: toProvider(provider.toObject()) });
   });
 
-  app.route({
-    ...served(rest.providers.list),
-    handler: async (request) => {
-      const page = pageOf(request.query);
-      const { rows, nextCursor } = pageRows(
-        page,
-        await models.Provider.find({ user: new Types.ObjectId(userOf(request)), ...page.filter })
-          .sort({ _id: 1 })
-          .limit(page.fetch)
-          .lean(),
-      );
-      return { providers: rows.map(toProvider), nextCursor };
-    },
+  serve(app, rest.providers.list, async (request) => {
+    const page = pageOf(request.query);
+    const { rows, nextCursor } = pageRows(
+      page,
+      await models.Provider.find({ user: new Types.ObjectId(userOf(request)), ...page.filter })
+        .sort({ _id: 1 })
+        .limit(page.fetch)
+        .lean(),
+    );
+    return { providers: rows.map(toProvider), nextCursor };
   });
 
   /**
    * Changes any field; a new apiKey replaces the stored one (sealed, never returned). A new base
    * URL or model forgets the quirks learned of the old one.
    */
-  app.route({
-    ...served(rest.providers.update),
-    handler: async (request) => {
-      const body = request.body;
-      const owner = { _id: request.params.id, user: new Types.ObjectId(userOf(request)) };
-      const { apiKey, ...fields } = body;
-      const changes: Record<string, unknown> = { ...fields };
-      if (apiKey !== undefined) {
-        changes.apiKeyEncrypted = secretBox.seal(apiKey);
-        changes.hasApiKey = apiKey.length > 0;
+  serve(app, rest.providers.update, async (request) => {
+    const body = request.body;
+    const owner = { _id: request.params.id, user: new Types.ObjectId(userOf(request)) };
+    const { apiKey, ...fields } = body;
+    const changes: Record<string, unknown> = { ...fields };
+    if (apiKey !== undefined) {
+      changes.apiKeyEncrypted = secretBox.seal(apiKey);
+      changes.hasApiKey = apiKey.length > 0;
+    }
+    if (body.baseUrl !== undefined || body.modelId !== undefined) {
+      const before = await models.Provider.findOne(owner).select({ baseUrl: 1, modelId: 1 }).lean();
+      if (!before) throw new UserError("not_found", "Provider not found");
+      if (
+        (body.baseUrl !== undefined && body.baseUrl !== before.baseUrl) ||
+        (body.modelId !== undefined && body.modelId !== before.modelId)
+      ) {
+        changes.quirks = [];
       }
-      if (body.baseUrl !== undefined || body.modelId !== undefined) {
-        const before = await models.Provider.findOne(owner)
-          .select({ baseUrl: 1, modelId: 1 })
-          .lean();
-        if (!before) throw new UserError("not_found", "Provider not found");
-        if (
-          (body.baseUrl !== undefined && body.baseUrl !== before.baseUrl) ||
-          (body.modelId !== undefined && body.modelId !== before.modelId)
-        ) {
-          changes.quirks = [];
-        }
-      }
-      const provider =
-        Object.keys(changes).length === 0
-          ? await models.Provider.findOne(owner).lean()
-          : await models.Provider.findOneAndUpdate(
-              owner,
-              { $set: changes },
-              { returnDocument: "after" },
-            ).lean();
-      if (!provider) throw new UserError("not_found", "Provider not found");
-      return { provider: toProvider(provider) };
-    },
+    }
+    const provider =
+      Object.keys(changes).length === 0
+        ? await models.Provider.findOne(owner).lean()
+        : await models.Provider.findOneAndUpdate(
+            owner,
+            { $set: changes },
+            { returnDocument: "after" },
+          ).lean();
+    if (!provider) throw new UserError("not_found", "Provider not found");
+    return { provider: toProvider(provider) };
   });
 
-  app.route({
-    ...served(rest.providers.remove),
-    handler: async (request, reply) => {
-      await dependencies.removals.removeProvider(
-        userOf(request),
-        new Types.ObjectId(request.params.id),
-      );
-      return reply.status(204).send();
-    },
+  serve(app, rest.providers.remove, async (request, reply) => {
+    await dependencies.removals.removeProvider(
+      userOf(request),
+      new Types.ObjectId(request.params.id),
+    );
+    return reply.status(204).send();
   });
 
-  app.route({
-    ...served(rest.providers.check),
-    handler: async (request) => {
-      const userId = userOf(request);
-      await limitChecks(userId);
-      return providerChecks.check(userId, request.body);
-    },
+  serve(app, rest.providers.check, async (request) => {
+    const userId = userOf(request);
+    await limitChecks(userId);
+    return providerChecks.check(userId, request.body);
   });
 
-  app.route({
-    ...served(rest.providers.forgetQuirks),
-    handler: async (request) => {
-      const provider = await ownedProvider(userOf(request), request.params.id);
-      await dependencies.providerQuirks.forget(provider._id);
-      return { provider: toProvider({ ...provider, quirks: [] }) };
-    },
+  serve(app, rest.providers.forgetQuirks, async (request) => {
+    const provider = await ownedProvider(userOf(request), request.params.id);
+    await dependencies.providerQuirks.forget(provider._id);
+    return { provider: toProvider({ ...provider, quirks: [] }) };
   });
 
-  app.route({
-    ...served(rest.providers.checkSaved),
-    handler: async (request) => {
-      const userId = userOf(request);
-      const provider = await ownedProvider(userId, request.params.id);
-      await limitChecks(userId);
-      return providerChecks.check(
-        userId,
-        {
-          baseUrl: provider.baseUrl,
-          apiKey: provider.hasApiKey ? secretBox.open(provider.apiKeyEncrypted) : "",
-          modelId: provider.modelId,
-        },
-        {
-          _id: provider._id,
-          params: provider.params ?? {},
-          quirks: (provider.quirks ?? []).map((quirk) => quirk.code),
-        },
-      );
-    },
+  serve(app, rest.providers.checkSaved, async (request) => {
+    const userId = userOf(request);
+    const provider = await ownedProvider(userId, request.params.id);
+    await limitChecks(userId);
+    return providerChecks.check(
+      userId,
+      {
+        baseUrl: provider.baseUrl,
+        apiKey: provider.hasApiKey ? secretBox.open(provider.apiKeyEncrypted) : "",
+        modelId: provider.modelId,
+      },
+      {
+        _id: provider._id,
+        params: provider.params ?? {},
+        quirks: (provider.quirks ?? []).map((quirk) => quirk.code),
+      },
+    );
   });
 }

@@ -7,7 +7,7 @@ import type { SignIns } from "../../auth/sign-ins.ts";
 import type { SessionWorktrees } from "../../delivery/session-worktrees.ts";
 import type { Removals } from "../../manage/removals.ts";
 import { toSession } from "../../serialize.ts";
-import { type ContractApp, served } from "../contract.ts";
+import { type ContractApp, serve } from "../contract.ts";
 import { userOf } from "../scopes.ts";
 
 export interface SessionRouteDependencies {
@@ -20,45 +20,36 @@ export interface SessionRouteDependencies {
 export function sessionRoutes(app: ContractApp, dependencies: SessionRouteDependencies): void {
   const { models } = dependencies;
 
-  app.route({
-    ...served(rest.sessions.get),
-    handler: async (request) => ({
-      session: await dependencies.sessionWorktrees.describe(userOf(request), request.params.id),
-    }),
-  });
+  serve(app, rest.sessions.get, async (request) => ({
+    session: await dependencies.sessionWorktrees.describe(userOf(request), request.params.id),
+  }));
 
   /** Changes apply to the session's next turn; a running turn keeps what it started with. */
-  app.route({
-    ...served(rest.sessions.update),
-    handler: async (request) => {
-      const body = request.body;
-      const owner = { _id: request.params.id, user: new Types.ObjectId(userOf(request)) };
-      const changes = {
-        ...body,
-        ...(body.allowedCommands ? { allowedCommands: [...new Set(body.allowedCommands)] } : {}),
-      };
-      const session =
-        Object.keys(changes).length === 0
-          ? await models.ChatSession.findOne(owner).lean()
-          : await models.ChatSession.findOneAndUpdate(
-              owner,
-              { $set: changes },
-              { returnDocument: "after" },
-            ).lean();
-      if (!session) throw new UserError("not_found", "Session not found");
-      return { session: toSession(session) };
-    },
+  serve(app, rest.sessions.update, async (request) => {
+    const body = request.body;
+    const owner = { _id: request.params.id, user: new Types.ObjectId(userOf(request)) };
+    const changes = {
+      ...body,
+      ...(body.allowedCommands ? { allowedCommands: [...new Set(body.allowedCommands)] } : {}),
+    };
+    const session =
+      Object.keys(changes).length === 0
+        ? await models.ChatSession.findOne(owner).lean()
+        : await models.ChatSession.findOneAndUpdate(
+            owner,
+            { $set: changes },
+            { returnDocument: "after" },
+          ).lean();
+    if (!session) throw new UserError("not_found", "Session not found");
+    return { session: toSession(session) };
   });
 
   /** Deletes the session with its turns and their events; 409 while a turn of it runs. */
-  app.route({
-    ...served(rest.sessions.remove),
-    handler: async (request, reply) => {
-      await dependencies.removals.removeSession(
-        userOf(request),
-        new Types.ObjectId(request.params.id),
-      );
-      return reply.status(204).send();
-    },
+  serve(app, rest.sessions.remove, async (request, reply) => {
+    await dependencies.removals.removeSession(
+      userOf(request),
+      new Types.ObjectId(request.params.id),
+    );
+    return reply.status(204).send();
   });
 }

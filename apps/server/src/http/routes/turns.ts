@@ -17,7 +17,7 @@ import type { LiveRelay, LiveSubscription } from "../../turns/live-relay.ts";
 import type { TurnReverts } from "../../turns/turn-reverts.ts";
 import type { TurnService } from "../../turns/turn-service.ts";
 import type { TurnStore } from "../../turns/turn-store.ts";
-import { type ContractApp, served } from "../contract.ts";
+import { type ContractApp, serve } from "../contract.ts";
 import { pageOf, pageRows } from "../pages.ts";
 import { pendingUserOf, userOf } from "../scopes.ts";
 
@@ -46,187 +46,163 @@ export function turnRoutes(
   };
 
   // The token is checked while the session and provider are read: one database round less.
-  app.route({
-    ...served(rest.sessions.createTurn, { authenticateBeside: true }),
-    handler: async (request, reply) => {
+  serve(
+    app,
+    rest.sessions.createTurn,
+    async (request, reply) => {
       const turn = await turns.create(pendingUserOf(request), request.params.id, request.body);
       return reply.status(202).send({ turn: toTurn(turn) });
     },
+    { config: { authenticateBeside: true } },
+  );
+
+  serve(app, rest.sessions.turns, async (request) => {
+    const userId = userOf(request);
+    const sessionId = new Types.ObjectId(request.params.id);
+    const session = ownedBy(
+      await models.ChatSession.findById(sessionId).select({ user: 1 }).lean(),
+      userId,
+    );
+    if (!session) throw new UserError("not_found", "Session not found");
+    const page = pageOf(request.query);
+    const { rows, nextCursor } = pageRows(
+      page,
+      await models.ChatTurn.find({
+        session: sessionId,
+        user: new Types.ObjectId(userId),
+        ...page.filter,
+      })
+        .sort({ _id: 1 })
+        .limit(page.fetch)
+        .select({ messages: 0, resumeState: 0 })
+        .lean(),
+    );
+    return { turns: rows.map(toTurn), nextCursor };
   });
 
-  app.route({
-    ...served(rest.sessions.turns),
-    handler: async (request) => {
-      const userId = userOf(request);
-      const sessionId = new Types.ObjectId(request.params.id);
-      const session = ownedBy(
-        await models.ChatSession.findById(sessionId).select({ user: 1 }).lean(),
-        userId,
+  serve(app, rest.turns.get, async (request) => {
+    const turn = toTurn(await ownedTurn(userOf(request), request.params.id));
+    return { turn: { ...turn, waiting: dependencies.health.waitingOf(turn._id) } };
+  });
+
+  serve(app, rest.turns.events, async (request) => {
+    const turn = await ownedTurn(userOf(request), request.params.id);
+    const events = await relay.storedEvents(
+      String(turn._id),
+      request.query.after,
+      Number.POSITIVE_INFINITY,
+      request.query.limit,
+    );
+    return { events };
+  });
+
+  serve(app, rest.turns.stream, async (request, reply) => {
+    const turn = await ownedTurn(userOf(request), request.params.id);
+    const lastEventId = request.headers["last-event-id"];
+    const { after } = parseOrThrow(
+      eventsQuerySchema.pick({ after: true }),
+      {
+        after:
+          typeof lastEventId === "string" && lastEventId !== "" ? lastEventId : request.query.after,
+      },
+      "Last-Event-ID or after",
+    );
+    reply.hijack();
+    const response = reply.raw;
+    // The client may have left while the turn was read: then there is nothing to stream to
+    // (and no "close" would come to end a subscription opened now).
+    if (response.destroyed || request.raw.socket.destroyed) {
+      response.destroy();
+      return;
+    }
+    response.writeHead(200, {
+      "content-type": "text/event-stream; charset=utf-8",
+      "cache-control": "no-cache, no-transform",
+      connection: "keep-alive",
+      "x-accel-buffering": "no",
+    });
+    response.write(": stream of turn events\n\n");
+    let finished = false;
+    let subscription: LiveSubscription | null = null;
+    const keepAlive = setInterval(() => response.write(": keep-alive\n\n"), keepAliveMs);
+    const finish = () => {
+      if (finished) return;
+      finished = true;
+      clearInterval(keepAlive);
+      subscription?.close();
+      response.end();
+    };
+    // The response's "close" comes when the connection ends, however it ends.
+    response.on("close", finish);
+    subscription = relay.subscribe({
+      turnId: String(turn._id),
+      sessionId: String(turn.session),
+      after,
+      sink: ({ events }) => {
+        for (const event of events) {
+          if (finished) return;
+          response.write(
+            `id: ${event.seq}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`,
+          );
+          if (event.type === "done") finish();
+        }
+      },
+    });
+    if (finished) subscription.close();
+    await subscription.ready.catch(() => finish());
+  });
+
+  serve(app, rest.turns.cancel, async (request, reply) => {
+    const userId = userOf(request);
+    const turn = await ownedTurn(userId, request.params.id);
+    const updated = await turns.cancel(userId, String(turn._id));
+    return reply.status(202).send({ turn: toTurn(updated) });
+  });
+
+  serve(app, rest.turns.decide, async (request) => {
+    const userId = userOf(request);
+    const turn = await ownedTurn(userId, request.params.id);
+    await turns.decide(userId, String(turn._id), request.params.approvalId, request.body);
+    const updated = await store.findOwned(userId, String(turn._id));
+    return { ok: true as const, turn: updated ? toTurn(updated) : toTurn(turn) };
+  });
+
+  serve(app, rest.turns.resume, async (request, reply) => {
+    const userId = userOf(request);
+    const turn = await ownedTurn(userId, request.params.id);
+    const updated = await turns.resume(userId, String(turn._id));
+    return reply.status(202).send({ turn: toTurn(updated) });
+  });
+
+  serve(app, rest.turns.revert, async (request, reply) => {
+    const turn = await ownedTurn(userOf(request), request.params.id);
+    if (!isFinalTurnStatus(turn.status)) {
+      throw new UserError(
+        "conflict",
+        "This turn is still running; revert it when it has finished",
+        { details: { reason: "turn_running", turnId: String(turn._id) } },
       );
-      if (!session) throw new UserError("not_found", "Session not found");
-      const page = pageOf(request.query);
-      const { rows, nextCursor } = pageRows(
-        page,
-        await models.ChatTurn.find({
-          session: sessionId,
-          user: new Types.ObjectId(userId),
-          ...page.filter,
-        })
-          .sort({ _id: 1 })
-          .limit(page.fetch)
-          .select({ messages: 0, resumeState: 0 })
-          .lean(),
-      );
-      return { turns: rows.map(toTurn), nextCursor };
-    },
-  });
-
-  app.route({
-    ...served(rest.turns.get),
-    handler: async (request) => {
-      const turn = toTurn(await ownedTurn(userOf(request), request.params.id));
-      return { turn: { ...turn, waiting: dependencies.health.waitingOf(turn._id) } };
-    },
-  });
-
-  app.route({
-    ...served(rest.turns.events),
-    handler: async (request) => {
-      const turn = await ownedTurn(userOf(request), request.params.id);
-      const events = await relay.storedEvents(
-        String(turn._id),
-        request.query.after,
-        Number.POSITIVE_INFINITY,
-        request.query.limit,
-      );
-      return { events };
-    },
-  });
-
-  app.route({
-    ...served(rest.turns.stream),
-    handler: async (request, reply) => {
-      const turn = await ownedTurn(userOf(request), request.params.id);
-      const lastEventId = request.headers["last-event-id"];
-      const { after } = parseOrThrow(
-        eventsQuerySchema.pick({ after: true }),
-        {
-          after:
-            typeof lastEventId === "string" && lastEventId !== ""
-              ? lastEventId
-              : request.query.after,
-        },
-        "Last-Event-ID or after",
-      );
-      reply.hijack();
-      const response = reply.raw;
-      // The client may have left while the turn was read: then there is nothing to stream to
-      // (and no "close" would come to end a subscription opened now).
-      if (response.destroyed || request.raw.socket.destroyed) {
-        response.destroy();
-        return;
-      }
-      response.writeHead(200, {
-        "content-type": "text/event-stream; charset=utf-8",
-        "cache-control": "no-cache, no-transform",
-        connection: "keep-alive",
-        "x-accel-buffering": "no",
-      });
-      response.write(": stream of turn events\n\n");
-      let finished = false;
-      let subscription: LiveSubscription | null = null;
-      const keepAlive = setInterval(() => response.write(": keep-alive\n\n"), keepAliveMs);
-      const finish = () => {
-        if (finished) return;
-        finished = true;
-        clearInterval(keepAlive);
-        subscription?.close();
-        response.end();
-      };
-      // The response's "close" comes when the connection ends, however it ends.
-      response.on("close", finish);
-      subscription = relay.subscribe({
-        turnId: String(turn._id),
-        sessionId: String(turn.session),
-        after,
-        sink: ({ events }) => {
-          for (const event of events) {
-            if (finished) return;
-            response.write(
-              `id: ${event.seq}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`,
-            );
-            if (event.type === "done") finish();
-          }
-        },
-      });
-      if (finished) subscription.close();
-      await subscription.ready.catch(() => finish());
-    },
-  });
-
-  app.route({
-    ...served(rest.turns.cancel),
-    handler: async (request, reply) => {
-      const userId = userOf(request);
-      const turn = await ownedTurn(userId, request.params.id);
-      const updated = await turns.cancel(userId, String(turn._id));
-      return reply.status(202).send({ turn: toTurn(updated) });
-    },
-  });
-
-  app.route({
-    ...served(rest.turns.decide),
-    handler: async (request) => {
-      const userId = userOf(request);
-      const turn = await ownedTurn(userId, request.params.id);
-      await turns.decide(userId, String(turn._id), request.params.approvalId, request.body);
-      const updated = await store.findOwned(userId, String(turn._id));
-      return { ok: true as const, turn: updated ? toTurn(updated) : toTurn(turn) };
-    },
-  });
-
-  app.route({
-    ...served(rest.turns.resume),
-    handler: async (request, reply) => {
-      const userId = userOf(request);
-      const turn = await ownedTurn(userId, request.params.id);
-      const updated = await turns.resume(userId, String(turn._id));
-      return reply.status(202).send({ turn: toTurn(updated) });
-    },
-  });
-
-  app.route({
-    ...served(rest.turns.revert),
-    handler: async (request, reply) => {
-      const turn = await ownedTurn(userOf(request), request.params.id);
-      if (!isFinalTurnStatus(turn.status)) {
-        throw new UserError(
-          "conflict",
-          "This turn is still running; revert it when it has finished",
-          { details: { reason: "turn_running", turnId: String(turn._id) } },
-        );
-      }
-      const { turn: updated, result } = await dependencies.reverts.revert(turn);
-      if (result.outcome === "unchanged") {
-        return {
-          revert: null,
-          message: "This turn changed no files: nothing to revert",
-          turn: toTurn(updated),
-        };
-      }
-      return reply.status(202).send({
-        revert: {
-          commit: result.outcome === "reverted" ? result.commit : null,
-          files: result.files,
-          ...(result.outcome === "reverted" && result.pushed !== undefined
-            ? {
-                pushed: result.pushed,
-                ...(result.pushError ? { pushError: result.pushError } : {}),
-              }
-            : {}),
-        },
+    }
+    const { turn: updated, result } = await dependencies.reverts.revert(turn);
+    if (result.outcome === "unchanged") {
+      return {
+        revert: null,
+        message: "This turn changed no files: nothing to revert",
         turn: toTurn(updated),
-      });
-    },
+      };
+    }
+    return reply.status(202).send({
+      revert: {
+        commit: result.outcome === "reverted" ? result.commit : null,
+        files: result.files,
+        ...(result.outcome === "reverted" && result.pushed !== undefined
+          ? {
+              pushed: result.pushed,
+              ...(result.pushError ? { pushError: result.pushError } : {}),
+            }
+          : {}),
+      },
+      turn: toTurn(updated),
+    });
   });
 }

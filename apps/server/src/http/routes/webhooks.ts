@@ -8,7 +8,7 @@ import type { SignIns } from "../../auth/sign-ins.ts";
 import { ownedBy } from "../../owned.ts";
 import { toWebhook, toWebhookDelivery } from "../../serialize.ts";
 import type { Webhooks } from "../../webhooks/webhooks.ts";
-import { type ContractApp, served } from "../contract.ts";
+import { type ContractApp, serve } from "../contract.ts";
 import { pageOf, pageRows } from "../pages.ts";
 import { userOf } from "../scopes.ts";
 
@@ -32,58 +32,43 @@ export function webhookRoutes(app: ContractApp, dependencies: WebhookRouteDepend
     return webhook;
   };
 
-  app.route({
-    ...served(rest.webhooks.create),
-    handler: async (request, reply) => {
-      const { webhook, secret } = await webhooks.create(userOf(request), request.body);
-      return reply.status(201).send({ webhook: toWebhook(webhook), secret });
-    },
+  serve(app, rest.webhooks.create, async (request, reply) => {
+    const { webhook, secret } = await webhooks.create(userOf(request), request.body);
+    return reply.status(201).send({ webhook: toWebhook(webhook), secret });
   });
 
-  app.route({
-    ...served(rest.webhooks.list),
-    handler: async (request) => {
-      const page = pageOf(request.query);
-      const { rows, nextCursor } = pageRows(
-        page,
-        await models.Webhook.find({ user: new Types.ObjectId(userOf(request)), ...page.filter })
-          .sort({ _id: 1 })
-          .limit(page.fetch)
-          .lean(),
-      );
-      return { webhooks: rows.map(toWebhook), nextCursor };
-    },
+  serve(app, rest.webhooks.list, async (request) => {
+    const page = pageOf(request.query);
+    const { rows, nextCursor } = pageRows(
+      page,
+      await models.Webhook.find({ user: new Types.ObjectId(userOf(request)), ...page.filter })
+        .sort({ _id: 1 })
+        .limit(page.fetch)
+        .lean(),
+    );
+    return { webhooks: rows.map(toWebhook), nextCursor };
   });
 
-  app.route({
-    ...served(rest.webhooks.remove),
-    handler: async (request, reply) => {
-      const webhook = await owned(userOf(request), request.params.id);
-      await webhooks.remove(webhook._id);
-      return reply.status(204).send();
-    },
+  serve(app, rest.webhooks.remove, async (request, reply) => {
+    const webhook = await owned(userOf(request), request.params.id);
+    await webhooks.remove(webhook._id);
+    return reply.status(204).send();
   });
 
-  app.route({
-    ...served(rest.webhooks.deliveries),
-    handler: async (request) => {
-      const webhook = await owned(userOf(request), request.params.id);
-      const deliveries = await models.WebhookDelivery.find({ webhook: webhook._id })
-        .sort({ createdAt: -1 })
-        .limit(recentDeliveries)
-        .lean();
-      return { deliveries: deliveries.map(toWebhookDelivery) };
-    },
+  serve(app, rest.webhooks.deliveries, async (request) => {
+    const webhook = await owned(userOf(request), request.params.id);
+    const deliveries = await models.WebhookDelivery.find({ webhook: webhook._id })
+      .sort({ createdAt: -1 })
+      .limit(recentDeliveries)
+      .lean();
+    return { deliveries: deliveries.map(toWebhookDelivery) };
   });
 
-  app.route({
-    ...served(rest.webhooks.test),
-    handler: async (request, reply) => {
-      const userId = userOf(request);
-      const webhook = await owned(userId, request.params.id);
-      await dependencies.limits.count("webhook-test", [userId], testsPerMinute, 60_000);
-      const delivery = await webhooks.ping(webhook);
-      return reply.status(202).send({ delivery: toWebhookDelivery(delivery) });
-    },
+  serve(app, rest.webhooks.test, async (request, reply) => {
+    const userId = userOf(request);
+    const webhook = await owned(userId, request.params.id);
+    await dependencies.limits.count("webhook-test", [userId], testsPerMinute, 60_000);
+    const delivery = await webhooks.ping(webhook);
+    return reply.status(202).send({ delivery: toWebhookDelivery(delivery) });
   });
 }
