@@ -2,7 +2,7 @@
 // what each running turn is doing, sent on a user's activity subscription on /ide.
 import { z } from "zod";
 import { dateSchema, objectIdSchema } from "./common.ts";
-import { type ChatTurn, type TurnStatus, turnStatusSchema } from "./turn.ts";
+import { chatTurnSchema, type TurnStatus, turnStatusSchema } from "./turn.ts";
 
 /**
  * A page cursor of the activity list: the last turn's creation time (ms) and id. Turns are
@@ -61,44 +61,48 @@ export type ActivityTool = z.infer<typeof activityToolSchema>;
  * What a turn is doing now, from its latest events. In a notice, a field that is absent did not
  * change; `tool: null` means the last tool finished, `approvals: []` that none is pending.
  */
-export interface TurnActivity {
-  turnId: string;
-  sessionId: string;
+export const turnActivitySchema = z.object({
+  turnId: z.string(),
+  sessionId: z.string(),
   /** The last event this accounts for. */
-  seq: number;
-  at: Date;
-  pass?: number;
-  model?: string;
-  tool?: ActivityTool | null;
-  approvals?: ActivityApproval[];
-  droneName?: string;
-}
+  seq: z.number().int(),
+  at: dateSchema,
+  pass: z.number().int().optional(),
+  model: z.string().optional(),
+  tool: activityToolSchema.nullable().optional(),
+  approvals: z.array(activityApprovalSchema).optional(),
+  droneName: z.string().optional(),
+});
+export type TurnActivity = z.infer<typeof turnActivitySchema>;
 
 /** A turn as the activity list shows it: the turn without its answer, with the names around it. */
-export type ActivityTurn = Omit<ChatTurn, "response"> & {
-  project: string;
-  projectName: string;
-  sessionName: string;
-  droneName: string | null;
+export const activityTurnSchema = chatTurnSchema.omit({ response: true }).extend({
+  project: z.string(),
+  projectName: z.string(),
+  sessionName: z.string(),
+  droneName: z.string().nullable(),
   /** For a queued turn: why it waits, in words. */
-  queuedReason?: string;
+  queuedReason: z.string().optional(),
   /** For a turn a drone holds: what it does now (from its latest events). */
-  activity?: Omit<TurnActivity, "turnId" | "sessionId">;
-};
+  activity: turnActivitySchema.omit({ turnId: true, sessionId: true }).optional(),
+});
+export type ActivityTurn = z.infer<typeof activityTurnSchema>;
 
 /** The answer of `GET /api/turns`. */
-export interface TurnListAnswer {
-  turns: ActivityTurn[];
-  nextCursor: string | null;
-}
+export const turnListAnswerSchema = z.object({
+  turns: z.array(activityTurnSchema),
+  nextCursor: z.string().nullable(),
+});
+export type TurnListAnswer = z.infer<typeof turnListAnswerSchema>;
 
 /** `GET /api/turns/summary`: the user's turns by what they need now. */
-export interface TurnSummary {
+export const turnSummarySchema = z.object({
   /** Dispatched or processing. */
-  running: number;
-  awaitingApproval: number;
-  queued: number;
-}
+  running: z.number().int(),
+  awaitingApproval: z.number().int(),
+  queued: z.number().int(),
+});
+export type TurnSummary = z.infer<typeof turnSummarySchema>;
 
 /** Which summary count a status falls in (final statuses count in none). */
 export function summaryKeyOf(status: TurnStatus): keyof TurnSummary | null {

@@ -163,8 +163,11 @@ export function fieldIssues(error: z.ZodError): FieldIssue[] {
 }
 
 /** A validation failure whose message names every offending field. */
-export function validationError(error: z.ZodError, what = "payload"): UserError {
-  const issues = fieldIssues(error);
+export function validationError(
+  error: z.ZodError | readonly FieldIssue[],
+  what = "payload",
+): UserError {
+  const issues = error instanceof z.ZodError ? fieldIssues(error) : [...error];
   const summary = issues.map((issue) => `${issue.path}: ${issue.message}`).join("; ");
   return new UserError("validation_failed", `Invalid ${what}: ${summary}`, { details: issues });
 }

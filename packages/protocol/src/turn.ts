@@ -109,12 +109,20 @@ export type ChatTurn = z.infer<typeof chatTurnSchema>;
  * never committed and were put back from its snapshot) and the files it put back, or
  * `revert: null` with a `message` when the turn changed nothing.
  */
-export interface TurnRevertAnswer {
+export const turnRevertAnswerSchema = z.object({
   /** `pushed`/`pushError` only when the project delivers: the revert commit pushed, or why not. */
-  revert: { commit: string | null; files: string[]; pushed?: boolean; pushError?: string } | null;
-  message?: string;
-  turn: ChatTurn;
-}
+  revert: z
+    .object({
+      commit: z.string().nullable(),
+      files: z.array(z.string()),
+      pushed: z.boolean().optional(),
+      pushError: z.string().optional(),
+    })
+    .nullable(),
+  message: z.string().optional(),
+  turn: chatTurnSchema,
+});
+export type TurnRevertAnswer = z.infer<typeof turnRevertAnswerSchema>;
 
 /** "1m 05s"-style label for a duration, used for `stats.durationLabel`. */
 export function formatDuration(durationMs: number): string {

@@ -19,13 +19,11 @@ export function bearerToken(request: FastifyRequest): string | null {
   return match?.[1] ?? null;
 }
 
-/** The authenticated user's id; 401 otherwise. */
+/** The authenticated user's id, also set as `request.userId`; 401 otherwise. */
 export async function requireUser(
   dependencies: { signIns: SignIns },
   request: FastifyRequest,
 ): Promise<string> {
-  // Already authenticated by a route's onRequest hook (before its body was read).
-  if (request.userId) return request.userId;
   const token = bearerToken(request);
   if (!token) {
     throw new UserError("unauthorized", "Missing bearer token: send Authorization: Bearer <token>");

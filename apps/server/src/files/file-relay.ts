@@ -2,26 +2,30 @@
 // in a session's worktree, relayed to an online drone of the user that holds it. The drone
 // decides (e.g. 409 on a stale baseSha).
 import type { ProjectDocument } from "@gadget/db";
-import {
-  type FileRequest,
-  type FileResponse,
-  fileResponseSchema,
-  SystemError,
-} from "@gadget/protocol";
+import { type FileRequest, rest, SystemError } from "@gadget/protocol";
+import type { z } from "zod";
 import { type AskHoldersDependencies, askHolders } from "../drones/ask-holders.ts";
 
 export type FileRelayDependencies = AskHoldersDependencies;
+
+/** What the drone answers each request with: the answer of the route that asked. */
+const answerSchemas = {
+  list: rest.files.list.answers[200],
+  read: rest.files.read.answers[200],
+  write: rest.files.write.answers[200],
+};
+type FileAnswer<Op extends FileRequest["op"]> = z.output<(typeof answerSchemas)[Op]>;
 
 /**
  * Sends `request` to a drone holding the project's workspace (for a session, the drone that ran
  * its last turn first) and answers its result.
  */
-export async function relayFileRequest(
+export async function relayFileRequest<Op extends FileRequest["op"]>(
   dependencies: FileRelayDependencies,
   project: ProjectDocument,
-  request: FileRequest,
+  request: FileRequest & { op: Op },
   sessionDrone: string | null = null,
-): Promise<FileResponse> {
+): Promise<FileAnswer<Op>> {
   const userId = String(project.user);
   const answer = await askHolders(dependencies, {
     userId,
@@ -32,7 +36,7 @@ export async function relayFileRequest(
     // Another drone of the user may hold the session's worktree.
     passOn: (error) =>
       (error.details as { reason?: unknown } | undefined)?.reason === "no_worktree",
-    parse: (result) => fileResponseSchema.parse(result),
+    parse: (result) => answerSchemas[request.op].parse(result) as FileAnswer<Op>,
   });
   if (answer.answered) return answer.result;
   if (answer.holders === 0) {

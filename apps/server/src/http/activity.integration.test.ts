@@ -248,7 +248,15 @@ describe("activity subscription on /ide", () => {
     await drone.stream(turnId, [
       agentEvent("tool_result", { callId: "k1", tool: "run_command", ok: true, summary: "ok" }),
     ]);
-    await waitFor(() => heard.get(there)!.some((notice) => notice.tool === null));
+    // Both servers' sockets heard the tool end (the queued and dispatched notices have no tool either).
+    const toolEnded = (client: IdeClient) => {
+      const notices = heard.get(client)!;
+      const start = notices.findIndex((notice) => notice.tool?.name === "run_command");
+      return start >= 0 && notices.slice(start + 1).some((notice) => notice.tool === null);
+    };
+    for (const client of [here, there]) {
+      await waitFor(() => toolEnded(client), 10_000, "the tool's end heard on both servers");
+    }
     const mine = heard.get(here)!.filter((notice) => notice.turnId === turnId);
     // Queued, dispatched, the pass and tool, the tool's end: the streamed text alone told nothing.
     expect(mine.map((notice) => [notice.pass, notice.tool?.name ?? notice.tool])).toEqual([

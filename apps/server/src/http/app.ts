@@ -2,14 +2,15 @@
 import { randomBytes } from "node:crypto";
 import type { Logger } from "@gadget/logging";
 import { type ErrorCode, GadgetError, toGadgetError, UserError } from "@gadget/protocol";
-import Fastify, { type FastifyInstance } from "fastify";
+import Fastify, { type FastifyInstance, type FastifyRequest } from "fastify";
 import type { ResolvedConfig } from "../config.ts";
 import { type StorageHealth, unavailableError } from "../storage/health.ts";
 import type { TurnService } from "../turns/turn-service.ts";
+import { contractError, useContract } from "./contract.ts";
 import { type ActivityRouteDependencies, activityRoutes } from "./routes/activity.ts";
-import { type AuthRouteDependencies, authRoutes } from "./routes/auth.ts";
+import { type AuthRouteDependencies, accountRoutes, signInRoutes } from "./routes/auth.ts";
 import { type DeliveryRouteDependencies, deliveryRoutes } from "./routes/deliveries.ts";
-import { type DroneRouteDependencies, droneRoutes } from "./routes/drones.ts";
+import { type DroneRouteDependencies, droneRoutes, droneSelfRoutes } from "./routes/drones.ts";
 import { type FileRouteDependencies, fileRoutes } from "./routes/files.ts";
 import { type HealthRouteDependencies, healthRoutes } from "./routes/health.ts";
 import { type ProjectRouteDependencies, projectRoutes } from "./routes/projects.ts";
@@ -17,6 +18,7 @@ import { type ProviderRouteDependencies, providerRoutes } from "./routes/provide
 import { type SessionRouteDependencies, sessionRoutes } from "./routes/sessions.ts";
 import { type TurnRouteDependencies, turnRoutes } from "./routes/turns.ts";
 import { type WebhookRouteDependencies, webhookRoutes } from "./routes/webhooks.ts";
+import { authenticationFailure, openScope, userScope } from "./scopes.ts";
 import { registerWebApp } from "./web.ts";
 
 const statusCodes: Record<number, ErrorCode> = {
@@ -31,8 +33,10 @@ const statusCodes: Record<number, ErrorCode> = {
 };
 
 /** Maps anything thrown in a route to a GadgetError. */
-export function httpError(error: unknown): GadgetError {
+export function httpError(error: unknown, request?: FastifyRequest): GadgetError {
   if (error instanceof GadgetError) return error;
+  const refused = contractError(error, request?.routeOptions.config.contract);
+  if (refused) return refused;
   const fastifyError = error as { statusCode?: number; code?: string; message?: string };
   const status = fastifyError.statusCode;
   if (status && status >= 400 && status < 500) {
@@ -51,13 +55,6 @@ export function httpError(error: unknown): GadgetError {
 const requestIdPattern = /^[\w.:-]{1,100}$/;
 /** Probes and static files are logged at debug: they would drown the API lines. */
 const quietPaths = /^\/(healthz|readyz|metrics)$|^\/(?!api\/)/;
-
-declare module "fastify" {
-  interface FastifyRequest {
-    /** Set by requireUser: who made the request, for the request's log line. */
-    userId?: string;
-  }
-}
 
 /** What the routes use, each route naming its own part. */
 export type HttpDependencies = ActivityRouteDependencies &
@@ -124,10 +121,12 @@ export function createHttpApp(dependencies: HttpDependencies, turns: TurnService
     }
   });
 
-  app.setErrorHandler((error, request, reply) => {
+  app.setErrorHandler(async (failure, request, reply) => {
+    // A route authenticating beside its first reads still answers a stranger 401 first.
+    const error = (await authenticationFailure(request)) ?? failure;
     // An outage of the database or Redis answers 503 `unavailable`, logged once per outage.
     const down = dependencies.health.failed(error);
-    const problem = down ? unavailableError(down, error) : httpError(error);
+    const problem = down ? unavailableError(down, error) : httpError(error, request);
     if (down) reply.header("retry-after", "2");
     if (problem.status >= 500 && !down) {
       dependencies.logger.error(
@@ -144,19 +143,30 @@ export function createHttpApp(dependencies: HttpDependencies, turns: TurnService
     if (problem.code === "rate_limited" && details?.retryAfterSeconds) {
       reply.header("retry-after", String(details.retryAfterSeconds));
     }
-    reply.status(problem.status).send(problem.toJSON());
+    return reply.status(problem.status).send(problem.toJSON());
   });
-  app.register(healthRoutes(dependencies));
-  app.register(authRoutes(dependencies), { prefix: "/api" });
-  app.register(droneRoutes(dependencies, turns), { prefix: "/api" });
-  app.register(providerRoutes(dependencies), { prefix: "/api" });
-  app.register(projectRoutes(dependencies), { prefix: "/api" });
-  app.register(activityRoutes(dependencies), { prefix: "/api" });
-  app.register(turnRoutes(dependencies, turns), { prefix: "/api" });
-  app.register(fileRoutes(dependencies), { prefix: "/api" });
-  app.register(deliveryRoutes(dependencies), { prefix: "/api" });
-  app.register(sessionRoutes(dependencies), { prefix: "/api" });
-  app.register(webhookRoutes(dependencies), { prefix: "/api" });
+  useContract(app);
+  app.register(
+    openScope((open) => {
+      healthRoutes(open, dependencies);
+      accountRoutes(open, dependencies);
+      droneSelfRoutes(open, dependencies, turns);
+    }),
+  );
+  app.register(
+    userScope(dependencies, (user) => {
+      signInRoutes(user, dependencies);
+      droneRoutes(user, dependencies, turns);
+      providerRoutes(user, dependencies);
+      projectRoutes(user, dependencies);
+      activityRoutes(user, dependencies);
+      turnRoutes(user, dependencies, turns);
+      fileRoutes(user, dependencies);
+      deliveryRoutes(user, dependencies);
+      sessionRoutes(user, dependencies);
+      webhookRoutes(user, dependencies);
+    }),
+  );
   registerWebApp(app, dependencies.config.webDir);
   return app;
 }

@@ -1,7 +1,7 @@
 // Cursor pagination of list routes: `?cursor=<last id>&limit=`, in id order (ids grow with
 // creation time), answered with `nextCursor` (null on the last page). A list never grows past
 // one page per request, however much a user has.
-import { type PageQuery, pageQuerySchema, parseOrThrow } from "@gadget/protocol";
+import type { PageQuery } from "@gadget/protocol";
 import { Types } from "mongoose";
 
 export interface Page {
@@ -13,15 +13,10 @@ export interface Page {
 }
 
 /**
- * The page a request asks for.
+ * The page a request asks for (its query, as the contract's `pageQuerySchema` parsed it).
  * @example const page = pageOf(request.query); const rows = await Model.find({ user, ...page.filter }).sort({ _id: 1 }).limit(page.fetch).lean();
  */
-export function pageOf(query: unknown): Page {
-  const { cursor, limit }: PageQuery = parseOrThrow(
-    pageQuerySchema,
-    { cursor: (query as PageQuery | null)?.cursor, limit: (query as PageQuery | null)?.limit },
-    "query",
-  );
+export function pageOf({ cursor, limit }: PageQuery): Page {
   return {
     filter: cursor ? { _id: { $gt: new Types.ObjectId(cursor) } } : {},
     fetch: limit + 1,

@@ -101,6 +101,9 @@ describe("accounts", () => {
       "email",
       "password",
     ]);
+    expect(invalid.body.error.message).toBe(
+      "Invalid signup: email: Invalid email address; password: must be at least 8 characters",
+    );
     const malformed = await anonymous.request("POST", "/api/auth/login", "{not json", {
       "content-type": "application/json",
     });
@@ -114,6 +117,28 @@ describe("accounts", () => {
     });
     expect(huge.status).toBe(413);
     expect(huge.body.error.code).toBe("payload_too_large");
+  });
+
+  it("answers a bad query with 400 naming it, and an id of the wrong shape with 404", async () => {
+    const user = await signup(server.url, "shapes");
+    const query = await user.get("/api/drones?limit=0");
+    expect(query.status).toBe(400);
+    expect(query.body.error).toEqual({
+      code: "validation_failed",
+      message: "Invalid query: limit: Too small: expected number to be >=1",
+      details: [{ path: "limit", message: "Too small: expected number to be >=1" }],
+    });
+    const id = await user.get("/api/turns/not-an-id");
+    expect(id.status).toBe(404);
+    expect(id.body.error).toEqual({ code: "not_found", message: "Turn not found" });
+    // An empty PATCH changes nothing and answers the object.
+    const { projectId } = await setupWorkspace(user);
+    const untouched = await user.request<{ project: { _id: string } }>(
+      "PATCH",
+      `/api/projects/${projectId.toUpperCase()}`,
+    );
+    expect(untouched.status).toBe(200);
+    expect(untouched.body.project._id).toBe(projectId);
   });
 
   it("answers unknown routes with the error shape", async () => {

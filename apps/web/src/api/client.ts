@@ -1,41 +1,29 @@
-// Typed REST client for the server's /api (docs/reference.md): one fetch wrapper and one method per route.
-import type {
-  AuthResponse,
-  ChatSession,
-  ChatTurn,
-  CreateProjectBody,
-  CreateProviderBody,
-  CreateSessionBody,
-  CreateTurnBody,
-  CreateWebhookBody,
-  CreateWebhookResponse,
-  Drone,
-  FileContent,
-  FileEntry,
-  GitUrlCheck,
-  LoginBody,
-  Project,
-  ProjectCloneAnswer,
-  Provider,
-  ProviderCheckBody,
-  ProviderCheckResult,
-  RegistrationTokenResponse,
-  SessionDeliveryAnswer,
-  SessionDetail,
-  SignIn,
-  SignupBody,
-  TurnEvent,
-  TurnListAnswer,
-  TurnRevertAnswer,
-  TurnStatus,
-  TurnSummary,
-  UpdateDroneBody,
-  UpdateProjectBody,
-  UpdateProviderBody,
-  UpdateSessionBody,
-  User,
-  Webhook,
-  WebhookDelivery,
+// The web app's REST client, derived from the contract (`rest` in @gadget/protocol): `call(route,
+// input)` for any route, typed by it, and the named methods the pages use, one line each.
+import {
+  type AuthResponse,
+  type CreateProjectBody,
+  type CreateProviderBody,
+  type CreateSessionBody,
+  type CreateTurnBody,
+  type CreateWebhookBody,
+  type FileEntry,
+  type LoginBody,
+  type ProviderCheckBody,
+  type ProviderCheckResult,
+  type RouteAnswer,
+  type RouteArguments,
+  type RouteContract,
+  type RouteInput,
+  rest,
+  routeUrl,
+  type SignupBody,
+  type TurnStatus,
+  type UpdateDroneBody,
+  type UpdateProjectBody,
+  type UpdateProviderBody,
+  type UpdateSessionBody,
+  type WriteFileBody,
 } from "@gadget/protocol";
 import { ApiError, errorFromResponse, toApiError } from "./api-error.ts";
 
@@ -70,8 +58,10 @@ export interface ActivityQuery {
   limit?: number;
 }
 
-/** One page of a list route: the items under their own key, and where the next page starts. */
-type ListPage<Key extends string, Item> = { [K in Key]: Item[] } & { nextCursor?: string | null };
+/** The items of every page of a list route, under the route's own key. */
+type ListOf<Route extends RouteContract, Key extends keyof RouteAnswer<Route>> = {
+  [K in Key]: RouteAnswer<Route>[K];
+};
 
 /**
  * The REST API (docs/reference.md). Every method throws ApiError with a message fit to show.
@@ -132,24 +122,40 @@ export class ApiClient {
   }
 
   /**
-   * Reads every page of a list route, following `nextCursor` until the server answers null.
-   * @example const { drones } = await this.listAll("/api/drones", "drones");
+   * Calls one route of the contract; what it takes and answers are typed by the route.
+   * @example const { project } = await api.call(rest.projects.update, { params: { id }, body: { name } });
    */
-  private async listAll<Key extends string, Item>(
-    path: string,
+  call<Route extends RouteContract>(
+    route: Route,
+    ...[input]: RouteArguments<Route>
+  ): Promise<RouteAnswer<Route>> {
+    const given = (input ?? {}) as { params?: object; query?: object; body?: unknown };
+    // A write without a body sends `{}`, as a JSON API is usually called.
+    const body =
+      given.body ?? (route.method === "GET" || route.method === "DELETE" ? undefined : {});
+    return this.request(route.method, routeUrl(route, given), body);
+  }
+
+  /**
+   * Reads every page of a list route, following `nextCursor` until the server answers null.
+   * @example const { drones } = await this.listAll(rest.drones.list, "drones");
+   */
+  private async listAll<Route extends RouteContract, Key extends keyof RouteAnswer<Route> & string>(
+    route: Route,
     key: Key,
-  ): Promise<{ [K in Key]: Item[] }> {
-    const items: Item[] = [];
+    input: Omit<RouteInput<Route>, "query"> = {} as Omit<RouteInput<Route>, "query">,
+  ): Promise<ListOf<Route, Key>> {
+    const items: unknown[] = [];
     const seen = new Set<string>();
     let cursor: string | null = null;
     do {
-      const query = `limit=${LIST_PAGE}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`;
+      const query = { limit: LIST_PAGE, ...(cursor ? { cursor } : {}) };
       // Annotated: `cursor` is read from the page it helps to ask for.
-      const page: ListPage<Key, Item> = await this.request(
+      const page: { nextCursor?: string | null } & Record<string, unknown> = await this.request(
         "GET",
-        `${path}${path.includes("?") ? "&" : "?"}${query}`,
+        routeUrl(route, { ...(input as { params?: object }), query }),
       );
-      items.push(...(page[key] ?? []));
+      items.push(...((page[key] as unknown[] | undefined) ?? []));
       // A server without pages answers no cursor; one that repeats a cursor would never end.
       cursor = page.nextCursor ?? null;
       if (cursor && seen.has(cursor)) {
@@ -157,208 +163,193 @@ export class ApiClient {
       }
       if (cursor) seen.add(cursor);
     } while (cursor);
-    return { [key]: items } as { [K in Key]: Item[] };
+    return { [key]: items } as ListOf<Route, Key>;
   }
 
-  // ---------- auth ----------
+  // ---------- accounts ----------
   signup(body: SignupBody): Promise<AuthResponse> {
-    return this.request("POST", "/api/auth/signup", body);
+    return this.call(rest.accounts.signup, { body });
   }
   login(body: LoginBody): Promise<AuthResponse> {
-    return this.request("POST", "/api/auth/login", body);
+    return this.call(rest.accounts.login, { body });
   }
-  me(): Promise<{ user: User }> {
-    return this.request("GET", "/api/me");
+  me() {
+    return this.call(rest.accounts.me);
   }
   /** Revokes the token this client sends (the one of this browser). */
   logout(): Promise<void> {
-    return this.request("POST", "/api/auth/logout", {});
+    return this.call(rest.accounts.logout);
   }
   /** The user's sign-ins, newest first; `current` is this browser's. */
-  listSignIns(): Promise<{ signIns: SignIn[] }> {
-    return this.request("GET", "/api/auth/sign-ins");
+  listSignIns() {
+    return this.call(rest.accounts.signIns);
   }
   revokeSignIn(signInId: string): Promise<void> {
-    return this.request("DELETE", `/api/auth/sign-ins/${encodeURIComponent(signInId)}`);
+    return this.call(rest.accounts.revokeSignIn, { params: { id: signInId } });
   }
 
   // ---------- drones ----------
-  listDrones(): Promise<{ drones: Drone[] }> {
-    return this.listAll("/api/drones", "drones");
+  listDrones() {
+    return this.listAll(rest.drones.list, "drones");
   }
-  createRegistrationToken(): Promise<RegistrationTokenResponse> {
-    return this.request("POST", "/api/drones/registration-tokens", {});
+  createRegistrationToken() {
+    return this.call(rest.drones.createRegistrationToken);
   }
-  updateDrone(droneId: string, body: UpdateDroneBody): Promise<{ drone: Drone }> {
-    return this.request("PATCH", `/api/drones/${encodeURIComponent(droneId)}`, body);
+  updateDrone(droneId: string, body: UpdateDroneBody) {
+    return this.call(rest.drones.update, { params: { id: droneId }, body });
   }
   revokeDrone(droneId: string): Promise<void> {
-    return this.request("DELETE", `/api/drones/${encodeURIComponent(droneId)}`);
+    return this.call(rest.drones.revoke, { params: { id: droneId } });
+  }
+
+  // ---------- webhooks ----------
+  listWebhooks() {
+    return this.listAll(rest.webhooks.list, "webhooks");
+  }
+  /** The answer holds the signing secret: shown once, never again. */
+  createWebhook(body: CreateWebhookBody) {
+    return this.call(rest.webhooks.create, { body });
+  }
+  deleteWebhook(webhookId: string): Promise<void> {
+    return this.call(rest.webhooks.remove, { params: { id: webhookId } });
+  }
+  listWebhookDeliveries(webhookId: string) {
+    return this.call(rest.webhooks.deliveries, { params: { id: webhookId } });
+  }
+  testWebhook(webhookId: string) {
+    return this.call(rest.webhooks.test, { params: { id: webhookId } });
   }
 
   // ---------- providers ----------
-  // ---------- webhooks ----------
-  listWebhooks(): Promise<{ webhooks: Webhook[] }> {
-    return this.listAll("/api/webhooks", "webhooks");
+  listProviders() {
+    return this.listAll(rest.providers.list, "providers");
   }
-  /** The answer holds the signing secret: shown once, never again. */
-  createWebhook(body: CreateWebhookBody): Promise<CreateWebhookResponse> {
-    return this.request("POST", "/api/webhooks", body);
-  }
-  deleteWebhook(webhookId: string): Promise<void> {
-    return this.request("DELETE", `/api/webhooks/${encodeURIComponent(webhookId)}`);
-  }
-  listWebhookDeliveries(webhookId: string): Promise<{ deliveries: WebhookDelivery[] }> {
-    return this.request("GET", `/api/webhooks/${encodeURIComponent(webhookId)}/deliveries`);
-  }
-  testWebhook(webhookId: string): Promise<{ delivery: WebhookDelivery }> {
-    return this.request("POST", `/api/webhooks/${encodeURIComponent(webhookId)}/test`);
-  }
-
-  listProviders(): Promise<{ providers: Provider[] }> {
-    return this.listAll("/api/providers", "providers");
-  }
-  createProvider(body: CreateProviderBody): Promise<{ provider: Provider } | Provider> {
-    return this.request("POST", "/api/providers", body);
+  createProvider(body: CreateProviderBody) {
+    return this.call(rest.providers.create, { body });
   }
   /** Asks the server to list the provider's models (browsers cannot call providers: CORS). */
   checkProvider(body: ProviderCheckBody): Promise<ProviderCheckResult> {
-    return this.request("POST", "/api/providers/check", body);
+    return this.call(rest.providers.check, { body });
   }
   /** Checks a saved provider: its /models, then one small call offering one tool (the probe). */
   checkSavedProvider(providerId: string): Promise<ProviderCheckResult> {
-    return this.request("POST", `/api/providers/${encodeURIComponent(providerId)}/check`, {});
+    return this.call(rest.providers.checkSaved, { params: { id: providerId } });
   }
   /** Changes a provider; a new apiKey replaces the stored one (never shown again). */
-  updateProvider(providerId: string, body: UpdateProviderBody): Promise<{ provider: Provider }> {
-    return this.request("PATCH", `/api/providers/${encodeURIComponent(providerId)}`, body);
+  updateProvider(providerId: string, body: UpdateProviderBody) {
+    return this.call(rest.providers.update, { params: { id: providerId }, body });
   }
   deleteProvider(providerId: string): Promise<void> {
-    return this.request("DELETE", `/api/providers/${encodeURIComponent(providerId)}`);
+    return this.call(rest.providers.remove, { params: { id: providerId } });
   }
   /** Forgets what turns learned the provider refuses; the next turn sends the plain request. */
-  forgetProviderQuirks(providerId: string): Promise<{ provider: Provider }> {
-    return this.request("DELETE", `/api/providers/${encodeURIComponent(providerId)}/quirks`);
+  forgetProviderQuirks(providerId: string) {
+    return this.call(rest.providers.forgetQuirks, { params: { id: providerId } });
   }
 
   // ---------- projects and files ----------
-  listProjects(): Promise<{ projects: Project[] }> {
-    return this.listAll("/api/projects", "projects");
+  listProjects() {
+    return this.listAll(rest.projects.list, "projects");
   }
   /** Creates a project; `gitUrlCheck` says whether a drone checked its URL (a bad URL is a 400). */
-  createProject(body: CreateProjectBody): Promise<{ project: Project; gitUrlCheck?: GitUrlCheck }> {
-    return this.request("POST", "/api/projects", body);
+  createProject(body: CreateProjectBody) {
+    return this.call(rest.projects.create, { body });
   }
   /** Deletes the project with its sessions and turns (409 while a turn of it runs). */
   deleteProject(projectId: string): Promise<void> {
-    return this.request("DELETE", `/api/projects/${encodeURIComponent(projectId)}`);
+    return this.call(rest.projects.remove, { params: { id: projectId } });
   }
   /** Has a drone clone (or fetch) the project now, so its files show before any turn. */
-  cloneProject(projectId: string): Promise<ProjectCloneAnswer> {
-    return this.request("POST", `/api/projects/${encodeURIComponent(projectId)}/clone`, {});
+  cloneProject(projectId: string) {
+    return this.call(rest.projects.clone, { params: { id: projectId } });
   }
-  updateProject(projectId: string, body: UpdateProjectBody): Promise<{ project: Project }> {
-    return this.request("PATCH", `/api/projects/${encodeURIComponent(projectId)}`, body);
+  updateProject(projectId: string, body: UpdateProjectBody) {
+    return this.call(rest.projects.update, { params: { id: projectId }, body });
   }
   /** Files of the project's default branch, or of `sessionId`'s worktree. */
   async listFiles(projectId: string, path: string, sessionId?: string): Promise<FileEntry[]> {
-    const answer = await this.request<{ entries: FileEntry[] } | FileEntry[]>(
-      "GET",
-      `/api/projects/${encodeURIComponent(projectId)}/files?path=${encodeURIComponent(path)}${sessionQuery(sessionId)}`,
-    );
-    return Array.isArray(answer) ? answer : answer.entries;
+    const query = { path, session: sessionId };
+    return (await this.call(rest.files.list, { params: { id: projectId }, query })).entries;
   }
-  readFile(projectId: string, path: string, sessionId?: string): Promise<FileContent> {
-    return this.request(
-      "GET",
-      `/api/projects/${encodeURIComponent(projectId)}/file?path=${encodeURIComponent(path)}${sessionQuery(sessionId)}`,
-    );
+  readFile(projectId: string, path: string, sessionId?: string) {
+    const query = { path, session: sessionId };
+    return this.call(rest.files.read, { params: { id: projectId }, query });
   }
   /** Writes into `body.sessionId`'s worktree (the default branch's checkout is read-only). */
-  writeFile(
-    projectId: string,
-    body: { path: string; content: string; baseSha?: string; sessionId?: string },
-  ): Promise<{ sha: string }> {
-    return this.request("PUT", `/api/projects/${encodeURIComponent(projectId)}/file`, body);
-  }
-  getSession(sessionId: string): Promise<{ session: SessionDetail }> {
-    return this.request("GET", `/api/sessions/${encodeURIComponent(sessionId)}`);
+  writeFile(projectId: string, body: WriteFileBody) {
+    return this.call(rest.files.write, { params: { id: projectId }, body });
   }
 
   // ---------- sessions and turns ----------
-  listSessions(projectId: string): Promise<{ sessions: ChatSession[] }> {
-    return this.listAll(`/api/projects/${encodeURIComponent(projectId)}/sessions`, "sessions");
+  getSession(sessionId: string) {
+    return this.call(rest.sessions.get, { params: { id: sessionId } });
   }
-  createSession(projectId: string, body: CreateSessionBody): Promise<{ session: ChatSession }> {
-    return this.request("POST", `/api/projects/${encodeURIComponent(projectId)}/sessions`, body);
+  listSessions(projectId: string) {
+    return this.listAll(rest.projects.sessions, "sessions", { params: { id: projectId } });
   }
-  updateSession(sessionId: string, body: UpdateSessionBody): Promise<{ session: ChatSession }> {
-    return this.request("PATCH", `/api/sessions/${encodeURIComponent(sessionId)}`, body);
+  createSession(projectId: string, body: CreateSessionBody) {
+    return this.call(rest.projects.createSession, { params: { id: projectId }, body });
+  }
+  updateSession(sessionId: string, body: UpdateSessionBody) {
+    return this.call(rest.sessions.update, { params: { id: sessionId }, body });
   }
   /** Deletes the session with its turns (409 while a turn of it runs). */
   deleteSession(sessionId: string): Promise<void> {
-    return this.request("DELETE", `/api/sessions/${encodeURIComponent(sessionId)}`);
+    return this.call(rest.sessions.remove, { params: { id: sessionId } });
   }
-  listTurns(sessionId: string): Promise<{ turns: ChatTurn[] }> {
-    return this.listAll(`/api/sessions/${encodeURIComponent(sessionId)}/turns`, "turns");
+  listTurns(sessionId: string) {
+    return this.listAll(rest.sessions.turns, "turns", { params: { id: sessionId } });
   }
-  createTurn(sessionId: string, body: CreateTurnBody): Promise<{ turn: ChatTurn }> {
-    return this.request("POST", `/api/sessions/${encodeURIComponent(sessionId)}/turns`, body);
+  createTurn(sessionId: string, body: CreateTurnBody) {
+    return this.call(rest.sessions.createTurn, { params: { id: sessionId }, body });
   }
   /** Commits the session worktree's uncommitted changes and pushes its branch now. */
-  deliverSession(sessionId: string): Promise<{ delivery: SessionDeliveryAnswer }> {
-    return this.request("POST", `/api/sessions/${encodeURIComponent(sessionId)}/deliver`, {});
+  deliverSession(sessionId: string) {
+    return this.call(rest.sessions.deliver, { params: { id: sessionId } });
   }
   /** One page of the user's turns across projects, newest first (the Activity page). */
-  listActivity(query: ActivityQuery = {}): Promise<TurnListAnswer> {
-    const search = new URLSearchParams();
-    if (query.status && query.status.length > 0) search.set("status", query.status.join(","));
-    if (query.project) search.set("project", query.project);
-    if (query.drone) search.set("drone", query.drone);
-    if (query.cursor) search.set("cursor", query.cursor);
-    if (query.limit) search.set("limit", String(query.limit));
-    const text = search.toString();
-    return this.request("GET", `/api/turns${text ? `?${text}` : ""}`);
+  listActivity(query: ActivityQuery = {}) {
+    const status = query.status && query.status.length > 0 ? query.status.join(",") : undefined;
+    return this.call(rest.turns.list, {
+      query: {
+        status,
+        project: query.project || undefined,
+        drone: query.drone || undefined,
+        cursor: query.cursor || undefined,
+        limit: query.limit || undefined,
+      },
+    });
   }
   /** How many of the user's turns run, wait on them, or wait for a drone. */
-  turnSummary(): Promise<TurnSummary> {
-    return this.request("GET", "/api/turns/summary");
+  turnSummary() {
+    return this.call(rest.turns.summary);
   }
-  getTurn(turnId: string): Promise<{ turn: ChatTurn }> {
-    return this.request("GET", `/api/turns/${encodeURIComponent(turnId)}`);
+  getTurn(turnId: string) {
+    return this.call(rest.turns.get, { params: { id: turnId } });
   }
-  listEvents(turnId: string, after: number, limit = EVENTS_PAGE): Promise<{ events: TurnEvent[] }> {
-    return this.request(
-      "GET",
-      `/api/turns/${encodeURIComponent(turnId)}/events?after=${after}&limit=${limit}`,
-    );
+  listEvents(turnId: string, after: number, limit = EVENTS_PAGE) {
+    return this.call(rest.turns.events, { params: { id: turnId }, query: { after, limit } });
   }
-  cancelTurn(turnId: string): Promise<void> {
-    return this.request("POST", `/api/turns/${encodeURIComponent(turnId)}/cancel`, {});
+  async cancelTurn(turnId: string): Promise<void> {
+    await this.call(rest.turns.cancel, { params: { id: turnId } });
   }
-  resumeTurn(turnId: string): Promise<void> {
-    return this.request("POST", `/api/turns/${encodeURIComponent(turnId)}/resume`, {});
+  async resumeTurn(turnId: string): Promise<void> {
+    await this.call(rest.turns.resume, { params: { id: turnId } });
   }
   /** Undoes a finished turn's changes with a revert commit on the session's branch. */
-  revertTurn(turnId: string): Promise<TurnRevertAnswer> {
-    return this.request("POST", `/api/turns/${encodeURIComponent(turnId)}/revert`, {});
+  revertTurn(turnId: string) {
+    return this.call(rest.turns.revert, { params: { id: turnId } });
   }
   /** `alwaysAllow`: approve this command and let the session run it without asking again. */
-  decideApproval(
+  async decideApproval(
     turnId: string,
     approvalId: string,
     approve: boolean,
     alwaysAllow = false,
   ): Promise<void> {
-    return this.request(
-      "POST",
-      `/api/turns/${encodeURIComponent(turnId)}/approvals/${encodeURIComponent(approvalId)}`,
-      { approve, ...(alwaysAllow ? { alwaysAllow: true } : {}) },
-    );
+    await this.call(rest.turns.decide, {
+      params: { id: turnId, approvalId },
+      body: { approve, ...(alwaysAllow ? { alwaysAllow: true } : {}) },
+    });
   }
-}
-
-/** `&session=<id>` for a session's worktree; nothing for the default branch. */
-function sessionQuery(sessionId: string | undefined): string {
-  return sessionId ? `&session=${encodeURIComponent(sessionId)}` : "";
 }

@@ -1,11 +1,21 @@
-// A small fetch wrapper for tests, benchmarks and scripts: JSON in, `{status, body}` out.
-import type {
-  Drone,
-  IdeClientToServerEvents,
-  IdeServerToClientEvents,
-  TurnEventMessage,
+// The REST client of tests, benchmarks and scripts: `call(route, input)` for a route of the contract
+// (typed, its answer checked against the contract), and raw requests for what the contract refuses.
+import {
+  type Drone,
+  IDE_NAMESPACE,
+  type IdeClientToServerEvents,
+  type IdeServerToClientEvents,
+  type RouteAnswer,
+  type RouteArguments,
+  type RouteContract,
+  relayedCode,
+  rest,
+  routeUrl,
+  SystemError,
+  type TurnEventMessage,
+  type TurnMode,
+  UserError,
 } from "@gadget/protocol";
-import { IDE_NAMESPACE } from "@gadget/protocol";
 import { io, type Socket } from "socket.io-client";
 
 export interface ApiResponse<T = Record<string, unknown>> {
@@ -48,6 +58,36 @@ export class ApiClient {
     return { status: response.status, body: parsed as T, headers: response.headers };
   }
 
+  /**
+   * Calls one route of the contract. Its answer is parsed with the contract's schema, so every
+   * test calling a route this way also checks that the server keeps the contract (dates come back
+   * as Dates). A refusal throws UserError (4xx) or SystemError with the server's code and details.
+   * @example const { project } = await client.call(rest.projects.create, { body: { name, gitUrl } });
+   */
+  async call<Route extends RouteContract>(
+    route: Route,
+    ...[input]: RouteArguments<Route>
+  ): Promise<RouteAnswer<Route>> {
+    const given = (input ?? {}) as { params?: object; query?: object; body?: unknown };
+    const url = routeUrl(route, given);
+    const body =
+      given.body ?? (route.method === "GET" || route.method === "DELETE" ? undefined : {});
+    const response = await this.request(route.method, url, body);
+    const where = `${route.method} ${url} answered ${response.status}`;
+    if (response.status >= 400 || response.status < 200) throw refusal(response, where);
+    const schema = route.answers[response.status];
+    if (!schema)
+      throw new SystemError("bad_response", `${where}, a status the contract does not list`);
+    const parsed = schema.safeParse(response.status === 204 ? undefined : response.body);
+    if (!parsed.success) {
+      throw new SystemError(
+        "bad_response",
+        `${where}, not as the contract says: ${parsed.error.message}`,
+      );
+    }
+    return parsed.data as RouteAnswer<Route>;
+  }
+
   // biome-ignore lint/suspicious/noExplicitAny: test convenience, bodies are checked by assertions
   get = (path: string) => this.request<any>("GET", path);
   // biome-ignore lint/suspicious/noExplicitAny: test convenience
@@ -60,6 +100,19 @@ export class ApiClient {
   delete = (path: string) => this.request<any>("DELETE", path);
 }
 
+/** The error a refused call throws: the server's own code, message and details. */
+function refusal(response: ApiResponse<unknown>, where: string): Error {
+  const error = (
+    response.body as { error?: { code?: unknown; message?: unknown; details?: unknown } }
+  )?.error;
+  const code = relayedCode(typeof error?.code === "string" ? error.code : "bad_response");
+  const message = `${typeof error?.message === "string" ? error.message : "no error body"} (${where})`;
+  const options = { details: error?.details };
+  return response.status < 500
+    ? new UserError(code, message, options)
+    : new SystemError(code, message, options);
+}
+
 let counter = 0;
 
 /** Signs up a fresh user; returns a client holding its token. */
@@ -70,44 +123,42 @@ export async function signup(
   counter++;
   const email = `${name}-${process.pid}-${Date.now()}-${counter}@example.com`;
   const client = new ApiClient(url);
-  const response = await client.post("/api/auth/signup", {
-    email,
-    password: "correct horse battery",
-    name,
+  const answer = await client.call(rest.accounts.signup, {
+    body: { email, password: "correct horse battery", name },
   });
-  if (response.status !== 201) throw new Error(`signup failed: ${JSON.stringify(response.body)}`);
-  client.token = response.body.token;
-  return Object.assign(client, { userId: String(response.body.user._id), email });
+  client.token = answer.token;
+  return Object.assign(client, { userId: answer.user._id, email });
 }
 
 /** A project, a session and a provider for `client`, ready for turns. */
 export async function setupWorkspace(
   client: ApiClient,
-  options: { projectName?: string; approval?: "auto" | "on-write"; mode?: string } = {},
+  options: { projectName?: string; approval?: "auto" | "on-write"; mode?: TurnMode } = {},
 ) {
-  const provider = await client.post("/api/providers", {
-    name: "scripted",
-    baseUrl: "http://127.0.0.1:9/v1",
-    apiKey: "sk-test-secret-key",
-    modelId: "scripted-model",
+  const { provider } = await client.call(rest.providers.create, {
+    body: {
+      name: "scripted",
+      baseUrl: "http://127.0.0.1:9/v1",
+      apiKey: "sk-test-secret-key",
+      modelId: "scripted-model",
+    },
   });
-  const project = await client.post("/api/projects", {
-    name: options.projectName ?? "Demo Project",
-    gitUrl: "https://example.com/demo.git",
+  const { project } = await client.call(rest.projects.create, {
+    body: { name: options.projectName ?? "Demo Project", gitUrl: "https://example.com/demo.git" },
   });
-  const session = await client.post(`/api/projects/${project.body.project._id}/sessions`, {
-    name: "Session",
-    ...(options.approval ? { approval: options.approval } : {}),
-    ...(options.mode ? { mode: options.mode } : {}),
+  const { session } = await client.call(rest.projects.createSession, {
+    params: { id: project._id },
+    body: {
+      name: "Session",
+      ...(options.approval ? { approval: options.approval } : {}),
+      ...(options.mode ? { mode: options.mode } : {}),
+    },
   });
-  if (provider.status !== 201 || project.status !== 201 || session.status !== 201) {
-    throw new Error("workspace setup failed");
-  }
   return {
-    providerId: String(provider.body.provider._id),
-    projectId: String(project.body.project._id),
-    projectSlug: String(project.body.project.slug),
-    sessionId: String(session.body.session._id),
+    providerId: provider._id,
+    projectId: project._id,
+    projectSlug: project.slug,
+    sessionId: session._id,
   };
 }
 
@@ -116,21 +167,16 @@ export async function registerDrone(
   client: ApiClient,
   options: { name?: string; capacity?: number; labels?: string[] } = {},
 ): Promise<{ droneId: string; credential: string; drone: Drone }> {
-  const token = await client.post("/api/drones/registration-tokens");
-  const anonymous = new ApiClient(client.url);
-  const registered = await anonymous.post("/api/drones/register", {
-    token: token.body.token,
-    name: options.name ?? "drone",
-    capacity: options.capacity ?? 1,
-    ...(options.labels ? { labels: options.labels } : {}),
+  const { token } = await client.call(rest.drones.createRegistrationToken);
+  const { drone, credential } = await new ApiClient(client.url).call(rest.drones.register, {
+    body: {
+      token,
+      name: options.name ?? "drone",
+      capacity: options.capacity ?? 1,
+      ...(options.labels ? { labels: options.labels } : {}),
+    },
   });
-  if (registered.status !== 201)
-    throw new Error(`register failed: ${JSON.stringify(registered.body)}`);
-  return {
-    droneId: String(registered.body.drone._id),
-    credential: String(registered.body.credential),
-    drone: registered.body.drone,
-  };
+  return { droneId: drone._id, credential, drone };
 }
 
 /**
@@ -140,13 +186,8 @@ export async function registerDrone(
 export async function waitForDroneOnline(client: ApiClient, droneId: string): Promise<void> {
   await waitFor(
     async () => {
-      const listed = await client.request<{ drones?: Array<{ _id: string; status: string }> }>(
-        "GET",
-        "/api/drones",
-      );
-      return listed.body.drones?.some(
-        (drone) => drone._id === droneId && drone.status === "online",
-      );
+      const { drones } = await client.call(rest.drones.list);
+      return drones.some((drone) => drone._id === droneId && drone.status === "online");
     },
     10_000,
     `drone ${droneId} online`,

@@ -6,19 +6,17 @@ import {
   activityCursor,
   isFinalTurnStatus,
   parseActivityCursor,
-  parseOrThrow,
+  rest,
   summaryKeyOf,
-  type TurnListAnswer,
   type TurnSummary,
-  turnListQuerySchema,
 } from "@gadget/protocol";
-import type { FastifyPluginAsync } from "fastify";
 import { Types } from "mongoose";
-import { requireUser } from "../../auth/authenticate.ts";
 import type { SignIns } from "../../auth/sign-ins.ts";
 import type { PresenceStore } from "../../drones/presence.ts";
 import { toEvent, toTurn } from "../../serialize.ts";
 import { activityOf } from "../../turns/turn-activity.ts";
+import { type ContractApp, serve } from "../contract.ts";
+import { userOf } from "../scopes.ts";
 
 /** A list shows the start of a prompt; the session page has the whole of it. */
 const promptChars = 300;
@@ -32,7 +30,7 @@ export interface ActivityRouteDependencies {
   signIns: SignIns;
 }
 
-export function activityRoutes(dependencies: ActivityRouteDependencies): FastifyPluginAsync {
+export function activityRoutes(app: ContractApp, dependencies: ActivityRouteDependencies): void {
   const { models, presence } = dependencies;
 
   /** Each live turn of the user by status (the index on user, status, createdAt answers it). */
@@ -102,95 +100,88 @@ export function activityRoutes(dependencies: ActivityRouteDependencies): Fastify
     return reasons;
   };
 
-  return async (app) => {
-    app.get("/turns", async (request): Promise<TurnListAnswer> => {
-      const userId = await requireUser(dependencies, request);
-      const query = parseOrThrow(turnListQuerySchema, request.query, "query");
-      const user = new Types.ObjectId(userId);
-      const filter: Record<string, unknown> = { user };
-      if (query.status) {
-        filter.status = query.status.length === 1 ? query.status[0] : { $in: query.status };
-      }
-      if (query.project) filter.project = new Types.ObjectId(query.project);
-      if (query.drone) filter.drone = new Types.ObjectId(query.drone);
-      if (query.cursor) {
-        const { createdAt, id } = parseActivityCursor(query.cursor);
-        filter.$or = [
-          { createdAt: { $lt: createdAt } },
-          { createdAt, _id: { $lt: new Types.ObjectId(id) } },
-        ];
-      }
-      const found = await models.ChatTurn.find(filter)
-        .sort({ createdAt: -1, _id: -1 })
-        .limit(query.limit + 1)
-        .select({ messages: 0, resumeState: 0, response: 0 })
-        .lean<ChatTurnDocument[]>();
-      const page = found.slice(0, query.limit);
-      const nextCursor =
-        found.length > query.limit && page.length > 0 ? activityCursor(page.at(-1)!) : null;
-
-      const ids = (values: Array<Types.ObjectId | null | undefined>) => [
-        ...new Set(values.filter((value): value is Types.ObjectId => Boolean(value)).map(String)),
+  serve(app, rest.turns.list, async (request) => {
+    const userId = userOf(request);
+    const query = request.query;
+    const user = new Types.ObjectId(userId);
+    const filter: Record<string, unknown> = { user };
+    if (query.status) {
+      filter.status = query.status.length === 1 ? query.status[0] : { $in: query.status };
+    }
+    if (query.project) filter.project = new Types.ObjectId(query.project);
+    if (query.drone) filter.drone = new Types.ObjectId(query.drone);
+    if (query.cursor) {
+      const { createdAt, id } = parseActivityCursor(query.cursor);
+      filter.$or = [
+        { createdAt: { $lt: createdAt } },
+        { createdAt, _id: { $lt: new Types.ObjectId(id) } },
       ];
-      const droneIds = ids(page.flatMap((turn) => [turn.drone, turn.requestedDrone]));
-      // Names by id, one query per collection (no $lookup on FerretDB).
-      const [projects, sessions, drones] = await Promise.all([
-        models.Project.find({ _id: { $in: ids(page.map((turn) => turn.project)) } })
-          .select({ name: 1 })
-          .lean(),
-        models.ChatSession.find({ _id: { $in: ids(page.map((turn) => turn.session)) } })
-          .select({ name: 1 })
-          .lean(),
-        droneIds.length > 0
-          ? models.Drone.find({ _id: { $in: droneIds } })
-              .select({ name: 1 })
-              .lean()
-          : [],
-      ]);
-      const names = (rows: Array<{ _id: unknown; name: string }>) =>
-        new Map(rows.map((row) => [String(row._id), row.name]));
-      const projectNames = names(projects);
-      const sessionNames = names(sessions);
-      const droneNames = names(drones);
-      const held = page.filter(
-        (turn) => turn.status !== "queued" && !isFinalTurnStatus(turn.status),
-      );
-      const [activities, reasons] = await Promise.all([
-        Promise.all(
-          held.map(async (turn) => [String(turn._id), await activityOfTurn(turn)] as const),
-        ),
-        queuedReasons(
-          userId,
-          page.filter((turn) => turn.status === "queued"),
-          droneNames,
-        ),
-      ]);
-      const activityById = new Map(activities);
-      const turns = page.map((turn): ActivityTurn => {
-        const { response: _response, ...shown } = toTurn({ ...turn, response: null });
-        const id = String(turn._id);
-        const activity = activityById.get(id);
-        const reason = reasons.get(id);
-        return {
-          ...shown,
-          prompt:
-            turn.prompt.length > promptChars
-              ? `${turn.prompt.slice(0, promptChars)}…`
-              : turn.prompt,
-          project: String(turn.project),
-          projectName: projectNames.get(String(turn.project)) ?? "(deleted project)",
-          sessionName: sessionNames.get(String(turn.session)) ?? "(deleted session)",
-          droneName: turn.drone ? (droneNames.get(String(turn.drone)) ?? null) : null,
-          ...(activity ? { activity } : {}),
-          ...(reason ? { queuedReason: reason } : {}),
-        };
-      });
-      return { turns, nextCursor };
-    });
+    }
+    const found = await models.ChatTurn.find(filter)
+      .sort({ createdAt: -1, _id: -1 })
+      .limit(query.limit + 1)
+      .select({ messages: 0, resumeState: 0, response: 0 })
+      .lean<ChatTurnDocument[]>();
+    const page = found.slice(0, query.limit);
+    const nextCursor =
+      found.length > query.limit && page.length > 0 ? activityCursor(page.at(-1)!) : null;
 
-    app.get("/turns/summary", async (request): Promise<TurnSummary> => {
-      const userId = await requireUser(dependencies, request);
-      return summaryOf(await liveTurnsOf(new Types.ObjectId(userId)));
+    const ids = (values: Array<Types.ObjectId | null | undefined>) => [
+      ...new Set(values.filter((value): value is Types.ObjectId => Boolean(value)).map(String)),
+    ];
+    const droneIds = ids(page.flatMap((turn) => [turn.drone, turn.requestedDrone]));
+    // Names by id, one query per collection (no $lookup on FerretDB).
+    const [projects, sessions, drones] = await Promise.all([
+      models.Project.find({ _id: { $in: ids(page.map((turn) => turn.project)) } })
+        .select({ name: 1 })
+        .lean(),
+      models.ChatSession.find({ _id: { $in: ids(page.map((turn) => turn.session)) } })
+        .select({ name: 1 })
+        .lean(),
+      droneIds.length > 0
+        ? models.Drone.find({ _id: { $in: droneIds } })
+            .select({ name: 1 })
+            .lean()
+        : [],
+    ]);
+    const names = (rows: Array<{ _id: unknown; name: string }>) =>
+      new Map(rows.map((row) => [String(row._id), row.name]));
+    const projectNames = names(projects);
+    const sessionNames = names(sessions);
+    const droneNames = names(drones);
+    const held = page.filter((turn) => turn.status !== "queued" && !isFinalTurnStatus(turn.status));
+    const [activities, reasons] = await Promise.all([
+      Promise.all(
+        held.map(async (turn) => [String(turn._id), await activityOfTurn(turn)] as const),
+      ),
+      queuedReasons(
+        userId,
+        page.filter((turn) => turn.status === "queued"),
+        droneNames,
+      ),
+    ]);
+    const activityById = new Map(activities);
+    const turns = page.map((turn): ActivityTurn => {
+      const { response: _response, ...shown } = toTurn({ ...turn, response: null });
+      const id = String(turn._id);
+      const activity = activityById.get(id);
+      const reason = reasons.get(id);
+      return {
+        ...shown,
+        prompt:
+          turn.prompt.length > promptChars ? `${turn.prompt.slice(0, promptChars)}…` : turn.prompt,
+        project: String(turn.project),
+        projectName: projectNames.get(String(turn.project)) ?? "(deleted project)",
+        sessionName: sessionNames.get(String(turn.session)) ?? "(deleted session)",
+        droneName: turn.drone ? (droneNames.get(String(turn.drone)) ?? null) : null,
+        ...(activity ? { activity } : {}),
+        ...(reason ? { queuedReason: reason } : {}),
+      };
     });
-  };
+    return { turns, nextCursor };
+  });
+
+  serve(app, rest.turns.summary, async (request) =>
+    summaryOf(await liveTurnsOf(new Types.ObjectId(userOf(request)))),
+  );
 }

@@ -1,9 +1,9 @@
-// Signup (open, by invite, or closed), login (slowed per account and address, never locked for
-// the owner), logout, the user's sign-ins, and /api/me.
+// Signup (open, by invite, or closed) and login (slowed per account and address, never locked for
+// the owner), served to anyone; logout, the user's sign-ins and /api/me, served to the user.
 import { isDuplicateKeyError, type Models } from "@gadget/db";
-import { loginBodySchema, parseOrThrow, signupBodySchema, UserError } from "@gadget/protocol";
-import type { FastifyPluginAsync } from "fastify";
-import { bearerToken, requireUser } from "../../auth/authenticate.ts";
+import { rest, UserError } from "@gadget/protocol";
+import type { FastifyRequest } from "fastify";
+import { bearerToken } from "../../auth/authenticate.ts";
 import {
   dummyPasswordHash,
   hashPassword,
@@ -15,9 +15,8 @@ import type { SignIns } from "../../auth/sign-ins.ts";
 import type { ResolvedConfig } from "../../config.ts";
 import { sha256 } from "../../crypto/tokens.ts";
 import { toUser } from "../../serialize.ts";
-
-/** Bodies here are a few fields: anything larger is refused before it is parsed. */
-const authBodyLimit = 16 * 1024;
+import { type ContractApp, serve } from "../contract.ts";
+import { userOf } from "../scopes.ts";
 
 /** The same answer for a taken email as for any other refusal: it does not say which emails exist. */
 const cannotSignUp = () =>
@@ -33,21 +32,27 @@ export interface AuthRouteDependencies {
   signIns: SignIns;
 }
 
-export function authRoutes(dependencies: AuthRouteDependencies): FastifyPluginAsync {
+/** Signup and login: the address is counted, and a closed signup refused, before the body is. */
+export function accountRoutes(app: ContractApp, dependencies: AuthRouteDependencies): void {
   const { models, config, limits, signIns } = dependencies;
   const cost = config.passwordCost;
+  const { max, windowMs } = config.loginRateLimit;
 
-  return async (app) => {
-    app.post("/auth/signup", { bodyLimit: authBodyLimit }, async (request, reply) => {
-      const { max, windowMs } = config.loginRateLimit;
-      await limits.count("signup-ip", [request.ip], max * 10, windowMs);
-      if (config.signup === "closed") {
-        throw new UserError(
-          "forbidden",
-          "Signup is closed on this server: an administrator creates accounts",
-        );
-      }
-      const body = parseOrThrow(signupBodySchema, request.body, "signup");
+  /** The address is counted, and a closed signup refused, before the body is looked at. */
+  const beforeSignup = async (request: FastifyRequest) => {
+    await limits.count("signup-ip", [request.ip], max * 10, windowMs);
+    if (config.signup === "closed") {
+      throw new UserError(
+        "forbidden",
+        "Signup is closed on this server: an administrator creates accounts",
+      );
+    }
+  };
+  serve(
+    app,
+    rest.accounts.signup,
+    async (request, reply) => {
+      const body = request.body;
       // An invite is taken before the account is made (one use, even for two racing signups) and
       // given back if the account cannot be made. A bad invite reads like any other refusal.
       const inviteHash = config.signup === "invite" ? sha256(body.invite ?? "") : null;
@@ -71,14 +76,21 @@ export function authRoutes(dependencies: AuthRouteDependencies): FastifyPluginAs
         throw error;
       });
       const token = await signIns.issue(user._id);
-      reply.status(201).send({ user: toUser(user), token });
-    });
+      return reply.status(201).send({ user: toUser(user), token });
+    },
+    { preValidation: beforeSignup },
+  );
 
-    app.post("/auth/login", { bodyLimit: authBodyLimit }, async (request) => {
-      const { max, windowMs } = config.loginRateLimit;
-      await limits.count("login-ip", [request.ip], max * 10, windowMs);
+  /** The address is counted before the body is looked at; the account, once it is valid. */
+  const beforeLogin = async (request: FastifyRequest) => {
+    await limits.count("login-ip", [request.ip], max * 10, windowMs);
+  };
+  serve(
+    app,
+    rest.accounts.login,
+    async (request) => {
+      const body = request.body;
       // Validated before anything is keyed by it; keys are hashes.
-      const body = parseOrThrow(loginBodySchema, request.body, "login");
       await limits.checkLogin(body.email, request.ip, max);
       const user = await models.User.findOne({ email: body.email }).lean();
       const valid = await verifyPassword(
@@ -95,40 +107,37 @@ export function authRoutes(dependencies: AuthRouteDependencies): FastifyPluginAs
         await models.User.updateOne({ _id: user._id }, { $set: { passwordHash: stronger } });
       }
       return { user: toUser(user), token: await signIns.issue(user._id) };
-    });
+    },
+    { preValidation: beforeLogin },
+  );
+}
 
-    /** Ends this sign-in: the token stops working and its live connections close. */
-    app.post("/auth/logout", async (request, reply) => {
-      const userId = await requireUser(dependencies, request);
-      await signIns.revoke(userId, sha256(bearerToken(request) ?? ""));
-      reply.status(204).send();
-    });
+/** The signed-in user's own sign-ins. */
+export function signInRoutes(app: ContractApp, dependencies: AuthRouteDependencies): void {
+  const { models, signIns } = dependencies;
 
-    /** The user's sign-ins (devices, scripts), newest first. */
-    app.get("/auth/sign-ins", async (request) => {
-      const userId = await requireUser(dependencies, request);
-      const current = sha256(bearerToken(request) ?? "");
-      return { signIns: await signIns.list(userId, current) };
-    });
+  /** Ends this sign-in: the token stops working and its live connections close. */
+  serve(app, rest.accounts.logout, async (request, reply) => {
+    await signIns.revoke(userOf(request), sha256(bearerToken(request) ?? ""));
+    return reply.status(204).send();
+  });
 
-    app.delete("/auth/sign-ins/:id", async (request, reply) => {
-      const userId = await requireUser(dependencies, request);
-      const id = (request.params as { id?: unknown }).id;
-      if (
-        typeof id !== "string" ||
-        !/^[0-9a-f]{64}$/.test(id) ||
-        !(await signIns.revoke(userId, id))
-      ) {
-        throw new UserError("not_found", "Sign-in not found");
-      }
-      reply.status(204).send();
-    });
+  /** The user's sign-ins (devices, scripts), newest first. */
+  serve(app, rest.accounts.signIns, async (request) => {
+    const current = sha256(bearerToken(request) ?? "");
+    return { signIns: await signIns.list(userOf(request), current) };
+  });
 
-    app.get("/me", async (request) => {
-      const userId = await requireUser(dependencies, request);
-      const user = await models.User.findById(userId).lean();
-      if (!user) throw new UserError("unauthorized", "Invalid token: log in again");
-      return { user: toUser(user) };
-    });
-  };
+  serve(app, rest.accounts.revokeSignIn, async (request, reply) => {
+    if (!(await signIns.revoke(userOf(request), request.params.id))) {
+      throw new UserError("not_found", "Sign-in not found");
+    }
+    return reply.status(204).send();
+  });
+
+  serve(app, rest.accounts.me, async (request) => {
+    const user = await models.User.findById(userOf(request)).lean();
+    if (!user) throw new UserError("unauthorized", "Invalid token: log in again");
+    return { user: toUser(user) };
+  });
 }

@@ -1,23 +1,19 @@
 // POST /sessions/:id/deliver: commit the session worktree's uncommitted changes and push its branch.
-import type { FastifyPluginAsync } from "fastify";
-import { requireUser } from "../../auth/authenticate.ts";
+import { rest } from "@gadget/protocol";
 import type { SignIns } from "../../auth/sign-ins.ts";
 import type { SessionDelivery } from "../../delivery/session-delivery.ts";
-import { idParam } from "../params.ts";
+import { type ContractApp, serve } from "../contract.ts";
+import { userOf } from "../scopes.ts";
 
 export interface DeliveryRouteDependencies {
   signIns: SignIns;
   sessionDelivery: SessionDelivery;
 }
 
-export function deliveryRoutes(dependencies: DeliveryRouteDependencies): FastifyPluginAsync {
-  return async (app) => {
-    /** 202 with what the drone did (a failed push is an answer too: `pushed: false`, `error`). */
-    app.post("/sessions/:id/deliver", async (request, reply) => {
-      const userId = await requireUser(dependencies, request);
-      const sessionId = String(idParam(request.params, "id", "Session"));
-      const delivery = await dependencies.sessionDelivery.deliver(userId, sessionId);
-      reply.status(202).send({ delivery });
-    });
-  };
+export function deliveryRoutes(app: ContractApp, dependencies: DeliveryRouteDependencies): void {
+  /** 202 with what the drone did (a failed push is an answer too: `pushed: false`, `error`). */
+  serve(app, rest.sessions.deliver, async (request, reply) => {
+    const delivery = await dependencies.sessionDelivery.deliver(userOf(request), request.params.id);
+    return reply.status(202).send({ delivery });
+  });
 }

@@ -1,18 +1,11 @@
-// Drone registration (single-use 15-minute tokens → a long-lived credential shown once),
-// the fleet list with presence, and revocation (disconnects the drone at once, anywhere).
+// Drone registration (single-use 15-minute tokens → a long-lived credential shown once), the
+// fleet list with presence, and revocation (disconnects the drone at once, anywhere); the drone
+// itself asks whether it is still registered, or unregisters.
 import { type DroneDocument, isDuplicateKeyError, type Models } from "@gadget/db";
-import {
-  automaticLabelKeys,
-  createRegistrationTokenBodySchema,
-  mergeLabels,
-  parseOrThrow,
-  registerDroneBodySchema,
-  UserError,
-  updateDroneBodySchema,
-} from "@gadget/protocol";
-import type { FastifyPluginAsync } from "fastify";
+import { automaticLabelKeys, mergeLabels, rest, UserError } from "@gadget/protocol";
+import type { FastifyRequest } from "fastify";
 import { Types } from "mongoose";
-import { bearerToken, requireUser } from "../../auth/authenticate.ts";
+import { bearerToken } from "../../auth/authenticate.ts";
 import { requireDrone } from "../../auth/drone-credential.ts";
 import type { SignIns } from "../../auth/sign-ins.ts";
 import type { ResolvedConfig } from "../../config.ts";
@@ -24,8 +17,9 @@ import type { QuotaDependencies } from "../../quotas.ts";
 import { createWithinQuota } from "../../quotas.ts";
 import { type DronesNamespace, droneRoom } from "../../sockets/rooms.ts";
 import type { TurnService } from "../../turns/turn-service.ts";
+import { type ContractApp, serve } from "../contract.ts";
 import { pageOf, pageRows } from "../pages.ts";
-import { idParam } from "../params.ts";
+import { userOf } from "../scopes.ts";
 
 /** Quotes a shell argument when it needs it. */
 function shellQuote(value: string): string {
@@ -68,99 +62,185 @@ function toRegistrationToken(token: {
   };
 }
 
+/** Revokes a drone: its credential stops working, it is disconnected, its turns are interrupted. */
+function droneRevoker(dependencies: DroneRouteDependencies, turns: TurnService) {
+  const { models } = dependencies;
+  return async (droneId: string, userId: string, reason: string): Promise<boolean> => {
+    const revoked = await dependencies.locks.with(`drone:${droneId}`, async () => {
+      const drone = ownedBy(await models.Drone.findById(droneId).lean(), userId);
+      if (!drone || drone.revokedAt) return false;
+      await models.Drone.updateOne({ _id: droneId }, { $set: { revokedAt: new Date() } });
+      // Out of presence for good before anything else: dispatch stops choosing it now.
+      await dependencies.presence.revoke(droneId, userId);
+      return true;
+    });
+    if (!revoked) return false;
+    const room = droneRoom(droneId);
+    dependencies.drones().to(room).emit("revoked", { reason });
+    await dependencies.drones().in(room).disconnectSockets(true);
+    const drone = await models.Drone.findById(droneId).select({ activeTurns: 1 }).lean();
+    for (const turnId of drone?.activeTurns ?? []) {
+      await turns.finishNow(
+        String(turnId),
+        "interrupted",
+        "The drone running this turn was revoked",
+      );
+    }
+    return true;
+  };
+}
+
+/** The user's fleet: registration tokens, the list, renaming and labelling, revoking. */
 export function droneRoutes(
+  app: ContractApp,
   dependencies: DroneRouteDependencies,
   turns: TurnService,
-): FastifyPluginAsync {
+): void {
   const { models, config } = dependencies;
-  return async (app) => {
-    app.post("/drones/registration-tokens", async (request, reply) => {
-      const userId = await requireUser(dependencies, request);
-      const body = parseOrThrow(
-        createRegistrationTokenBodySchema,
-        request.body ?? {},
-        "registration token",
-      );
-      const token = randomSecret("gdr");
-      const expiresAt = new Date(
-        Date.now() +
-          (body.expiresInHours === undefined
-            ? config.registrationTokenTtlMs
-            : body.expiresInHours * 3_600_000),
-      );
-      const tokenHash = sha256(token);
-      await createWithinQuota(
-        dependencies,
-        "registrationTokens",
-        userId,
-        () =>
-          models.RegistrationToken.countDocuments({
-            user: new Types.ObjectId(userId),
-            usedAt: null,
-            expiresAt: { $gt: new Date() },
-          }),
-        () =>
-          models.RegistrationToken.create({
-            _id: tokenHash,
-            user: userId,
-            tokenHash,
-            expiresAt,
-            reusable: body.reusable,
-            labels: userLabels(body.labels ?? []),
-          }),
-      );
-      const command = `gadget-drone register --server ${shellQuote(dependencies.publicUrl())} --token ${token}`;
-      // The token itself is shown this once; its id (the hash) lists and revokes it.
-      reply.status(201).send({
-        token,
-        expiresAt,
-        command,
-        registrationToken: toRegistrationToken({
+  const revoke = droneRevoker(dependencies, turns);
+
+  serve(app, rest.drones.createRegistrationToken, async (request, reply) => {
+    const userId = userOf(request);
+    const body = request.body;
+    const token = randomSecret("gdr");
+    const expiresAt = new Date(
+      Date.now() +
+        (body.expiresInHours === undefined
+          ? config.registrationTokenTtlMs
+          : body.expiresInHours * 3_600_000),
+    );
+    const tokenHash = sha256(token);
+    await createWithinQuota(
+      dependencies,
+      "registrationTokens",
+      userId,
+      () =>
+        models.RegistrationToken.countDocuments({
+          user: new Types.ObjectId(userId),
+          usedAt: null,
+          expiresAt: { $gt: new Date() },
+        }),
+      () =>
+        models.RegistrationToken.create({
           _id: tokenHash,
+          user: userId,
+          tokenHash,
+          expiresAt,
           reusable: body.reusable,
           labels: userLabels(body.labels ?? []),
-          expiresAt,
         }),
-      });
+    );
+    const command = `gadget-drone register --server ${shellQuote(dependencies.publicUrl())} --token ${token}`;
+    // The token itself is shown this once; its id (the hash) lists and revokes it.
+    return reply.status(201).send({
+      token,
+      expiresAt,
+      command,
+      registrationToken: toRegistrationToken({
+        _id: tokenHash,
+        reusable: body.reusable,
+        labels: userLabels(body.labels ?? []),
+        expiresAt,
+      }),
     });
+  });
 
-    /** The user's reusable tokens still in force (a fleet's), never the tokens themselves. */
-    app.get("/drones/registration-tokens", async (request) => {
-      const userId = await requireUser(dependencies, request);
-      const tokens = await models.RegistrationToken.find({
-        user: new Types.ObjectId(userId),
-        reusable: true,
-        revokedAt: null,
-        expiresAt: { $gt: new Date() },
-      })
-        .sort({ createdAt: -1 })
-        .limit(100)
-        .lean();
-      return { registrationTokens: tokens.map(toRegistrationToken) };
-    });
+  /** The user's reusable tokens still in force (a fleet's), never the tokens themselves. */
+  serve(app, rest.drones.registrationTokens, async (request) => {
+    const tokens = await models.RegistrationToken.find({
+      user: new Types.ObjectId(userOf(request)),
+      reusable: true,
+      revokedAt: null,
+      expiresAt: { $gt: new Date() },
+    })
+      .sort({ createdAt: -1 })
+      .limit(100)
+      .lean();
+    return { registrationTokens: tokens.map(toRegistrationToken) };
+  });
 
-    /** Revokes a registration token: no drone registers with it any more (registered ones stay). */
-    app.delete("/drones/registration-tokens/:id", async (request, reply) => {
-      const userId = await requireUser(dependencies, request);
-      const id = String((request.params as { id?: unknown }).id ?? "");
-      const revoked = /^[0-9a-f]{64}$/.test(id)
-        ? await models.RegistrationToken.updateOne(
-            { _id: id, user: new Types.ObjectId(userId), revokedAt: null },
-            { $set: { revokedAt: new Date() } },
-          )
-        : null;
-      if (!revoked?.matchedCount) throw new UserError("not_found", "Registration token not found");
-      reply.status(204).send();
-    });
+  /** Revokes a registration token: no drone registers with it any more (registered ones stay). */
+  serve(app, rest.drones.revokeRegistrationToken, async (request, reply) => {
+    const revoked = await models.RegistrationToken.updateOne(
+      { _id: request.params.id, user: new Types.ObjectId(userOf(request)), revokedAt: null },
+      { $set: { revokedAt: new Date() } },
+    );
+    if (!revoked.matchedCount) throw new UserError("not_found", "Registration token not found");
+    return reply.status(204).send();
+  });
 
-    app.post("/drones/register", async (request, reply) => {
-      const raw = (request.body ?? {}) as Record<string, unknown>;
-      // The registration token is the auth: in the body or as a bearer header.
-      const body = parseOrThrow(
-        registerDroneBodySchema,
-        { ...raw, token: raw.token ?? bearerToken(request) ?? undefined },
-        "registration",
+  /** Renames a drone or sets its labels; turns waiting for those labels may start now. */
+  serve(app, rest.drones.update, async (request) => {
+    const userId = userOf(request);
+    const body = request.body;
+    const changes = {
+      ...(body.name === undefined ? {} : { name: body.name }),
+      ...(body.labels === undefined ? {} : { labels: userLabels(body.labels) }),
+    };
+    const drone = await models.Drone.findOneAndUpdate(
+      { _id: request.params.id, user: new Types.ObjectId(userId), revokedAt: null },
+      { $set: changes },
+      { returnDocument: "after" },
+    ).lean<DroneDocument>();
+    if (!drone) throw new UserError("not_found", "Drone not found");
+    if (body.labels !== undefined) {
+      await dependencies.presence.relabel(
+        String(drone._id),
+        mergeLabels(drone.labels ?? [], drone.systemLabels ?? []),
       );
+    }
+    await dependencies.droneChanged(String(drone._id), userId);
+    const [view] = await viewDrones(dependencies, [drone]);
+    return { drone: view! };
+  });
+
+  serve(app, rest.drones.list, async (request) => {
+    const page = pageOf(request.query);
+    const { rows, nextCursor } = pageRows(
+      page,
+      await models.Drone.find({
+        user: new Types.ObjectId(userOf(request)),
+        revokedAt: null,
+        ...page.filter,
+      })
+        .sort({ _id: 1 })
+        .limit(page.fetch)
+        .lean<DroneDocument[]>(),
+    );
+    return { drones: await viewDrones(dependencies, rows), nextCursor };
+  });
+
+  serve(app, rest.drones.revoke, async (request, reply) => {
+    const revoked = await revoke(
+      request.params.id,
+      userOf(request),
+      "This drone was revoked by its owner",
+    );
+    if (!revoked) throw new UserError("not_found", "Drone not found");
+    return reply.status(204).send();
+  });
+}
+
+/** What a drone calls itself: registering with a registration token, and its own credential's routes. */
+export function droneSelfRoutes(
+  app: ContractApp,
+  dependencies: DroneRouteDependencies,
+  turns: TurnService,
+): void {
+  const { models } = dependencies;
+  const revoke = droneRevoker(dependencies, turns);
+
+  // The registration token is the proof: in the body or as a bearer header. The body is still
+  // raw here; the contract's schema checks it next.
+  const tokenFromHeader = async (request: FastifyRequest) => {
+    const raw = (request.body ?? {}) as Record<string, unknown>;
+    request.body = { ...raw, token: raw.token ?? bearerToken(request) ?? undefined };
+  };
+  serve(
+    app,
+    rest.drones.register,
+    async (request, reply) => {
+      const body = request.body;
       const invalid = new UserError(
         "unauthorized",
         "Registration token is invalid, expired or already used: create a new one",
@@ -200,99 +280,23 @@ export function droneRoutes(
         { $set: { usedAt: new Date(), drone: drone._id } },
       );
       const [view] = await viewDrones(dependencies, [drone.toObject() as DroneDocument]);
-      reply.status(201).send({ drone: view, credential });
-    });
+      return reply.status(201).send({ drone: view!, credential });
+    },
+    { preValidation: tokenFromHeader },
+  );
 
-    /** Renames a drone or sets its labels; turns waiting for those labels may start now. */
-    app.patch("/drones/:id", async (request) => {
-      const userId = await requireUser(dependencies, request);
-      const droneId = idParam(request.params, "id", "Drone");
-      const body = parseOrThrow(updateDroneBodySchema, request.body ?? {}, "drone");
-      const changes = {
-        ...(body.name === undefined ? {} : { name: body.name }),
-        ...(body.labels === undefined ? {} : { labels: userLabels(body.labels) }),
-      };
-      const drone = await models.Drone.findOneAndUpdate(
-        { _id: droneId, user: new Types.ObjectId(userId), revokedAt: null },
-        { $set: changes },
-        { returnDocument: "after" },
-      ).lean<DroneDocument>();
-      if (!drone) throw new UserError("not_found", "Drone not found");
-      if (body.labels !== undefined) {
-        await dependencies.presence.relabel(
-          String(drone._id),
-          mergeLabels(drone.labels ?? [], drone.systemLabels ?? []),
-        );
-      }
-      await dependencies.droneChanged(String(drone._id), userId);
-      const [view] = await viewDrones(dependencies, [drone]);
-      return { drone: view };
-    });
+  // A drone whose socket was refused asks here why: the socket's HTTP request is refused before
+  // Socket.IO can say anything, and the drone should stop for good only when its credential is.
+  serve(app, rest.drones.self, async (request) => {
+    const drone = await requireDrone(dependencies, request.headers.authorization);
+    const [view] = await viewDrones(dependencies, [drone]);
+    return { drone: view! };
+  });
 
-    app.get("/drones", async (request) => {
-      const userId = await requireUser(dependencies, request);
-      const page = pageOf(request.query);
-      const { rows, nextCursor } = pageRows(
-        page,
-        await models.Drone.find({
-          user: new Types.ObjectId(userId),
-          revokedAt: null,
-          ...page.filter,
-        })
-          .sort({ _id: 1 })
-          .limit(page.fetch)
-          .lean<DroneDocument[]>(),
-      );
-      return { drones: await viewDrones(dependencies, rows), nextCursor };
-    });
-
-    /** Revokes a drone: its credential stops working, it is disconnected, its turns are interrupted. */
-    const revoke = async (droneId: string, userId: string, reason: string): Promise<boolean> => {
-      const revoked = await dependencies.locks.with(`drone:${droneId}`, async () => {
-        const drone = ownedBy(await models.Drone.findById(droneId).lean(), userId);
-        if (!drone || drone.revokedAt) return false;
-        await models.Drone.updateOne({ _id: droneId }, { $set: { revokedAt: new Date() } });
-        // Out of presence for good before anything else: dispatch stops choosing it now.
-        await dependencies.presence.revoke(droneId, userId);
-        return true;
-      });
-      if (!revoked) return false;
-      const room = droneRoom(droneId);
-      dependencies.drones().to(room).emit("revoked", { reason });
-      await dependencies.drones().in(room).disconnectSockets(true);
-      const drone = await models.Drone.findById(droneId).select({ activeTurns: 1 }).lean();
-      for (const turnId of drone?.activeTurns ?? []) {
-        await turns.finishNow(
-          String(turnId),
-          "interrupted",
-          "The drone running this turn was revoked",
-        );
-      }
-      return true;
-    };
-
-    // A drone whose socket was refused asks here why: the socket's HTTP request is refused before
-    // Socket.IO can say anything, and the drone should stop for good only when its credential is.
-    app.get("/drones/self", async (request) => {
-      const drone = await requireDrone(dependencies, request.headers.authorization);
-      return { drone: (await viewDrones(dependencies, [drone]))[0] };
-    });
-
-    // `gadget-drone unregister`: the drone revokes itself with its own credential.
-    app.delete("/drones/self", async (request, reply) => {
-      const drone = await requireDrone(dependencies, request.headers.authorization);
-      const droneId = String(drone._id);
-      await revoke(droneId, String(drone.user), "This drone unregistered itself");
-      reply.status(204).send();
-    });
-
-    app.delete("/drones/:id", async (request, reply) => {
-      const userId = await requireUser(dependencies, request);
-      const droneId = idParam(request.params, "id", "Drone");
-      if (!(await revoke(String(droneId), userId, "This drone was revoked by its owner"))) {
-        throw new UserError("not_found", "Drone not found");
-      }
-      reply.status(204).send();
-    });
-  };
+  // `gadget-drone unregister`: the drone revokes itself with its own credential.
+  serve(app, rest.drones.unregisterSelf, async (request, reply) => {
+    const drone = await requireDrone(dependencies, request.headers.authorization);
+    await revoke(String(drone._id), String(drone.user), "This drone unregistered itself");
+    return reply.status(204).send();
+  });
 }

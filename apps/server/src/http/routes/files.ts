@@ -1,32 +1,20 @@
 // GET /projects/:id/files, GET /projects/:id/file, PUT /projects/:id/file: relayed to a drone;
 // `?session=` (a body's `sessionId` for PUT) works in that session's worktree.
-import {
-  filePathQuerySchema,
-  parseOrThrow,
-  UserError,
-  writeFileBodySchema,
-} from "@gadget/protocol";
-import type { FastifyPluginAsync, FastifyRequest } from "fastify";
+import { rest, UserError } from "@gadget/protocol";
 import type { Types } from "mongoose";
-import { requireUser } from "../../auth/authenticate.ts";
 import type { SignIns } from "../../auth/sign-ins.ts";
 import { type FileRelayDependencies, relayFileRequest } from "../../files/file-relay.ts";
 import { ownedBy } from "../../owned.ts";
-import { idParam } from "../params.ts";
-
-/** File writes carry up to 10 MiB of content, as JSON; only this route reads a body that large. */
-const fileBodyLimit = 12 * 1024 * 1024;
+import { type ContractApp, serve } from "../contract.ts";
+import { userOf } from "../scopes.ts";
 
 export interface FileRouteDependencies extends FileRelayDependencies {
   signIns: SignIns;
 }
 
-export function fileRoutes(dependencies: FileRouteDependencies): FastifyPluginAsync {
-  const ownedProject = async (userId: string, params: unknown) => {
-    const project = ownedBy(
-      await dependencies.models.Project.findById(idParam(params, "id", "Project")).lean(),
-      userId,
-    );
+export function fileRoutes(app: ContractApp, dependencies: FileRouteDependencies): void {
+  const ownedProject = async (userId: string, projectId: string) => {
+    const project = ownedBy(await dependencies.models.Project.findById(projectId).lean(), userId);
     if (!project) throw new UserError("not_found", "Project not found");
     return project;
   };
@@ -46,72 +34,63 @@ export function fileRoutes(dependencies: FileRouteDependencies): FastifyPluginAs
     return { sessionId, drone: last?.drone ? String(last.drone) : null };
   };
 
-  return async (app) => {
-    app.get("/projects/:id/files", async (request) => {
-      const userId = await requireUser(dependencies, request);
-      const project = await ownedProject(userId, request.params);
-      const query = parseOrThrow(filePathQuerySchema, request.query, "query");
-      const session = await sessionOf(project, query.session);
-      return relayFileRequest(
-        dependencies,
-        project,
-        {
-          op: "list",
-          projectSlug: project.slug,
-          gitUrl: project.gitUrl,
-          ...(session.sessionId ? { sessionId: session.sessionId } : {}),
-          path: query.path,
-        },
-        session.drone,
-      );
-    });
+  serve(app, rest.files.list, async (request) => {
+    const project = await ownedProject(userOf(request), request.params.id);
+    const session = await sessionOf(project, request.query.session);
+    return relayFileRequest(
+      dependencies,
+      project,
+      {
+        op: "list",
+        projectSlug: project.slug,
+        gitUrl: project.gitUrl,
+        ...(session.sessionId ? { sessionId: session.sessionId } : {}),
+        path: request.query.path,
+      },
+      session.drone,
+    );
+  });
 
-    app.get("/projects/:id/file", async (request) => {
-      const userId = await requireUser(dependencies, request);
-      const project = await ownedProject(userId, request.params);
-      const query = parseOrThrow(filePathQuerySchema, request.query, "query");
-      if (!query.path)
-        throw new UserError("validation_failed", "Give the file's path as ?path=", {
-          details: [{ path: "path", message: "required" }],
-        });
-      const session = await sessionOf(project, query.session);
-      return relayFileRequest(
-        dependencies,
-        project,
-        {
-          op: "read",
-          projectSlug: project.slug,
-          gitUrl: project.gitUrl,
-          ...(session.sessionId ? { sessionId: session.sessionId } : {}),
-          path: query.path,
-        },
-        session.drone,
-      );
-    });
+  serve(app, rest.files.read, async (request) => {
+    const project = await ownedProject(userOf(request), request.params.id);
+    const { path } = request.query;
+    if (!path)
+      throw new UserError("validation_failed", "Give the file's path as ?path=", {
+        details: [{ path: "path", message: "required" }],
+      });
+    const session = await sessionOf(project, request.query.session);
+    return relayFileRequest(
+      dependencies,
+      project,
+      {
+        op: "read",
+        projectSlug: project.slug,
+        gitUrl: project.gitUrl,
+        ...(session.sessionId ? { sessionId: session.sessionId } : {}),
+        path,
+      },
+      session.drone,
+    );
+  });
 
-    // Authenticated before the body is read: a stranger's 12 MiB is refused unread.
-    const signedIn = {
-      onRequest: async (request: FastifyRequest) => void (await requireUser(dependencies, request)),
-    };
-    app.put("/projects/:id/file", { bodyLimit: fileBodyLimit, ...signedIn }, async (request) => {
-      const userId = await requireUser(dependencies, request);
-      const project = await ownedProject(userId, request.params);
-      const body = parseOrThrow(writeFileBodySchema, request.body, "file");
-      const session = await sessionOf(project, body.sessionId);
-      return relayFileRequest(
-        dependencies,
-        project,
-        {
-          op: "write",
-          projectSlug: project.slug,
-          gitUrl: project.gitUrl,
-          ...(session.sessionId ? { sessionId: session.sessionId } : {}),
-          path: body.path,
-          content: body.content,
-          ...(body.baseSha ? { baseSha: body.baseSha } : {}),
-        },
-        session.drone,
-      );
-    });
-  };
+  // The user scope authenticates before the body is read: a stranger's 12 MiB is refused unread.
+  serve(app, rest.files.write, async (request) => {
+    const project = await ownedProject(userOf(request), request.params.id);
+    const body = request.body;
+    const session = await sessionOf(project, body.sessionId);
+    return relayFileRequest(
+      dependencies,
+      project,
+      {
+        op: "write",
+        projectSlug: project.slug,
+        gitUrl: project.gitUrl,
+        ...(session.sessionId ? { sessionId: session.sessionId } : {}),
+        path: body.path,
+        content: body.content,
+        ...(body.baseSha ? { baseSha: body.baseSha } : {}),
+      },
+      session.drone,
+    );
+  });
 }

@@ -1,17 +1,7 @@
 // Projects (with a per-user unique slug naming the drone workspace) and their chat sessions.
 import { isDuplicateKeyError, type Models, type ProjectForgeDocument } from "@gadget/db";
-import {
-  createProjectBodySchema,
-  createSessionBodySchema,
-  type ForgeBody,
-  parseOrThrow,
-  slugify as slugifyName,
-  UserError,
-  updateProjectBodySchema,
-} from "@gadget/protocol";
-import type { FastifyPluginAsync } from "fastify";
+import { type ForgeBody, rest, slugify as slugifyName, UserError } from "@gadget/protocol";
 import { Types } from "mongoose";
-import { requireUser } from "../../auth/authenticate.ts";
 import type { SignIns } from "../../auth/sign-ins.ts";
 import type { SecretBox } from "../../crypto/secret-box.ts";
 import type { ProjectRemotes } from "../../manage/project-remotes.ts";
@@ -20,8 +10,9 @@ import { ownedBy } from "../../owned.ts";
 import type { QuotaDependencies } from "../../quotas.ts";
 import { createWithinQuota } from "../../quotas.ts";
 import { toProject, toSession } from "../../serialize.ts";
+import { type ContractApp, serve } from "../contract.ts";
 import { pageOf, pageRows } from "../pages.ts";
-import { idParam } from "../params.ts";
+import { userOf } from "../scopes.ts";
 import { storedMcpServers } from "./mcp-servers.ts";
 
 /** "My Cool App!" → "my-cool-app". */
@@ -58,146 +49,147 @@ function storedForge(
   return { kind: body.kind, apiUrl: body.apiUrl, tokenEncrypted };
 }
 
-export function projectRoutes(dependencies: ProjectRouteDependencies): FastifyPluginAsync {
+export function projectRoutes(app: ContractApp, dependencies: ProjectRouteDependencies): void {
   const { models, secretBox } = dependencies;
-  return async (app) => {
-    app.post("/projects", async (request, reply) => {
-      const userId = await requireUser(dependencies, request);
-      const body = parseOrThrow(createProjectBodySchema, request.body, "project");
-      const forge = body.forge ? storedForge(secretBox, body.forge, null) : null;
-      // A URL that does not answer is refused before anything is stored (400 naming the problem).
-      const gitUrlCheck = await dependencies.projectRemotes.checkUrl(userId, body.gitUrl);
-      const mcpServers = storedMcpServers(secretBox, body.mcpServers ?? [], []);
-      const base = slugify(body.name);
-      const user = new Types.ObjectId(userId);
-      const project = await createWithinQuota(
-        dependencies,
-        "projects",
-        userId,
-        () => models.Project.countDocuments({ user }),
-        async () => {
-          for (let attempt = 1; attempt <= 50; attempt++) {
-            const slug = attempt === 1 ? base : `${base}-${attempt}`;
-            try {
-              return await models.Project.create({
-                user: userId,
-                name: body.name,
-                slug,
-                gitUrl: body.gitUrl,
-                defaultBranch: body.defaultBranch ?? null,
-                verifyCommands: body.verifyCommands ?? [],
-                network: body.network ?? "none",
-                allowedHosts: dedupe(body.allowedHosts ?? []),
-                ...(body.branchPrefix === undefined ? {} : { branchPrefix: body.branchPrefix }),
-                ...(body.delivery === undefined ? {} : { delivery: body.delivery }),
-                ...(body.commitAuthor ? { commitAuthor: body.commitAuthor } : {}),
-                ...(body.requires ? { requires: body.requires } : {}),
-                ...(forge ? { forge } : {}),
-                mcpServers,
-              });
-            } catch (error) {
-              if (!isDuplicateKeyError(error)) throw error;
-            }
-          }
-          throw new UserError("conflict", "Too many projects with this name; choose another name");
-        },
-      );
-      reply.status(201).send({ project: toProject(project.toObject()), gitUrlCheck });
-    });
-
-    app.get("/projects", async (request) => {
-      const userId = await requireUser(dependencies, request);
-      const page = pageOf(request.query);
-      const { rows, nextCursor } = pageRows(
-        page,
-        await models.Project.find({ user: new Types.ObjectId(userId), ...page.filter })
-          .sort({ _id: 1 })
-          .limit(page.fetch)
-          .lean(),
-      );
-      return { projects: rows.map(toProject), nextCursor };
-    });
-
-    /** Changes a project's settings; the next turn's work order carries them. */
-    app.patch("/projects/:id", async (request) => {
-      const userId = await requireUser(dependencies, request);
-      const projectId = idParam(request.params, "id", "Project");
-      const body = parseOrThrow(updateProjectBodySchema, request.body ?? {}, "project");
-      const owner = { _id: projectId, user: new Types.ObjectId(userId) };
-      // A forge without a token, or MCP servers, may keep stored secrets: read them first.
-      const before =
-        (body.forge && !body.forge.token) || body.mcpServers
-          ? await models.Project.findOne(owner).select({ forge: 1, mcpServers: 1 }).lean()
-          : undefined;
-      if (before === null) throw new UserError("not_found", "Project not found");
-      const changes = {
-        ...body,
-        ...(body.allowedHosts ? { allowedHosts: dedupe(body.allowedHosts) } : {}),
-        ...(body.forge ? { forge: storedForge(secretBox, body.forge, before?.forge) } : {}),
-        ...(body.mcpServers
-          ? {
-              mcpServers: storedMcpServers(secretBox, body.mcpServers, before?.mcpServers ?? []),
-            }
-          : {}),
-      };
-      const project = await models.Project.findOneAndUpdate(
-        owner,
-        { $set: changes },
-        { returnDocument: "after" },
-      ).lean();
-      if (!project) throw new UserError("not_found", "Project not found");
-      return { project: toProject(project) };
-    });
-
-    /** Deletes the project with its sessions, turns and their events; 409 while a turn of it runs. */
-    app.delete("/projects/:id", async (request, reply) => {
-      const userId = await requireUser(dependencies, request);
-      const projectId = idParam(request.params, "id", "Project");
-      await dependencies.removals.removeProject(userId, projectId);
-      reply.status(204).send();
-    });
-
-    /** Clones (or fetches) the project's checkout on a drone now, so its files show before any turn. */
-    app.post("/projects/:id/clone", async (request) => {
-      const userId = await requireUser(dependencies, request);
-      const projectId = idParam(request.params, "id", "Project");
-      return dependencies.projectRemotes.cloneNow(userId, projectId);
-    });
-
-    app.post("/projects/:id/sessions", async (request, reply) => {
-      const userId = await requireUser(dependencies, request);
-      const projectId = idParam(request.params, "id", "Project");
-      const project = ownedBy(await models.Project.findById(projectId).lean(), userId);
-      if (!project) throw new UserError("not_found", "Project not found");
-      const body = parseOrThrow(createSessionBodySchema, request.body, "session");
-      const session = await models.ChatSession.create({
-        user: userId,
-        project: project._id,
-        name: body.name,
-        mode: body.mode ?? "agent",
-        approval: body.approval ?? "auto",
-      });
-      reply.status(201).send({ session: toSession(session.toObject()) });
-    });
-
-    app.get("/projects/:id/sessions", async (request) => {
-      const userId = await requireUser(dependencies, request);
-      const projectId = idParam(request.params, "id", "Project");
-      const user = new Types.ObjectId(userId);
-      const project = ownedBy(
-        await models.Project.findById(projectId).select({ user: 1 }).lean(),
-        userId,
-      );
-      if (!project) throw new UserError("not_found", "Project not found");
-      const page = pageOf(request.query);
-      const { rows, nextCursor } = pageRows(
-        page,
-        await models.ChatSession.find({ user, project: projectId, ...page.filter })
-          .sort({ _id: 1 })
-          .limit(page.fetch)
-          .lean(),
-      );
-      return { sessions: rows.map(toSession), nextCursor };
-    });
+  const ownedProject = async (userId: string, id: string) => {
+    const project = ownedBy(await models.Project.findById(id).lean(), userId);
+    if (!project) throw new UserError("not_found", "Project not found");
+    return project;
   };
+
+  serve(app, rest.projects.create, async (request, reply) => {
+    const userId = userOf(request);
+    const body = request.body;
+    const forge = body.forge ? storedForge(secretBox, body.forge, null) : null;
+    // A URL that does not answer is refused before anything is stored (400 naming the problem).
+    const gitUrlCheck = await dependencies.projectRemotes.checkUrl(userId, body.gitUrl);
+    const mcpServers = storedMcpServers(secretBox, body.mcpServers ?? [], []);
+    const base = slugify(body.name);
+    const user = new Types.ObjectId(userId);
+    const project = await createWithinQuota(
+      dependencies,
+      "projects",
+      userId,
+      () => models.Project.countDocuments({ user }),
+      async () => {
+        for (let attempt = 1; attempt <= 50; attempt++) {
+          const slug = attempt === 1 ? base : `${base}-${attempt}`;
+          try {
+            return await models.Project.create({
+              user: userId,
+              name: body.name,
+              slug,
+              gitUrl: body.gitUrl,
+              defaultBranch: body.defaultBranch ?? null,
+              verifyCommands: body.verifyCommands ?? [],
+              network: body.network ?? "none",
+              allowedHosts: dedupe(body.allowedHosts ?? []),
+              ...(body.branchPrefix === undefined ? {} : { branchPrefix: body.branchPrefix }),
+              ...(body.delivery === undefined ? {} : { delivery: body.delivery }),
+              ...(body.commitAuthor ? { commitAuthor: body.commitAuthor } : {}),
+              ...(body.requires ? { requires: body.requires } : {}),
+              ...(forge ? { forge } : {}),
+              mcpServers,
+            });
+          } catch (error) {
+            if (!isDuplicateKeyError(error)) throw error;
+          }
+        }
+        throw new UserError("conflict", "Too many projects with this name; choose another name");
+      },
+    );
+    return reply.status(201).send({ project: toProject(project.toObject()), gitUrlCheck });
+  });
+
+  serve(app, rest.projects.list, async (request) => {
+    const page = pageOf(request.query);
+    const { rows, nextCursor } = pageRows(
+      page,
+      await models.Project.find({ user: new Types.ObjectId(userOf(request)), ...page.filter })
+        .sort({ _id: 1 })
+        .limit(page.fetch)
+        .lean(),
+    );
+    return { projects: rows.map(toProject), nextCursor };
+  });
+
+  /** Changes a project's settings; the next turn's work order carries them. */
+  serve(app, rest.projects.update, async (request) => {
+    const body = request.body;
+    const owner = { _id: request.params.id, user: new Types.ObjectId(userOf(request)) };
+    // A forge without a token, or MCP servers, may keep stored secrets: read them first.
+    const before =
+      (body.forge && !body.forge.token) || body.mcpServers
+        ? await models.Project.findOne(owner).select({ forge: 1, mcpServers: 1 }).lean()
+        : undefined;
+    if (before === null) throw new UserError("not_found", "Project not found");
+    const changes = {
+      ...body,
+      ...(body.allowedHosts ? { allowedHosts: dedupe(body.allowedHosts) } : {}),
+      ...(body.forge ? { forge: storedForge(secretBox, body.forge, before?.forge) } : {}),
+      ...(body.mcpServers
+        ? {
+            mcpServers: storedMcpServers(secretBox, body.mcpServers, before?.mcpServers ?? []),
+          }
+        : {}),
+    };
+    const project = await models.Project.findOneAndUpdate(
+      owner,
+      { $set: changes },
+      { returnDocument: "after" },
+    ).lean();
+    if (!project) throw new UserError("not_found", "Project not found");
+    return { project: toProject(project) };
+  });
+
+  /** Deletes the project with its sessions, turns and their events; 409 while a turn of it runs. */
+  serve(app, rest.projects.remove, async (request, reply) => {
+    await dependencies.removals.removeProject(
+      userOf(request),
+      new Types.ObjectId(request.params.id),
+    );
+    return reply.status(204).send();
+  });
+
+  /** Clones (or fetches) the project's checkout on a drone now, so its files show before any turn. */
+  serve(app, rest.projects.clone, async (request) =>
+    dependencies.projectRemotes.cloneNow(userOf(request), new Types.ObjectId(request.params.id)),
+  );
+
+  serve(app, rest.projects.createSession, async (request, reply) => {
+    const userId = userOf(request);
+    const project = await ownedProject(userId, request.params.id);
+    const body = request.body;
+    const session = await models.ChatSession.create({
+      user: userId,
+      project: project._id,
+      name: body.name,
+      mode: body.mode ?? "agent",
+      approval: body.approval ?? "auto",
+    });
+    return reply.status(201).send({ session: toSession(session.toObject()) });
+  });
+
+  serve(app, rest.projects.sessions, async (request) => {
+    const userId = userOf(request);
+    const projectId = new Types.ObjectId(request.params.id);
+    const project = ownedBy(
+      await models.Project.findById(projectId).select({ user: 1 }).lean(),
+      userId,
+    );
+    if (!project) throw new UserError("not_found", "Project not found");
+    const page = pageOf(request.query);
+    const { rows, nextCursor } = pageRows(
+      page,
+      await models.ChatSession.find({
+        user: new Types.ObjectId(userId),
+        project: projectId,
+        ...page.filter,
+      })
+        .sort({ _id: 1 })
+        .limit(page.fetch)
+        .lean(),
+    );
+    return { sessions: rows.map(toSession), nextCursor };
+  });
 }

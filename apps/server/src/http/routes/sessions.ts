@@ -1,15 +1,14 @@
 // A session: read it with its branch and where its worktree stands on the drone, rename it or change
 // its mode, approval and allowed commands, delete it with its turns.
 import type { Models } from "@gadget/db";
-import { parseOrThrow, UserError, updateSessionBodySchema } from "@gadget/protocol";
-import type { FastifyPluginAsync } from "fastify";
+import { rest, UserError } from "@gadget/protocol";
 import { Types } from "mongoose";
-import { requireUser } from "../../auth/authenticate.ts";
 import type { SignIns } from "../../auth/sign-ins.ts";
 import type { SessionWorktrees } from "../../delivery/session-worktrees.ts";
 import type { Removals } from "../../manage/removals.ts";
 import { toSession } from "../../serialize.ts";
-import { idParam } from "../params.ts";
+import { type ContractApp, serve } from "../contract.ts";
+import { userOf } from "../scopes.ts";
 
 export interface SessionRouteDependencies {
   models: Models;
@@ -18,43 +17,39 @@ export interface SessionRouteDependencies {
   removals: Removals;
 }
 
-export function sessionRoutes(dependencies: SessionRouteDependencies): FastifyPluginAsync {
+export function sessionRoutes(app: ContractApp, dependencies: SessionRouteDependencies): void {
   const { models } = dependencies;
-  return async (app) => {
-    app.get("/sessions/:id", async (request) => {
-      const userId = await requireUser(dependencies, request);
-      const sessionId = String(idParam(request.params, "id", "Session"));
-      return { session: await dependencies.sessionWorktrees.describe(userId, sessionId) };
-    });
 
-    /** Changes apply to the session's next turn; a running turn keeps what it started with. */
-    app.patch("/sessions/:id", async (request) => {
-      const userId = await requireUser(dependencies, request);
-      const sessionId = idParam(request.params, "id", "Session");
-      const body = parseOrThrow(updateSessionBodySchema, request.body ?? {}, "session");
-      const owner = { _id: sessionId, user: new Types.ObjectId(userId) };
-      const changes = {
-        ...body,
-        ...(body.allowedCommands ? { allowedCommands: [...new Set(body.allowedCommands)] } : {}),
-      };
-      const session =
-        Object.keys(changes).length === 0
-          ? await models.ChatSession.findOne(owner).lean()
-          : await models.ChatSession.findOneAndUpdate(
-              owner,
-              { $set: changes },
-              { returnDocument: "after" },
-            ).lean();
-      if (!session) throw new UserError("not_found", "Session not found");
-      return { session: toSession(session) };
-    });
+  serve(app, rest.sessions.get, async (request) => ({
+    session: await dependencies.sessionWorktrees.describe(userOf(request), request.params.id),
+  }));
 
-    /** Deletes the session with its turns and their events; 409 while a turn of it runs. */
-    app.delete("/sessions/:id", async (request, reply) => {
-      const userId = await requireUser(dependencies, request);
-      const sessionId = idParam(request.params, "id", "Session");
-      await dependencies.removals.removeSession(userId, sessionId);
-      reply.status(204).send();
-    });
-  };
+  /** Changes apply to the session's next turn; a running turn keeps what it started with. */
+  serve(app, rest.sessions.update, async (request) => {
+    const body = request.body;
+    const owner = { _id: request.params.id, user: new Types.ObjectId(userOf(request)) };
+    const changes = {
+      ...body,
+      ...(body.allowedCommands ? { allowedCommands: [...new Set(body.allowedCommands)] } : {}),
+    };
+    const session =
+      Object.keys(changes).length === 0
+        ? await models.ChatSession.findOne(owner).lean()
+        : await models.ChatSession.findOneAndUpdate(
+            owner,
+            { $set: changes },
+            { returnDocument: "after" },
+          ).lean();
+    if (!session) throw new UserError("not_found", "Session not found");
+    return { session: toSession(session) };
+  });
+
+  /** Deletes the session with its turns and their events; 409 while a turn of it runs. */
+  serve(app, rest.sessions.remove, async (request, reply) => {
+    await dependencies.removals.removeSession(
+      userOf(request),
+      new Types.ObjectId(request.params.id),
+    );
+    return reply.status(204).send();
+  });
 }

@@ -1,17 +1,16 @@
 // A user's webhooks: created with a secret shown once, listed without it, removed, tested, and
 // their recent deliveries listed with how each went.
 import type { Models } from "@gadget/db";
-import { createWebhookBodySchema, parseOrThrow, UserError } from "@gadget/protocol";
-import type { FastifyPluginAsync } from "fastify";
+import { rest, UserError } from "@gadget/protocol";
 import { Types } from "mongoose";
-import { requireUser } from "../../auth/authenticate.ts";
 import type { RateLimits } from "../../auth/rate-limit.ts";
 import type { SignIns } from "../../auth/sign-ins.ts";
 import { ownedBy } from "../../owned.ts";
 import { toWebhook, toWebhookDelivery } from "../../serialize.ts";
 import type { Webhooks } from "../../webhooks/webhooks.ts";
+import { type ContractApp, serve } from "../contract.ts";
 import { pageOf, pageRows } from "../pages.ts";
-import { idParam } from "../params.ts";
+import { userOf } from "../scopes.ts";
 
 /** Tests reach out to the network; a user gets this many a minute. */
 const testsPerMinute = 30;
@@ -25,58 +24,51 @@ export interface WebhookRouteDependencies {
   webhooks: Webhooks;
 }
 
-export function webhookRoutes(dependencies: WebhookRouteDependencies): FastifyPluginAsync {
+export function webhookRoutes(app: ContractApp, dependencies: WebhookRouteDependencies): void {
   const { models, webhooks } = dependencies;
-  const owned = async (params: unknown, userId: string) => {
-    const id = idParam(params, "id", "Webhook");
+  const owned = async (userId: string, id: string) => {
     const webhook = ownedBy(await models.Webhook.findById(id).lean(), userId);
     if (!webhook) throw new UserError("not_found", "Webhook not found");
     return webhook;
   };
-  return async (app) => {
-    app.post("/webhooks", { bodyLimit: 16 * 1024 }, async (request, reply) => {
-      const userId = await requireUser(dependencies, request);
-      const body = parseOrThrow(createWebhookBodySchema, request.body, "webhook");
-      const { webhook, secret } = await webhooks.create(userId, body);
-      reply.status(201).send({ webhook: toWebhook(webhook), secret });
-    });
 
-    app.get("/webhooks", async (request) => {
-      const userId = await requireUser(dependencies, request);
-      const page = pageOf(request.query);
-      const { rows, nextCursor } = pageRows(
-        page,
-        await models.Webhook.find({ user: new Types.ObjectId(userId), ...page.filter })
-          .sort({ _id: 1 })
-          .limit(page.fetch)
-          .lean(),
-      );
-      return { webhooks: rows.map(toWebhook), nextCursor };
-    });
+  serve(app, rest.webhooks.create, async (request, reply) => {
+    const { webhook, secret } = await webhooks.create(userOf(request), request.body);
+    return reply.status(201).send({ webhook: toWebhook(webhook), secret });
+  });
 
-    app.delete("/webhooks/:id", async (request, reply) => {
-      const userId = await requireUser(dependencies, request);
-      const webhook = await owned(request.params, userId);
-      await webhooks.remove(webhook._id);
-      reply.status(204).send();
-    });
+  serve(app, rest.webhooks.list, async (request) => {
+    const page = pageOf(request.query);
+    const { rows, nextCursor } = pageRows(
+      page,
+      await models.Webhook.find({ user: new Types.ObjectId(userOf(request)), ...page.filter })
+        .sort({ _id: 1 })
+        .limit(page.fetch)
+        .lean(),
+    );
+    return { webhooks: rows.map(toWebhook), nextCursor };
+  });
 
-    app.get("/webhooks/:id/deliveries", async (request) => {
-      const userId = await requireUser(dependencies, request);
-      const webhook = await owned(request.params, userId);
-      const deliveries = await models.WebhookDelivery.find({ webhook: webhook._id })
-        .sort({ createdAt: -1 })
-        .limit(recentDeliveries)
-        .lean();
-      return { deliveries: deliveries.map(toWebhookDelivery) };
-    });
+  serve(app, rest.webhooks.remove, async (request, reply) => {
+    const webhook = await owned(userOf(request), request.params.id);
+    await webhooks.remove(webhook._id);
+    return reply.status(204).send();
+  });
 
-    app.post("/webhooks/:id/test", async (request, reply) => {
-      const userId = await requireUser(dependencies, request);
-      const webhook = await owned(request.params, userId);
-      await dependencies.limits.count("webhook-test", [userId], testsPerMinute, 60_000);
-      const delivery = await webhooks.ping(webhook);
-      reply.status(202).send({ delivery: toWebhookDelivery(delivery) });
-    });
-  };
+  serve(app, rest.webhooks.deliveries, async (request) => {
+    const webhook = await owned(userOf(request), request.params.id);
+    const deliveries = await models.WebhookDelivery.find({ webhook: webhook._id })
+      .sort({ createdAt: -1 })
+      .limit(recentDeliveries)
+      .lean();
+    return { deliveries: deliveries.map(toWebhookDelivery) };
+  });
+
+  serve(app, rest.webhooks.test, async (request, reply) => {
+    const userId = userOf(request);
+    const webhook = await owned(userId, request.params.id);
+    await dependencies.limits.count("webhook-test", [userId], testsPerMinute, 60_000);
+    const delivery = await webhooks.ping(webhook);
+    return reply.status(202).send({ delivery: toWebhookDelivery(delivery) });
+  });
 }

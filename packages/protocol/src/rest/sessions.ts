@@ -1,0 +1,70 @@
+// A session: read with its branch and worktree, changed, deleted, delivered now; its turns listed
+// and created.
+import { z } from "zod";
+import {
+  chatSessionSchema,
+  createTurnBodySchema,
+  pageQuerySchema,
+  sessionDetailSchema,
+  updateSessionBodySchema,
+} from "../api.ts";
+import { sessionDeliveryAnswerSchema } from "../delivery.ts";
+import { chatTurnSchema } from "../turn.ts";
+import { defineRoute, idParams, listAnswer, noContent, optionalBody } from "./route.ts";
+
+const sessionParams = idParams("Session");
+
+export const sessionRoutes = {
+  /** With its branch, pull request, and where its worktree stands on the drone holding it. */
+  get: defineRoute({
+    method: "GET",
+    path: "/api/sessions/:id",
+    caller: "user",
+    params: sessionParams,
+    answers: { 200: z.object({ session: sessionDetailSchema }) },
+  }),
+  /** Applies to the session's next turn; a running turn keeps what it started with. */
+  update: defineRoute({
+    method: "PATCH",
+    path: "/api/sessions/:id",
+    caller: "user",
+    params: sessionParams,
+    body: optionalBody(updateSessionBodySchema),
+    subject: "session",
+    answers: { 200: z.object({ session: chatSessionSchema }) },
+  }),
+  /** With its turns and their events; 409 while a turn of it runs. */
+  remove: defineRoute({
+    method: "DELETE",
+    path: "/api/sessions/:id",
+    caller: "user",
+    params: sessionParams,
+    answers: { 204: noContent },
+  }),
+  /** Commits the worktree's uncommitted changes and pushes its branch (a failed push answers too). */
+  deliver: defineRoute({
+    method: "POST",
+    path: "/api/sessions/:id/deliver",
+    caller: "user",
+    params: sessionParams,
+    answers: { 202: z.object({ delivery: sessionDeliveryAnswerSchema }) },
+  }),
+  /** 202: the turn is queued and dispatched to a drone as soon as one can take it. */
+  createTurn: defineRoute({
+    method: "POST",
+    path: "/api/sessions/:id/turns",
+    caller: "user",
+    params: sessionParams,
+    body: createTurnBodySchema,
+    subject: "turn",
+    answers: { 202: z.object({ turn: chatTurnSchema }) },
+  }),
+  turns: defineRoute({
+    method: "GET",
+    path: "/api/sessions/:id/turns",
+    caller: "user",
+    params: sessionParams,
+    query: pageQuerySchema,
+    answers: { 200: listAnswer("turns", chatTurnSchema) },
+  }),
+};
