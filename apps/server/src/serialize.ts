@@ -118,6 +118,7 @@ export function toProject(project: ProjectDocument): Project {
       : null,
     requires: project.requires ?? [],
     mcpServers: (project.mcpServers ?? []).map(toProjectMcpServer),
+    envKeys: (project.env ?? []).map((entry) => entry.name),
     createdAt: project.createdAt,
   };
 }

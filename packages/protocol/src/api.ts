@@ -21,7 +21,7 @@ import {
   sessionWorktreeStateSchema,
 } from "./delivery.ts";
 import { droneLabelsSchema } from "./labels.ts";
-import { mcpServersBodySchema, projectMcpServerSchema } from "./mcp.ts";
+import { envBodySchema, mcpServersBodySchema, projectMcpServerSchema } from "./mcp.ts";
 import { branchPrefixSchema } from "./session-branch.ts";
 
 const email = z
@@ -281,6 +281,12 @@ export const updateProjectBodySchema = z
     requires: droneLabelsSchema,
     /** The project's MCP servers (the whole list; secrets left out keep the stored ones). */
     mcpServers: mcpServersBodySchema,
+    /**
+     * Environment variables every command of the project's turns gets (stored encrypted, never
+     * answered; the whole map, a value `null` keeps the stored one). Nothing of the drone's own
+     * environment reaches a command but PATH, HOME, LANG, LC_*, TERM, TZ and TMPDIR.
+     */
+    env: envBodySchema,
   })
   .partial()
   .strict();
@@ -311,6 +317,8 @@ export const projectSchema = z.object({
   forge: projectForgeSchema.nullable(),
   requires: z.array(z.string()),
   mcpServers: z.array(projectMcpServerSchema),
+  /** The names of the project's own variables (their values are never answered). */
+  envKeys: z.array(z.string()),
   createdAt: dateSchema,
 });
 export type Project = z.infer<typeof projectSchema>;

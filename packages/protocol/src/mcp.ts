@@ -17,9 +17,18 @@ export const mcpServerNameSchema = z
     "lowercase letters, digits, - and _ (not __), up to 32 characters, starting with a letter or digit",
   );
 
-const envNameSchema = z
+/** An environment variable's name, as a project or an MCP server sets one. */
+export const envNameSchema = z
   .string()
   .regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, "an environment variable name");
+
+/**
+ * Variables as a body sets them: write-only values (the whole map; a value `null` keeps the
+ * stored one of that name, a name left out is removed).
+ */
+export const envBodySchema = z
+  .record(envNameSchema, z.string().max(8192).nullable())
+  .refine((env) => Object.keys(env).length <= 50, "at most 50 variables");
 
 const commandSchema = z.array(z.string().min(1).max(4096)).min(1).max(64);
 
@@ -59,10 +68,7 @@ export const mcpServerBodySchema = z
     name: mcpServerNameSchema,
     command: commandSchema.optional(),
     url: urlSchema.optional(),
-    env: z
-      .record(envNameSchema, z.string().max(8192).nullable())
-      .refine((env) => Object.keys(env).length <= 50, "at most 50 variables")
-      .optional(),
+    env: envBodySchema.optional(),
     bearerToken: z.string().trim().min(1).max(8192).nullable().optional(),
     /** Only these of the server's tools are offered (by the server's own tool names). */
     tools: toolsSchema.optional(),

@@ -274,8 +274,25 @@ console.log("planted in " + home);`,
     expect(existsSync(path.join(corpus.outside, "bin"))).toBe(false);
   }, 300_000);
 
-  it("passes no secret of the drone's environment to a command", async () => {
-    const project = await corpusProject(corpus, "Environment");
+  it("passes no secret of the drone's environment to a command, and the project's own variables", async () => {
+    const projectSecret = "project-db-password-51c7e2";
+    const project = await corpusProject(
+      corpus,
+      "Environment",
+      {},
+      { env: { NODE_ENV: "test", DB_PASSWORD: projectSecret } },
+    );
+    const stored = await corpus.user.get("/api/projects");
+    const listed = stored.body.projects.find(
+      (entry: { _id: string }) => entry._id === project.projectId,
+    );
+    expect(listed.envKeys.sort()).toEqual(["DB_PASSWORD", "NODE_ENV"]);
+    expect(JSON.stringify(stored.body)).not.toContain(projectSecret);
+    // A value left null keeps the stored one.
+    const kept = await corpus.user.patch(`/api/projects/${project.projectId}`, {
+      env: { NODE_ENV: "test", DB_PASSWORD: null },
+    });
+    expect(kept.status, JSON.stringify(kept.body)).toBe(200);
     corpus.model.enqueue(
       {
         toolCalls: [
@@ -292,9 +309,13 @@ console.log("planted in " + home);`,
     expect(env.PATH).toBeTruthy();
     expect(env.DATABASE_URL).toBeUndefined();
     expect(env.GH_PAT).toBeUndefined();
+    // The project's own variables reach its commands; a secret one is cut from what they print.
+    expect(env.NODE_ENV).toBe("test");
+    expect(env.DB_PASSWORD).toBe("[redacted]");
     const everything = JSON.stringify(turn.events);
     expect(everything).not.toContain(hostSecrets.databaseUrl);
     expect(everything).not.toContain(hostSecrets.githubPat);
+    expect(everything).not.toContain(projectSecret);
   }, 120_000);
 
   it("credentials in the git URL: never answered, never in .git/config, and the push still works", async () => {

@@ -79,6 +79,9 @@ export function buildWorkOrder(
           ? { forge: openForge(project.forge, secretBox) }
           : {}),
         mcpServers: (project.mcpServers ?? []).map((server) => openMcpServer(server, secretBox)),
+        env: Object.fromEntries(
+          (project.env ?? []).map((entry) => [entry.name, secretBox.open(entry.valueEncrypted)]),
+        ),
       },
       session: {
         _id: String(session._id),

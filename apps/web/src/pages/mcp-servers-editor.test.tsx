@@ -21,6 +21,7 @@ const project: Project = {
   commitAuthor: null,
   forge: null,
   mcpServers: [],
+  envKeys: [],
   requires: [],
   createdAt: new Date(),
 };

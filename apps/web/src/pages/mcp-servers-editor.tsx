@@ -2,7 +2,9 @@
 // split into arguments like a shell would, without running one) and env (KEY=VALUE lines, values
 // write-only: stored ones show only their names), or a remote server's URL and bearer token
 // (write-only too). Saved as the whole `mcpServers` list of `PATCH /api/projects/:id`.
+
 import type { McpServerBody, ProjectMcpServer } from "@gadget/protocol";
+import { EnvEditor, envBodyOf } from "../components/env-editor.tsx";
 
 /** One server as the form holds it. */
 export interface McpServerDraft {
@@ -108,15 +110,11 @@ export function bodyOf(draft: McpServerDraft): McpServerBody {
       ...(token ? { bearerToken: token } : draft.keepBearerToken ? {} : { bearerToken: null }),
     };
   }
-  const env: Record<string, string | null> = {};
-  for (const name of draft.keptEnv) env[name] = null;
-  for (const line of draft.envText.split("\n")) {
-    if (!line.trim()) continue;
-    const equals = line.indexOf("=");
-    const name = (equals === -1 ? line : line.slice(0, equals)).trim();
-    env[name] = equals === -1 ? "" : line.slice(equals + 1);
-  }
-  return { ...base, command: splitCommandLine(draft.command), env };
+  return {
+    ...base,
+    command: splitCommandLine(draft.command),
+    env: envBodyOf(draft.keptEnv, draft.envText),
+  };
 }
 
 /** Edits the list of MCP servers; `onChange` gets the whole new list. */
@@ -173,32 +171,13 @@ export function McpServersEditor({
                   aria-label="Command"
                   onChange={(event) => update(draft.key, { command: event.target.value })}
                 />
-                {draft.keptEnv.length > 0 ? (
-                  <div className="muted small">
-                    Set (values hidden):{" "}
-                    {draft.keptEnv.map((name) => (
-                      <button
-                        key={name}
-                        type="button"
-                        className="button small"
-                        aria-label={`Remove ${name}`}
-                        onClick={() =>
-                          update(draft.key, {
-                            keptEnv: draft.keptEnv.filter((kept) => kept !== name),
-                          })
-                        }
-                      >
-                        {name} ✕
-                      </button>
-                    ))}
-                  </div>
-                ) : null}
-                <textarea
-                  rows={2}
-                  value={draft.envText}
+                <EnvEditor
+                  kept={draft.keptEnv}
+                  text={draft.envText}
                   placeholder="GITHUB_TOKEN=… (one KEY=VALUE per line; stored encrypted, never shown again)"
-                  aria-label="Environment"
-                  onChange={(event) => update(draft.key, { envText: event.target.value })}
+                  label="Environment"
+                  onKept={(keptEnv) => update(draft.key, { keptEnv })}
+                  onText={(envText) => update(draft.key, { envText })}
                 />
               </>
             ) : (

@@ -13,6 +13,7 @@ import {
   updateProjectBodySchema,
 } from "@gadget/protocol";
 import { z } from "zod";
+import { envBodyOf } from "../components/env-editor.tsx";
 import type { FieldAliases } from "../forms/server-problems.ts";
 import { lineList, wordList } from "../forms/text-values.ts";
 import { draftOf, type McpServerDraft, bodyOf as mcpBodyOf } from "./mcp-servers-editor.tsx";
@@ -32,6 +33,10 @@ export interface SettingsFields {
   forgeUrl: string;
   forgeToken: string;
   mcpServers: McpServerDraft[];
+  /** The project's variables that are set (names; their values stay on the server). */
+  envKept: string[];
+  /** New or changed variables, KEY=VALUE per line. */
+  envText: string;
 }
 
 type Issues = ReadonlyArray<{ path: PropertyKey[]; message: string }>;
@@ -66,6 +71,8 @@ export const settingsSchema = z
     forgeUrl: z.string(),
     forgeToken: z.string(),
     mcpServers: z.array(z.custom<McpServerDraft>()),
+    envKept: z.array(z.string()),
+    envText: z.string(),
   })
   .superRefine((values, context) => {
     // Hosts are asked for, and checked, only for an allowlist.
@@ -96,6 +103,15 @@ export const settingsSchema = z
         );
       }
     }
+    const env = shape.env.unwrap().safeParse(envBodyOf(values.envKept, values.envText));
+    if (!env.success) {
+      addIssues(
+        context,
+        env.error.issues,
+        () => "envText",
+        (path, message) => `${path.join(".") || "variables"}: ${message}`,
+      );
+    }
     const servers = mcpServersBodySchema.safeParse(values.mcpServers.map(mcpBodyOf));
     if (!servers.success) {
       addIssues(
@@ -120,6 +136,7 @@ export const settingsAliases: FieldAliases<SettingsFields> = {
   commitAuthor: "authorName",
   "forge.token": "forgeToken",
   forge: "forgeUrl",
+  env: "envText",
 };
 
 export function fieldsOf(project: Project): SettingsFields {
@@ -136,6 +153,8 @@ export function fieldsOf(project: Project): SettingsFields {
     forgeUrl: project.forge?.apiUrl ?? "",
     forgeToken: "",
     mcpServers: project.mcpServers.map(draftOf),
+    envKept: project.envKeys,
+    envText: "",
   };
 }
 
@@ -184,6 +203,9 @@ export function changesOf(
       ? {}
       : { requires: values.requires }),
     ...(serversEdited ? { mcpServers: values.mcpServers.map(mcpBodyOf) } : {}),
+    ...(values.envText.trim() || values.envKept.join(" ") !== project.envKeys.join(" ")
+      ? { env: envBodyOf(values.envKept, values.envText) }
+      : {}),
   };
 }
 
@@ -195,6 +217,8 @@ export function fieldsAfterSave(fields: SettingsFields): SettingsFields {
   return {
     ...fields,
     forgeToken: "",
+    envKept: Object.keys(envBodyOf(fields.envKept, fields.envText)),
+    envText: "",
     mcpServers: fields.mcpServers.map((draft) => {
       const body = mcpBodyOf(draft);
       return {

@@ -21,6 +21,7 @@ const project: Project = {
   forge: null,
   requires: [],
   mcpServers: [],
+  envKeys: [],
   createdAt: new Date(),
 };
 

@@ -15,6 +15,7 @@ import { zodResolver } from "@hookform/resolvers/zod";
 import { useMutation } from "@tanstack/react-query";
 import { useState } from "react";
 import { Controller, useForm } from "react-hook-form";
+import { EnvEditor } from "../components/env-editor.tsx";
 import { ErrorNote } from "../components/error-note.tsx";
 import { Field } from "../forms/field.tsx";
 import { showServerProblems } from "../forms/server-problems.ts";
@@ -208,6 +209,31 @@ export function ProjectSettings({
           )}
         </>
       )}
+      <Field
+        label="Environment variables every command of the project gets (nothing else of the drone's environment passes but PATH, HOME, the locale and the time zone)"
+        error={errors.envText}
+      >
+        <Controller
+          control={form.control}
+          name="envKept"
+          render={({ field: kept }) => (
+            <Controller
+              control={form.control}
+              name="envText"
+              render={({ field: text }) => (
+                <EnvEditor
+                  kept={kept.value}
+                  text={text.value}
+                  placeholder="NODE_ENV=test (one KEY=VALUE per line; stored encrypted, never shown again)"
+                  label="Project environment"
+                  onKept={kept.onChange}
+                  onText={text.onChange}
+                />
+              )}
+            />
+          )}
+        />
+      </Field>
       <Controller
         control={form.control}
         name="mcpServers"

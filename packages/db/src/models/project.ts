@@ -44,6 +44,8 @@ export interface ProjectDocument {
   requires: string[];
   /** The MCP servers whose tools the project's turns get. */
   mcpServers: ProjectMcpServerDocument[];
+  /** Variables every command of the project gets: values sealed by the server's secret box. */
+  env: Array<{ name: string; valueEncrypted: string }>;
   createdAt: Date;
 }
 
@@ -88,6 +90,10 @@ export const projectSchema = new Schema<ProjectDocument>(
           { _id: false },
         ),
       ],
+      default: [],
+    },
+    env: {
+      type: [new Schema({ name: String, valueEncrypted: String }, { _id: false })],
       default: [],
     },
     createdAt: { type: Date, required: true, default: () => new Date() },

@@ -13,7 +13,7 @@ import { toProject, toSession } from "../../serialize.ts";
 import { type ContractApp, serve } from "../contract.ts";
 import { pageOf, pageRows } from "../pages.ts";
 import { userOf } from "../scopes.ts";
-import { storedMcpServers } from "./mcp-servers.ts";
+import { storedEnv, storedMcpServers } from "./mcp-servers.ts";
 
 /** "My Cool App!" → "my-cool-app". */
 export function slugify(name: string): string {
@@ -64,6 +64,7 @@ export function projectRoutes(app: ContractApp, dependencies: ProjectRouteDepend
     // A URL that does not answer is refused before anything is stored (400 naming the problem).
     const gitUrlCheck = await dependencies.projectRemotes.checkUrl(userId, body.gitUrl);
     const mcpServers = storedMcpServers(secretBox, body.mcpServers ?? [], []);
+    const env = storedEnv(secretBox, body.env ?? {}, [], "env");
     const base = slugify(body.name);
     const user = new Types.ObjectId(userId);
     const project = await createWithinQuota(
@@ -90,6 +91,7 @@ export function projectRoutes(app: ContractApp, dependencies: ProjectRouteDepend
               ...(body.requires ? { requires: body.requires } : {}),
               ...(forge ? { forge } : {}),
               mcpServers,
+              env,
             });
           } catch (error) {
             if (!isDuplicateKeyError(error)) throw error;
@@ -117,10 +119,10 @@ export function projectRoutes(app: ContractApp, dependencies: ProjectRouteDepend
   serve(app, rest.projects.update, async (request) => {
     const body = request.body;
     const owner = { _id: request.params.id, user: new Types.ObjectId(userOf(request)) };
-    // A forge without a token, or MCP servers, may keep stored secrets: read them first.
+    // A forge without a token, MCP servers or variables may keep stored secrets: read them first.
     const before =
-      (body.forge && !body.forge.token) || body.mcpServers
-        ? await models.Project.findOne(owner).select({ forge: 1, mcpServers: 1 }).lean()
+      (body.forge && !body.forge.token) || body.mcpServers || body.env
+        ? await models.Project.findOne(owner).select({ forge: 1, mcpServers: 1, env: 1 }).lean()
         : undefined;
     if (before === null) throw new UserError("not_found", "Project not found");
     const changes = {
@@ -132,6 +134,7 @@ export function projectRoutes(app: ContractApp, dependencies: ProjectRouteDepend
             mcpServers: storedMcpServers(secretBox, body.mcpServers, before?.mcpServers ?? []),
           }
         : {}),
+      ...(body.env ? { env: storedEnv(secretBox, body.env, before?.env ?? [], "env") } : {}),
     };
     const project = await models.Project.findOneAndUpdate(
       owner,
