@@ -83,8 +83,9 @@ export function turnSecrets(order: IWorkOrder, droneSecrets: readonly string[]):
     order.provider.apiKey,
     // Never given to a command; kept out of any output all the same.
     order.project.forge?.token ?? "",
-    // The project's own variables: its commands get them, its events never show them.
-    ...Object.values(order.project.env),
+    // The project's own variables: its commands get them, its events never show those long
+    // enough to be a credential (cutting "test" or "true" from every output would garble it).
+    ...Object.values(order.project.env).filter((value) => value.length >= 8),
     // Given to the MCP servers that need them, and to nothing else.
     ...order.project.mcpServers.flatMap((server) => [
       ...Object.values(server.env),
