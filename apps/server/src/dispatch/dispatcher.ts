@@ -19,9 +19,9 @@ import { DroneSlots, type SlotCandidate } from "../drones/slots.ts";
 import type { Lifecycle } from "../lifecycle.ts";
 import type { Metrics } from "../metrics/metrics.ts";
 import { type DronesNamespace, droneRoom } from "../sockets/rooms.ts";
-import type { SeqStore } from "../turns/seq-store.ts";
-import type { TurnIndex } from "../turns/turn-index.ts";
-import type { TurnStore } from "../turns/turn-store.ts";
+import type { SeqStore } from "../turns/store/seq-store.ts";
+import type { TurnIndex } from "../turns/store/turn-index.ts";
+import type { TurnStore } from "../turns/store/turn-store.ts";
 import { buildWorkOrder, loadOrderParts, type OrderParts, type OrderRefs } from "./work-order.ts";
 
 /** What a turn's creator already knows, so the processor reads everything in one round. */

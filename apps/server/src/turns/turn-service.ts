@@ -17,11 +17,11 @@ import type { Dispatcher } from "../dispatch/dispatcher.ts";
 import { ownedBy } from "../owned.ts";
 import { quotaExceeded } from "../quotas.ts";
 import { type DronesNamespace, droneRoom } from "../sockets/rooms.ts";
-import type { LiveRelay } from "./live-relay.ts";
-import type { SeqStore } from "./seq-store.ts";
-import type { TurnIndex } from "./turn-index.ts";
-import { resolveApproval } from "./turn-state.ts";
-import type { TurnStore } from "./turn-store.ts";
+import type { LiveRelay } from "./live/live-relay.ts";
+import type { SeqStore } from "./store/seq-store.ts";
+import type { TurnIndex } from "./store/turn-index.ts";
+import { resolveApproval } from "./store/turn-state.ts";
+import type { TurnStore } from "./store/turn-store.ts";
 
 const notFound = (what: string) => new UserError("not_found", `${what} not found`);
 

@@ -18,7 +18,7 @@ import { requireUser } from "../../auth/authenticate.ts";
 import type { SignIns } from "../../auth/sign-ins.ts";
 import type { PresenceStore } from "../../drones/presence.ts";
 import { toEvent, toTurn } from "../../serialize.ts";
-import { activityOf } from "../../turns/turn-activity.ts";
+import { activityOf } from "../../turns/live/turn-activity.ts";
 
 /** A list shows the start of a prompt; the session page has the whole of it. */
 const promptChars = 300;

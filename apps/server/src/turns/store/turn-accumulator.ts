@@ -7,7 +7,7 @@
 import type { Logger } from "@gadget/logging";
 import type { TurnEvent, TurnStatus } from "@gadget/protocol";
 import { isFinalTurnStatus, SystemError } from "@gadget/protocol";
-import type { StorageHealth } from "../storage/health.ts";
+import type { StorageHealth } from "../../storage/health.ts";
 import type { SeqStore } from "./seq-store.ts";
 import type { TurnStore } from "./turn-store.ts";
 

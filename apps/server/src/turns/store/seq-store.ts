@@ -11,7 +11,7 @@ import { randomBytes } from "node:crypto";
 import type { ChatTurnDocument, Models } from "@gadget/db";
 import { activeTurnStatuses } from "@gadget/db";
 import type { Redis } from "ioredis";
-import { luaScript } from "../redis/script.ts";
+import { luaScript } from "../../redis/script.ts";
 
 const appendScript = `
 local last = redis.call("hget", KEYS[1], "last")

@@ -6,9 +6,9 @@ import { activeTurnStatuses, type ChatTurnDocument, type Models } from "@gadget/
 import type { AgentEvent, TurnEvent } from "@gadget/protocol";
 import { isFinalTurnStatus } from "@gadget/protocol";
 import { Types } from "mongoose";
-import { Announcer } from "../announcer.ts";
-import { ownedBy } from "../owned.ts";
-import type { Locks } from "../redis/locks.ts";
+import { Announcer } from "../../announcer.ts";
+import { ownedBy } from "../../owned.ts";
+import type { Locks } from "../../redis/locks.ts";
 import type { EventWriter } from "./event-writer.ts";
 import type { SeqStore } from "./seq-store.ts";
 import { pullRequestOf, rememberExchange, rememberPullRequest } from "./session-history.ts";
