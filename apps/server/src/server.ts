@@ -41,16 +41,16 @@ import { attachIdeNamespace } from "./sockets/ide.ts";
 import { type DronesNamespace, type IdeNamespace, userRoom } from "./sockets/rooms.ts";
 import { TurnUpdates } from "./sockets/turn-updates.ts";
 import { StorageHealth } from "./storage/health.ts";
-import { EventWriter } from "./turns/store/event-writer.ts";
 import { TurnIngest } from "./turns/ingest.ts";
 import { LeaseSweeper } from "./turns/lease-sweeper.ts";
 import { LiveRelay } from "./turns/live/live-relay.ts";
+import { EventWriter } from "./turns/store/event-writer.ts";
 import { SeqStore } from "./turns/store/seq-store.ts";
 import { TurnAccumulator } from "./turns/store/turn-accumulator.ts";
 import { TurnIndex } from "./turns/store/turn-index.ts";
+import { TurnStore } from "./turns/store/turn-store.ts";
 import { TurnReverts } from "./turns/turn-reverts.ts";
 import { TurnService } from "./turns/turn-service.ts";
-import { TurnStore } from "./turns/store/turn-store.ts";
 import { Webhooks } from "./webhooks/webhooks.ts";
 
 /** The parts of one server instance, as built by createGadgetServer. */

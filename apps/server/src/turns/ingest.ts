@@ -17,13 +17,13 @@ import type { Metrics } from "../metrics/metrics.ts";
 import type { ProviderQuirks } from "../providers/provider-quirks.ts";
 import type { StorageHealth } from "../storage/health.ts";
 import { unavailableError } from "../storage/health.ts";
-import type { EventWriter } from "./store/event-writer.ts";
 import type { LiveRelay } from "./live/live-relay.ts";
+import type { EventWriter } from "./store/event-writer.ts";
 import type { AppendOutcome, SeqStore } from "./store/seq-store.ts";
 import type { TurnAccumulator } from "./store/turn-accumulator.ts";
 import type { TurnIndex } from "./store/turn-index.ts";
-import { isHeldBy } from "./turn-service.ts";
 import type { TurnStore } from "./store/turn-store.ts";
+import { isHeldBy } from "./turn-service.ts";
 
 /**
  * One answer whether the turn finished, is another drone's, another user's or does not exist: a

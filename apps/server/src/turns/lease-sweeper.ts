@@ -9,8 +9,8 @@ import type { PresenceStore } from "../drones/presence.ts";
 import type { Lifecycle } from "../lifecycle.ts";
 import type { Locks } from "../redis/locks.ts";
 import type { TurnIndex } from "./store/turn-index.ts";
-import type { TurnService } from "./turn-service.ts";
 import type { TurnStore } from "./store/turn-store.ts";
+import type { TurnService } from "./turn-service.ts";
 
 const fullSweepEvery = 30;
 

@@ -19,9 +19,9 @@ import { ownedBy } from "../../owned.ts";
 import { toTurn } from "../../serialize.ts";
 import type { StorageHealth } from "../../storage/health.ts";
 import type { LiveRelay, LiveSubscription } from "../../turns/live/live-relay.ts";
+import type { TurnStore } from "../../turns/store/turn-store.ts";
 import type { TurnReverts } from "../../turns/turn-reverts.ts";
 import type { TurnService } from "../../turns/turn-service.ts";
-import type { TurnStore } from "../../turns/store/turn-store.ts";
 import { pageOf, pageRows } from "../pages.ts";
 import { idParam } from "../params.ts";
 
