@@ -46,7 +46,6 @@ import { LeaseSweeper } from "./turns/lease-sweeper.ts";
 import { LiveRelay } from "./turns/live/live-relay.ts";
 import { EventWriter } from "./turns/store/event-writer.ts";
 import { SeqStore } from "./turns/store/seq-store.ts";
-import { TurnAccumulator } from "./turns/store/turn-accumulator.ts";
 import { TurnIndex } from "./turns/store/turn-index.ts";
 import { TurnStore } from "./turns/store/turn-store.ts";
 import { TurnReverts } from "./turns/turn-reverts.ts";
@@ -68,7 +67,6 @@ export interface ServerParts {
   signIns: SignIns;
   relay: LiveRelay;
   store: TurnStore;
-  accumulator: TurnAccumulator;
   eventWriter: EventWriter;
   seqs: SeqStore;
   turnIndex: TurnIndex;
@@ -163,10 +161,12 @@ export async function createGadgetServer(input: ServerConfig): Promise<GadgetSer
   const turnIndex = new TurnIndex(redis, config.redisPrefix);
   const seqs = new SeqStore(redis, config.redisPrefix, models);
   const eventWriter = new EventWriter(models, health, { retryForMs: config.storageRetryMs });
-  const store = new TurnStore({ models, locks, seqs, turnIndex, eventWriter });
-  const accumulator = new TurnAccumulator({
-    store,
+  const store = new TurnStore({
+    models,
+    locks,
     seqs,
+    turnIndex,
+    eventWriter,
     health,
     logger,
     flushIntervalMs: config.turnFlushIntervalMs,
@@ -212,23 +212,9 @@ export async function createGadgetServer(input: ServerConfig): Promise<GadgetSer
     dispatcher,
     seqs,
     turnIndex,
-    relay,
-    pushUpdate: (turn, statusChanged) => turnUpdates.push(turn, statusChanged),
     drones: dronesNamespace,
   });
-  const ingest = new TurnIngest({
-    models,
-    seqs,
-    eventWriter,
-    accumulator,
-    relay,
-    store,
-    turnIndex,
-    health,
-    metrics,
-    quirks: providerQuirks,
-    droneGraceMs: config.droneGraceMs,
-  });
+  const ingest = new TurnIngest({ seqs, store, turnIndex, droneGraceMs: config.droneGraceMs });
   const sweeper = new LeaseSweeper(
     {
       models,
@@ -252,15 +238,19 @@ export async function createGadgetServer(input: ServerConfig): Promise<GadgetSer
   store
     .on("held", ({ turnId, droneId }) => dispatcher.slots.add(droneId, turnId))
     .on("released", ({ turnId, droneId }) => dispatcher.slots.remove(droneId, turnId))
-    .on("written", async ({ turn, events }) => {
-      if (events.length === 0) return;
-      await relay.publish({
-        turnId: String(turn._id),
-        sessionId: String(turn.session),
-        userId: String(turn.user),
-        events,
+    .on("appended", async ({ turnId, events }) => {
+      metrics.eventsIngested.inc(events.length);
+      // Not worth failing the batch: the provider refuses again and the drone adapts again.
+      await providerQuirks.learnFrom(turnId, events).catch((error: unknown) => {
+        health.failed(error, turnId);
       });
     })
+    // Stored events reach browsers anyway: a missed relay is caught up from the store.
+    .on("live", (batch) =>
+      relay.publish(batch).catch((error: unknown) => {
+        health.failed(error, batch.turnId);
+      }),
+    )
     .on("written", ({ turn, statusChanged }) => turnUpdates.push(turn, statusChanged))
     .on("written", ({ turn, statusChanged }) => webhooks.turnChanged(turn, statusChanged))
     .on("finished", (turn) => {
@@ -440,14 +430,13 @@ export async function createGadgetServer(input: ServerConfig): Promise<GadgetSer
       for (const timer of housekeeping) clearInterval(timer);
       await sweeper.stop();
       await dispatcher.close();
-      await accumulator.flushAll();
+      await store.flush();
       // Drones see a disconnect and reconnect (to another server); their turns keep their lease.
       drones?.local.disconnectSockets(true);
       ide?.local.disconnectSockets(true);
       await lifecycle.settled();
       await webhooks.close();
-      await eventWriter.drain();
-      await accumulator.flushAll();
+      await store.drain();
       turnUpdates.flushAll();
       await Promise.all(
         [browsersIo, dronesIo].map(
@@ -475,7 +464,6 @@ export async function createGadgetServer(input: ServerConfig): Promise<GadgetSer
     signIns,
     relay,
     store,
-    accumulator,
     eventWriter,
     seqs,
     turnIndex,
