@@ -44,7 +44,7 @@ export interface DroneSocketDependencies {
   metrics: Metrics;
   lifecycle: Lifecycle;
   /** The browsers' namespace, for `drone_update`. */
-  ide: () => IdeNamespace;
+  ide: IdeNamespace;
 }
 
 export function attachDroneNamespace(

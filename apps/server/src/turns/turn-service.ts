@@ -41,8 +41,8 @@ export interface TurnServiceDependencies {
   dispatcher: Dispatcher;
   seqs: SeqStore;
   turnIndex: TurnIndex;
-  /** The drones' namespace (a getter: it exists only once the HTTP server is built). */
-  drones: () => DronesNamespace;
+  /** The drones' namespace. */
+  drones: DronesNamespace;
 }
 
 export class TurnService {
@@ -152,8 +152,7 @@ export class TurnService {
       await store.mutate(turnId, (current) =>
         isFinalTurnStatus(current.status) ? null : { set: { cancelRequestedAt: new Date() } },
       );
-      const answers = await this.dependencies
-        .drones()
+      const answers = await this.dependencies.drones
         .to(droneRoom(String(turn.drone)))
         .timeout(config.droneRequestTimeoutMs)
         .emitWithAck("turn_cancel", { turnId })
@@ -196,8 +195,7 @@ export class TurnService {
     });
     if (outcome?.changed && outcome.turn.drone && reason === "interrupted") {
       // If the drone is alive after all, it must stop: the turn is no longer its own.
-      this.dependencies
-        .drones()
+      this.dependencies.drones
         .to(droneRoom(String(outcome.turn.drone)))
         .emit("turn_cancel", { turnId }, () => undefined);
     }
@@ -249,8 +247,7 @@ export class TurnService {
     const command = body.alwaysAllow ? await this.commandOf(turn, approvalId) : null;
     let answers: Ack[];
     try {
-      answers = (await this.dependencies
-        .drones()
+      answers = await this.dependencies.drones
         .to(droneRoom(String(turn.drone)))
         .timeout(config.droneRequestTimeoutMs)
         .emitWithAck("approval_decision", {
@@ -259,7 +256,7 @@ export class TurnService {
           approve: body.approve,
           ...(body.input === undefined ? {} : { input: body.input }),
           ...(command ? { alwaysAllow: true } : {}),
-        })) as Ack[];
+        });
     } catch {
       throw new SystemError("unavailable", "The drone running this turn did not answer; try again");
     }
