@@ -15,6 +15,7 @@ import type { Locks } from "../../redis/locks.ts";
 import type { StorageHealth } from "../../storage/health.ts";
 import { type DroneAppend, DroneBatches, type StoredEvents } from "./drone-batches.ts";
 import type { EventWriter } from "./event-writer.ts";
+import { RecentTurns } from "./recent-turns.ts";
 import type { SeqStore } from "./seq-store.ts";
 import { pullRequestOf, rememberExchange, rememberPullRequest } from "./session-history.ts";
 import { TurnAccumulator } from "./turn-accumulator.ts";
@@ -32,9 +33,6 @@ import { TurnWrites } from "./turn-writes.ts";
 
 export type { DroneAppend, StoredEvents } from "./drone-batches.ts";
 export type { IncomingEvent, MutationOutcome, TurnMutation } from "./turn-mutation.ts";
-
-/** How many recently written running turns each process keeps a copy of. */
-const recentLimit = 5_000;
 
 /** A drone's hold on a turn (a used slot of the drone). */
 export interface TurnHold {
@@ -90,12 +88,8 @@ export interface TurnStoreDependencies {
  * `written`, `finished`).
  */
 export class TurnStore extends Announcer<TurnStoreEvents> {
-  /**
-   * Running turns this process wrote last, without `messages` and `resumeState`, with the
-   * version stamped in Redis when they were written: a mutation of an unchanged turn needs no
-   * database read (the accumulator's flushes, lease renewals).
-   */
-  private readonly recent = new Map<string, { version: string; turn: ChatTurnDocument }>();
+  /** Copies of the running turns this process wrote last (see recent-turns.ts). */
+  private readonly recent = new RecentTurns();
   /** ChatTurn updates, group-committed (see turn-writes.ts). */
   private readonly turnWrites: TurnWrites;
   /** Drone events waiting to be applied to their turns together. */
@@ -224,9 +218,10 @@ export class TurnStore extends Announcer<TurnStoreEvents> {
 
   /** The turn as last written by this process if nobody changed it since, else as stored. */
   private async current(turnId: string): Promise<ChatTurnDocument | null> {
-    const recent = this.recent.get(turnId);
-    if (recent && (await this.seqs.version(turnId)) === recent.version) return recent.turn;
-    return this.read(turnId);
+    const copy = this.recent.has(turnId)
+      ? this.recent.at(turnId, await this.seqs.version(turnId))
+      : null;
+    return copy ?? this.read(turnId);
   }
 
   /**
@@ -318,7 +313,7 @@ export class TurnStore extends Announcer<TurnStoreEvents> {
     }
     const changed = changedFields(turn, update);
     // Stamped before the write: a copy anywhere is stale from now on, even if the write fails.
-    this.recent.delete(turnId);
+    this.recent.forget(turnId);
     const [version] = await Promise.all([this.seqs.stamp(turnId), mutation.after]);
     await Promise.all([
       mutation.together ? insertEvents() : null,
@@ -328,7 +323,7 @@ export class TurnStore extends Announcer<TurnStoreEvents> {
     if (heldBefore && heldBefore !== heldAfter) {
       await this.announce("released", { turnId, droneId: heldBefore });
     }
-    if (version && !isFinalTurnStatus(updated.status)) this.keep(turnId, version, updated);
+    if (version && !isFinalTurnStatus(updated.status)) this.recent.keep(turnId, version, updated);
     const statusChanged = updated.status !== turn.status;
     written.push(async () => {
       // Drone.activeTurns mirrors the slots in MongoDB (reconnects, revocation, the drone list).
@@ -339,17 +334,6 @@ export class TurnStore extends Announcer<TurnStoreEvents> {
       await this.afterWrite(turn, updated, events, statusChanged);
     });
     return { turn: updated, events, result: mutation.result, changed: true };
-  }
-
-  /** Keeps a copy of a running turn as just written (bounded; oldest first out). */
-  private keep(turnId: string, version: string, turn: ChatTurnDocument): void {
-    const { messages: _messages, resumeState: _resumeState, ...slim } = turn;
-    this.recent.delete(turnId);
-    this.recent.set(turnId, { version, turn: slim as ChatTurnDocument });
-    if (this.recent.size > recentLimit) {
-      const oldest = this.recent.keys().next().value;
-      if (oldest !== undefined) this.recent.delete(oldest);
-    }
   }
 
   /** Indexes what was written, then announces it (the lock is released by now). */
