@@ -1,27 +1,18 @@
 // createGadgetServer: one server instance (HTTP + Socket.IO on one port), wired to MongoDB and
-// Redis. Tests start several in one process on port 0 with their own database and key prefix.
+// Redis. The composition root: every part is built here, given what it uses, and here alone it is
+// said who hears what. Tests start several in one process on port 0 with their own database and
+// key prefix.
 import { type Database, type Models, openDatabase } from "@gadget/db";
 import { type Logger, silentLogger } from "@gadget/logging";
-import {
-  DRONE_SOCKET_PATH,
-  DRONES_NAMESPACE,
-  IDE_NAMESPACE,
-  PROTOCOL_VERSION,
-  RELEASE_VERSION,
-  SystemError,
-} from "@gadget/protocol";
-import { createAdapter } from "@socket.io/redis-adapter";
 import type { FastifyInstance } from "fastify";
-import { Redis } from "ioredis";
-import { Server } from "socket.io";
-import { droneStanding } from "./auth/drone-credential.ts";
+import type { Redis } from "ioredis";
 import { RateLimits } from "./auth/rate-limit.ts";
 import { SignIns } from "./auth/sign-ins.ts";
 import { type ResolvedConfig, resolveConfig, type ServerConfig } from "./config.ts";
 import { createSecretBox, type SecretBox } from "./crypto/secret-box.ts";
 import { SessionDelivery } from "./delivery/session-delivery.ts";
 import { SessionWorktrees } from "./delivery/session-worktrees.ts";
-import { Dispatcher } from "./dispatch/dispatcher.ts";
+import { Dispatcher, type DispatchJob } from "./dispatch/dispatcher.ts";
 import { labelWaits } from "./dispatch/label-waits.ts";
 import { EphemeralDrones } from "./drones/ephemeral-drones.ts";
 import { PresenceStore } from "./drones/presence.ts";
@@ -33,25 +24,28 @@ import { createMetrics, type Metrics } from "./metrics/metrics.ts";
 import { OutboundPolicy } from "./outbound/outbound-policy.ts";
 import { ProviderChecks } from "./providers/provider-checks.ts";
 import { ProviderQuirks } from "./providers/provider-quirks.ts";
+import { RedisConnections, whenReady } from "./redis/connections.ts";
+import { JobQueues } from "./redis/job-queues.ts";
 import { Locks } from "./redis/locks.ts";
+import { stopServer } from "./shutdown.ts";
+import { DroneOrders } from "./sockets/drone-orders.ts";
 import { publishDrone } from "./sockets/drone-updates.ts";
 import { attachDroneNamespace } from "./sockets/drones.ts";
-import { refusal } from "./sockets/edge.ts";
 import { attachIdeNamespace } from "./sockets/ide.ts";
-import { type DronesNamespace, type IdeNamespace, userRoom } from "./sockets/rooms.ts";
+import { createSocketServers } from "./sockets/io.ts";
+import { userRoom } from "./sockets/rooms.ts";
 import { TurnUpdates } from "./sockets/turn-updates.ts";
 import { StorageHealth } from "./storage/health.ts";
-import { EventWriter } from "./turns/event-writer.ts";
 import { TurnIngest } from "./turns/ingest.ts";
 import { LeaseSweeper } from "./turns/lease-sweeper.ts";
-import { LiveRelay } from "./turns/live-relay.ts";
-import { SeqStore } from "./turns/seq-store.ts";
-import { TurnAccumulator } from "./turns/turn-accumulator.ts";
-import { TurnIndex } from "./turns/turn-index.ts";
+import { LiveRelay } from "./turns/live/live-relay.ts";
+import { EventWriter } from "./turns/store/event-writer.ts";
+import { SeqStore } from "./turns/store/seq-store.ts";
+import { TurnIndex } from "./turns/store/turn-index.ts";
+import { TurnStore } from "./turns/store/turn-store.ts";
 import { TurnReverts } from "./turns/turn-reverts.ts";
 import { TurnService } from "./turns/turn-service.ts";
-import { TurnStore } from "./turns/turn-store.ts";
-import { Webhooks } from "./webhooks/webhooks.ts";
+import { type DeliveryJob, Webhooks } from "./webhooks/webhooks.ts";
 
 /** The parts of one server instance, as built by createGadgetServer. */
 export interface ServerParts {
@@ -68,7 +62,6 @@ export interface ServerParts {
   signIns: SignIns;
   relay: LiveRelay;
   store: TurnStore;
-  accumulator: TurnAccumulator;
   eventWriter: EventWriter;
   seqs: SeqStore;
   turnIndex: TurnIndex;
@@ -106,40 +99,39 @@ export async function createGadgetServer(input: ServerConfig): Promise<GadgetSer
     serverSelectionTimeoutMs: 5_000,
     bufferCommands: false,
   });
-  // Commands wait for a reconnection instead of failing after a number of retries, but never for
-  // longer than commandTimeout: a short outage delays requests, a long one answers `unavailable`.
-  const redisOptions = {
-    maxRetriesPerRequest: null,
-    commandTimeout: config.redisCommandTimeoutMs,
-    lazyConnect: false,
-  } as const;
-  const redis = new Redis(config.redisUrl, redisOptions);
-  // The Socket.IO adapter publishes without handling a failure (a rejected publish would be an
-  // unhandled rejection), so its connections queue what they send while Redis is away instead of
-  // timing out; subscriptions are renewed by ioredis on reconnect.
-  const patient = { commandTimeout: undefined } as const;
-  const adapterPublisher = redis.duplicate(patient);
-  const adapterSubscriber = redis.duplicate(patient);
-  const relaySubscriber = redis.duplicate(patient);
-  const redisClients = [redis, adapterPublisher, adapterSubscriber, relaySubscriber];
-  for (const client of redisClients) {
-    client.on("error", (error) => logger.warn({ err: error }, "redis error"));
-  }
-
-  // The parts, each given what it uses. The sockets' namespaces exist only once the HTTP server
-  // is built, which needs the parts first: those that reach drones or browsers get a getter.
-  let drones: DronesNamespace | undefined;
-  let ide: IdeNamespace | undefined;
-  const dronesNamespace = () => drones!;
-  const ideNamespace = () => ide!;
-  let publicUrl = config.publicUrl ?? "";
   const models = database.models;
+  const connections = new RedisConnections(config.redisUrl, {
+    commandTimeoutMs: config.redisCommandTimeoutMs,
+    logger,
+  });
+  const redis = connections.commands;
+  const adapterPublisher = connections.patient();
+  const adapterSubscriber = connections.patient();
+  const relaySubscriber = connections.patient();
+  // Subscribe only on ready connections: a SUBSCRIBE sent between "connect" and "ready" is
+  // written at once (ioredis lets it through the handshake) and the ready check's INFO then fails
+  // in subscriber mode, leaving the adapter and the relay deaf (work-order acks time out, browsers
+  // get no live events).
+  await Promise.all([adapterSubscriber, relaySubscriber].map((client) => whenReady(client)));
+
+  // The edges to drones and browsers first: every part that talks to them is handed them.
+  const sockets = createSocketServers({
+    models,
+    redisPrefix: config.redisPrefix,
+    publisher: adapterPublisher,
+    subscriber: adapterSubscriber,
+  });
+  const { drones, ide } = sockets;
+  const jobs = new JobQueues(connections, { prefix: `${config.redisPrefix}:bull`, logger });
+
+  // Storage: outages, locks, turns and their events.
+  let publicUrl = config.publicUrl ?? "";
   const lifecycle = new Lifecycle();
   const secretBox = createSecretBox(config.secret);
   const locks = new Locks(redis, config.redisPrefix);
   const limits = new RateLimits(redis, config.redisPrefix);
   const presence = new PresenceStore(redis, config.redisPrefix, config.presenceStaleMs);
-  const signIns = new SignIns(models, config.tokenTtlDays * 24 * 60 * 60 * 1000, () => ide);
+  const signIns = new SignIns(models, config.tokenTtlDays * 24 * 60 * 60 * 1000, ide);
   const relay = new LiveRelay(
     redis,
     relaySubscriber,
@@ -149,7 +141,7 @@ export async function createGadgetServer(input: ServerConfig): Promise<GadgetSer
   );
   const metrics = createMetrics({
     models,
-    connectedDrones: () => drones?.sockets.size ?? 0,
+    connectedDrones: () => drones.sockets.size,
     liveSubscriptions: () => relay.size,
     labelWaits: () => labelWaits({ models, presence }),
   });
@@ -158,24 +150,28 @@ export async function createGadgetServer(input: ServerConfig): Promise<GadgetSer
     onFailure: (service) => metrics.storageFailures.inc({ service }),
     // Browsers of the turn's user on this server hear of it (the Redis adapter may be down).
     onWaiting: ({ turnId, userId }, waiting) =>
-      ide?.local.to(userRoom(userId)).emit("turn_waiting", { turnId, waiting }),
+      ide.local.to(userRoom(userId)).emit("turn_waiting", { turnId, waiting }),
   });
   const turnIndex = new TurnIndex(redis, config.redisPrefix);
   const seqs = new SeqStore(redis, config.redisPrefix, models);
   const eventWriter = new EventWriter(models, health, { retryForMs: config.storageRetryMs });
-  const store = new TurnStore({ models, locks, seqs, turnIndex, eventWriter });
-  const accumulator = new TurnAccumulator({
-    store,
+  const store = new TurnStore({
+    models,
+    locks,
     seqs,
+    turnIndex,
+    eventWriter,
     health,
     logger,
     flushIntervalMs: config.turnFlushIntervalMs,
   });
+
+  // What acts on turns, drones, providers and webhooks.
   const providerQuirks = new ProviderQuirks(models);
   // One policy for every request the server sends out: provider checks and webhooks.
   const outbound = new OutboundPolicy({ allowPrivateNetwork: config.allowPrivateNetwork });
   const providerChecks = new ProviderChecks(
-    { models, presence, config, drones: dronesNamespace },
+    { models, presence, config, drones },
     outbound,
     providerQuirks,
   );
@@ -187,6 +183,7 @@ export async function createGadgetServer(input: ServerConfig): Promise<GadgetSer
     secretBox,
     outbound,
     lifecycle,
+    queue: jobs.queue<DeliveryJob>("webhooks"),
     publicUrl: () => publicUrl,
   });
   const dispatcher = new Dispatcher({
@@ -194,41 +191,20 @@ export async function createGadgetServer(input: ServerConfig): Promise<GadgetSer
     logger,
     models,
     redis,
+    queue: jobs.queue<DispatchJob>("dispatch"),
     presence,
     store,
     seqs,
     turnIndex,
     secretBox,
     metrics,
-    drones: dronesNamespace,
+    orders: new DroneOrders(drones, config),
     lifecycle,
   });
-  const reverts = new TurnReverts({ models, presence, store, config, drones: dronesNamespace });
-  const turnUpdates = new TurnUpdates(ideNamespace, config.turnUpdateIntervalMs);
-  const turns = new TurnService({
-    config,
-    models,
-    store,
-    dispatcher,
-    seqs,
-    turnIndex,
-    relay,
-    pushUpdate: (turn, statusChanged) => turnUpdates.push(turn, statusChanged),
-    drones: dronesNamespace,
-  });
-  const ingest = new TurnIngest({
-    models,
-    seqs,
-    eventWriter,
-    accumulator,
-    relay,
-    store,
-    turnIndex,
-    health,
-    metrics,
-    quirks: providerQuirks,
-    droneGraceMs: config.droneGraceMs,
-  });
+  const reverts = new TurnReverts({ models, presence, store, config, drones });
+  const turnUpdates = new TurnUpdates(ide, config.turnUpdateIntervalMs);
+  const turns = new TurnService({ config, models, store, dispatcher, seqs, turnIndex, drones });
+  const ingest = new TurnIngest({ seqs, store, turnIndex, droneGraceMs: config.droneGraceMs });
   const sweeper = new LeaseSweeper(
     {
       models,
@@ -244,23 +220,39 @@ export async function createGadgetServer(input: ServerConfig): Promise<GadgetSer
     },
     turns,
   );
-
-  // What a turn's write sets off, in this order: the drone's slot follows its hold (under the
-  // turn's lock), then the events go live, the user's browsers hear of the turn, and a finished
-  // turn is counted and frees its user's next queued turn.
   const ephemeralDrones = new EphemeralDrones({ models, presence, locks, logger });
+  const sessionDelivery = new SessionDelivery({
+    models,
+    presence,
+    store,
+    secretBox,
+    config,
+    drones,
+  });
+  const sessionWorktrees = new SessionWorktrees({ models, presence, config, drones });
+  const removals = new Removals({ models });
+  const projectRemotes = new ProjectRemotes({ models, presence, config, drones });
+
+  // Who hears what. A turn's write sets off, in this order: the drone's slot follows its hold
+  // (under the turn's lock); a drone's new events are counted and teach the provider's quirks;
+  // stored events go live; the user's browsers and webhooks hear of the turn; a finished turn is
+  // counted, retires an ephemeral drone and frees its user's next queued turn.
   store
     .on("held", ({ turnId, droneId }) => dispatcher.slots.add(droneId, turnId))
     .on("released", ({ turnId, droneId }) => dispatcher.slots.remove(droneId, turnId))
-    .on("written", async ({ turn, events }) => {
-      if (events.length === 0) return;
-      await relay.publish({
-        turnId: String(turn._id),
-        sessionId: String(turn.session),
-        userId: String(turn.user),
-        events,
+    .on("appended", async ({ turnId, events }) => {
+      metrics.eventsIngested.inc(events.length);
+      // Not worth failing the batch: the provider refuses again and the drone adapts again.
+      await providerQuirks.learnFrom(turnId, events).catch((error: unknown) => {
+        health.failed(error, turnId);
       });
     })
+    // Stored events reach browsers anyway: a missed relay is caught up from the store.
+    .on("live", (batch) =>
+      relay.publish(batch).catch((error: unknown) => {
+        health.failed(error, batch.turnId);
+      }),
+    )
     .on("written", ({ turn, statusChanged }) => turnUpdates.push(turn, statusChanged))
     .on("written", ({ turn, statusChanged }) => webhooks.turnChanged(turn, statusChanged))
     .on("finished", (turn) => {
@@ -273,25 +265,14 @@ export async function createGadgetServer(input: ServerConfig): Promise<GadgetSer
         logger.error({ err: error }, "could not re-enqueue queued turns");
       });
     });
-
-  const sessionDelivery = new SessionDelivery({
-    models,
-    presence,
-    store,
-    secretBox,
-    config,
-    drones: dronesNamespace,
+  // The session's next turns prefer the drone that took this one. Not waited for: the work order
+  // need not wait on a preference for later turns.
+  dispatcher.on("claimed", ({ turnId, droneId, session }) => {
+    const recorded = sessionWorktrees.tookTurn(session, droneId).catch((error: unknown) => {
+      logger.warn({ err: error, turnId }, "could not record the session's drone");
+    });
+    lifecycle.track(recorded);
   });
-
-  const sessionWorktrees = new SessionWorktrees({
-    models,
-    presence,
-    config,
-    drones: dronesNamespace,
-  });
-
-  const removals = new Removals({ models });
-  const projectRemotes = new ProjectRemotes({ models, presence, config, drones: dronesNamespace });
 
   const http = createHttpApp(
     {
@@ -318,64 +299,14 @@ export async function createGadgetServer(input: ServerConfig): Promise<GadgetSer
       reverts,
       webhooks,
       publicUrl: () => publicUrl,
-      drones: dronesNamespace,
+      drones,
       droneChanged: async (droneId, userId) => {
-        await publishDrone({ models, presence, ide: ideNamespace }, droneId);
+        await publishDrone({ models, presence, ide }, droneId);
         await dispatcher.kickUser(userId);
       },
     },
     turns,
   );
-  await http.ready();
-  // Subscribe only on ready connections: a SUBSCRIBE sent between "connect" and "ready" is
-  // written at once (ioredis lets it through the handshake) and the ready check's INFO then fails
-  // in subscriber mode, leaving the adapter and the relay deaf (work-order acks time out, browsers
-  // get no live events). A slow start (e.g. listing the web build) opens that window.
-  await Promise.all([adapterSubscriber, relaySubscriber].map((client) => whenReady(client)));
-  // Each Socket.IO server has its own channels: the browsers' one also answers old drones on
-  // its own "/drones" namespace, which must not hear the real drones' broadcasts.
-  const adapterFor = (key: string) =>
-    createAdapter(adapterPublisher, adapterSubscriber, { key: `${config.redisPrefix}:${key}` });
-  const shared = {
-    pingInterval: 10_000,
-    pingTimeout: 10_000,
-    // Two Socket.IO servers share the HTTP server: neither closes the other's upgrades.
-    destroyUpgrade: false,
-  };
-  // Browsers: Socket.IO's default path, small messages (subscriptions are a few hundred bytes).
-  const browsersIo = new Server(http.server, {
-    ...shared,
-    adapter: adapterFor("socket.io"),
-    maxHttpBufferSize: 64 * 1024,
-  });
-  // Drones: their own path, large messages (checkpoints carry a turn's messages; file contents up
-  // to 10 MiB), and only for a connection whose HTTP request carried a live drone's credential.
-  const dronesIo = new Server(http.server, {
-    ...shared,
-    adapter: adapterFor("socket.io-drones"),
-    path: DRONE_SOCKET_PATH,
-    maxHttpBufferSize: 16 * 1024 * 1024,
-    allowRequest: (request, callback) => {
-      void droneStanding({ models }, request.headers.authorization).then(
-        ({ kind }) =>
-          callback(kind === "live" ? null : "drone credential required", kind === "live"),
-        () => callback("drone credential could not be checked", false),
-      );
-    },
-  });
-  // Drones of protocols 1 and 2 connect on the browsers' path: told to upgrade, not ignored.
-  browsersIo
-    .of(DRONES_NAMESPACE)
-    .use((_socket, next) =>
-      next(
-        refusal(
-          "protocol_mismatch",
-          `This server speaks protocol ${PROTOCOL_VERSION}; this drone is older. Upgrade gadget-drone: npm install --global gadget-drone@${RELEASE_VERSION}`,
-        ),
-      ),
-    );
-  drones = dronesIo.of(DRONES_NAMESPACE) as unknown as DronesNamespace;
-  ide = browsersIo.of(IDE_NAMESPACE) as unknown as IdeNamespace;
   attachDroneNamespace(drones, {
     config,
     logger,
@@ -389,22 +320,23 @@ export async function createGadgetServer(input: ServerConfig): Promise<GadgetSer
     health,
     metrics,
     lifecycle,
-    ide: ideNamespace,
+    ide,
   });
   attachIdeNamespace(ide, { logger, models, relay, signIns });
+
+  // Start: the HTTP app, then the sockets on its server, the relay, the queues' workers, sweeps.
+  await http.ready();
+  sockets.attach(http.server);
   await relay.start();
-  dispatcher.start();
-  webhooks.start();
+  jobs.work<DispatchJob>("dispatch", (job) => dispatcher.process(job.data), {
+    concurrency: config.dispatchConcurrency,
+  });
+  jobs.work<DeliveryJob>("webhooks", (job) => webhooks.process(job), { concurrency: 16 });
   sweeper.start();
+  signIns.start();
   // Redis back after an outage may have come back empty: its indexes are rebuilt from the
   // database and queued turns enqueued again now, not at the next periodic repair.
-  let redisWasReady = true;
-  redis.on("close", () => {
-    redisWasReady = false;
-  });
-  redis.on("ready", () => {
-    if (redisWasReady) return;
-    redisWasReady = true;
+  connections.onReturn(() => {
     health.succeeded("redis");
     void sweeper
       .recover()
@@ -412,18 +344,6 @@ export async function createGadgetServer(input: ServerConfig): Promise<GadgetSer
         logger.warn({ err: error }, "recovery after Redis came back failed"),
       );
   });
-
-  // Sockets of revoked or expired tokens close within a sweep (a revocation from this server
-  // closes them at once); rows of expired tokens go now and then.
-  const housekeeping = [
-    setInterval(() => {
-      void signIns.closeStale().catch(() => undefined);
-    }, 30_000),
-    setInterval(() => {
-      void signIns.prune().catch(() => undefined);
-    }, 60 * 60_000),
-  ];
-  for (const timer of housekeeping) timer.unref();
 
   await http.listen({ port: config.port, host: config.host });
   const address = http.server.address();
@@ -435,30 +355,20 @@ export async function createGadgetServer(input: ServerConfig): Promise<GadgetSer
 
   let closing: Promise<void> | null = null;
   const close = () => {
-    closing ??= (async () => {
-      lifecycle.stop();
-      for (const timer of housekeeping) clearInterval(timer);
-      await sweeper.stop();
-      await dispatcher.close();
-      await accumulator.flushAll();
-      // Drones see a disconnect and reconnect (to another server); their turns keep their lease.
-      drones?.local.disconnectSockets(true);
-      ide?.local.disconnectSockets(true);
-      await lifecycle.settled();
-      await webhooks.close();
-      await eventWriter.drain();
-      await accumulator.flushAll();
-      turnUpdates.flushAll();
-      await Promise.all(
-        [browsersIo, dronesIo].map(
-          (server) => new Promise<void>((resolve) => server.close(() => resolve())),
-        ),
-      );
-      await http.close().catch(() => undefined);
-      await Promise.all(redisClients.map((client) => client.quit().catch(() => undefined)));
-      await database.close();
-      logger.info("gadget-code server stopped");
-    })();
+    closing ??= stopServer({
+      lifecycle,
+      signIns,
+      sweeper,
+      jobs,
+      dispatcher,
+      store,
+      sockets,
+      turnUpdates,
+      http,
+      connections,
+      database,
+      logger,
+    });
     return closing;
   };
 
@@ -475,7 +385,6 @@ export async function createGadgetServer(input: ServerConfig): Promise<GadgetSer
     signIns,
     relay,
     store,
-    accumulator,
     eventWriter,
     seqs,
     turnIndex,
@@ -485,25 +394,4 @@ export async function createGadgetServer(input: ServerConfig): Promise<GadgetSer
     lifecycle,
   };
   return { url, port, publicUrl, context: parts, turns, sweeper, http, close };
-}
-
-/**
- * Resolves once `client` has passed its ready check. ioredis reconnects for ever, so an unreachable
- * Redis fails the start after `timeoutMs` instead of hanging it.
- */
-function whenReady(client: Redis, timeoutMs = 30_000): Promise<void> {
-  if (client.status === "ready") return Promise.resolve();
-  return new Promise((resolve, reject) => {
-    const onReady = () => {
-      clearTimeout(timer);
-      resolve();
-    };
-    const timer = setTimeout(() => {
-      client.off("ready", onReady);
-      reject(
-        new SystemError("redis_unavailable", `Redis was not ready within ${timeoutMs / 1000} s`),
-      );
-    }, timeoutMs);
-    client.once("ready", onReady);
-  });
 }

@@ -1,6 +1,7 @@
 // A user's sign-ins: opaque bearer tokens stored as their SHA-256, with a sliding expiry (a token
 // unused for tokenTtlDays stops working), revocation that closes the token's live sockets on every
-// server at once, and pruning of expired rows.
+// server at once, and housekeeping: sockets of revoked or expired tokens close within a sweep, and
+// rows of expired tokens go now and then.
 import type { ApiTokenDocument, Models } from "@gadget/db";
 import type { Types } from "mongoose";
 import { randomSecret, sha256 } from "../crypto/tokens.ts";
@@ -24,7 +25,12 @@ export interface SignIn {
   current: boolean;
 }
 
+/** How often this server closes sockets whose token is gone, and removes expired rows. */
+const closeStaleEveryMs = 30_000;
+const pruneEveryMs = 60 * 60_000;
+
 export class SignIns {
+  private timers: NodeJS.Timeout[] = [];
   /** When this process last wrote each token's lastUsedAt. */
   private readonly touched = new Map<string, number>();
   /** Hourly, or a tenth of the lifetime when that is shorter. */
@@ -33,9 +39,23 @@ export class SignIns {
   constructor(
     private readonly models: Models,
     private readonly ttlMs: number,
-    private readonly ide: () => IdeNamespace | undefined,
+    private readonly ide: IdeNamespace,
   ) {
     this.touchEveryMs = Math.min(touchEveryHourMs, ttlMs / 10);
+  }
+
+  /** Starts the housekeeping on this server (a revocation from this server closes sockets at once). */
+  start(): void {
+    this.timers = [
+      setInterval(() => void this.closeStale().catch(() => undefined), closeStaleEveryMs),
+      setInterval(() => void this.prune().catch(() => undefined), pruneEveryMs),
+    ];
+    for (const timer of this.timers) timer.unref();
+  }
+
+  stop(): void {
+    for (const timer of this.timers) clearInterval(timer);
+    this.timers = [];
   }
 
   /** A new token for `userId`; only its hash is stored. */
@@ -129,9 +149,8 @@ export class SignIns {
 
   /** Closes the /ide sockets of these tokens, on every server (through the adapter). */
   disconnect(tokenHashes: readonly string[]): void {
-    const ide = this.ide();
-    if (!ide || tokenHashes.length === 0) return;
-    ide.in(tokenHashes.map(tokenRoom)).disconnectSockets(true);
+    if (tokenHashes.length === 0) return;
+    this.ide.in(tokenHashes.map(tokenRoom)).disconnectSockets(true);
   }
 
   /**
@@ -139,9 +158,7 @@ export class SignIns {
    * called periodically, so no socket outlives its token by more than a sweep.
    */
   async closeStale(): Promise<number> {
-    const ide = this.ide();
-    if (!ide) return 0;
-    const sockets = [...ide.sockets.values()];
+    const sockets = [...this.ide.sockets.values()];
     const hashes = [...new Set(sockets.map((socket) => socket.data.tokenHash).filter(Boolean))];
     if (hashes.length === 0) return 0;
     const live = await this.models.ApiToken.find({ _id: { $in: hashes } })

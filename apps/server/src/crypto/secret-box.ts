@@ -1,5 +1,6 @@
 // Encrypts provider API keys at rest with AES-256-GCM under a key derived from GADGET_SECRET.
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from "node:crypto";
+import { SystemError } from "@gadget/protocol";
 
 const version = "v1";
 
@@ -25,7 +26,8 @@ export function createSecretBox(secret: string): SecretBox {
     },
     open(sealed) {
       const [prefix, body] = sealed.split(":", 2);
-      if (prefix !== version || !body) throw new Error("unknown sealed secret format");
+      if (prefix !== version || !body)
+        throw new SystemError("internal", "A stored secret is in an unknown format");
       const raw = Buffer.from(body, "base64");
       const decipher = createDecipheriv("aes-256-gcm", key, raw.subarray(0, 12));
       decipher.setAuthTag(raw.subarray(12, 28));

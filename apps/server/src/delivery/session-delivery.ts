@@ -17,7 +17,7 @@ import type { SecretBox } from "../crypto/secret-box.ts";
 import { openForge } from "../dispatch/work-order.ts";
 import { type AskHoldersDependencies, askHolders } from "../drones/ask-holders.ts";
 import { ownedSession } from "../owned.ts";
-import type { TurnStore } from "../turns/turn-store.ts";
+import type { TurnStore } from "../turns/store/turn-store.ts";
 
 export interface SessionDeliveryDependencies extends AskHoldersDependencies {
   store: TurnStore;

@@ -1,5 +1,6 @@
-// `GET /api/sessions/:id`: a session with its branch, and where its worktree stands — asked of the
-// drone holding it, since the worktree lives only there.
+// Where a session's worktree is: the drone that took its latest turn (its next turns prefer it),
+// and for `GET /api/sessions/:id` where that worktree stands — asked of the drone holding it,
+// since the worktree lives only there.
 import type { ChatSessionDocument } from "@gadget/db";
 import {
   type SessionDetail,
@@ -8,13 +9,26 @@ import {
   sessionWorktreeStateSchema,
   UserError,
 } from "@gadget/protocol";
-import type { Types } from "mongoose";
+import { Types } from "mongoose";
 import { type AskHoldersDependencies, askHolders } from "../drones/ask-holders.ts";
 import { ownedSession } from "../owned.ts";
 import { toSession } from "../serialize.ts";
 
 export class SessionWorktrees {
   constructor(private readonly dependencies: AskHoldersDependencies) {}
+
+  /**
+   * Records that `droneId` took a turn of `session` (as read for the turn's work order): the
+   * session's worktree is there now, so its next turns prefer that drone. Written only when the
+   * session moved to another drone.
+   */
+  async tookTurn(session: Pick<ChatSessionDocument, "_id" | "drone">, droneId: string) {
+    if (String(session.drone ?? "") === droneId) return;
+    await this.dependencies.models.ChatSession.updateOne(
+      { _id: session._id },
+      { $set: { drone: new Types.ObjectId(droneId) } },
+    );
+  }
 
   /**
    * The user's session (404 otherwise) with `branch` and `worktree`; `worktree` is null when no

@@ -1,27 +1,37 @@
-// Dispatch through BullMQ: one job per queued turn (job id = turn id, so no double dispatch).
-// A turn's creator dispatches it at once on its own process too (the job then finds it taken).
-// The processor, under the turn's lock, reads the turn and what its work order is made of in one
-// round (or takes what the turn's creator read on this process), picks a drone and takes its slot
-// and the `dispatched` seq in one Redis script, stores the claim in one write round and sends the
-// work order. A refusal or timeout puts the turn back and tries the next drone. A turn nobody can take stays `queued`; drone connects,
-// finished turns and a periodic sweep enqueue it again.
-import type { ChatTurnDocument, Models } from "@gadget/db";
+// Dispatch: one BullMQ job per queued turn (job id = turn id, so no double dispatch), processed
+// by `process` (server.ts hands it to the queue's worker). A turn's creator dispatches it at once
+// on its own process too (the job then finds it taken). Under the turn's lock, an attempt reads
+// the turn and what its work order is made of in one round (or takes what the turn's creator read
+// on this process), chooses a drone (drone-choice.ts) and takes its slot and the `dispatched` seq
+// in one Redis script, stores the claim in one write round and sends the work order. A refusal or
+// timeout puts the turn back and tries the next drone. A turn nobody can take stays `queued`;
+// drone connects, finished turns and a periodic sweep enqueue it again.
+import type { ChatSessionDocument, ChatTurnDocument, Models } from "@gadget/db";
 import type { Logger } from "@gadget/logging";
-import { type Ack, type IWorkOrder, labelsMatch, toGadgetError } from "@gadget/protocol";
-import { Queue, Worker } from "bullmq";
-import { Redis } from "ioredis";
+import type { Ack, IWorkOrder } from "@gadget/protocol";
+import type { Queue } from "bullmq";
+import type { Redis } from "ioredis";
 import { Types } from "mongoose";
-
+import { Announcer } from "../announcer.ts";
 import type { ResolvedConfig } from "../config.ts";
 import type { SecretBox } from "../crypto/secret-box.ts";
-import type { Presence, PresenceStore } from "../drones/presence.ts";
-import { DroneSlots, type SlotCandidate } from "../drones/slots.ts";
+import type { PresenceStore } from "../drones/presence.ts";
+import { DroneSlots } from "../drones/slots.ts";
 import type { Lifecycle } from "../lifecycle.ts";
 import type { Metrics } from "../metrics/metrics.ts";
-import { type DronesNamespace, droneRoom } from "../sockets/rooms.ts";
-import type { SeqStore } from "../turns/seq-store.ts";
-import type { TurnIndex } from "../turns/turn-index.ts";
-import type { TurnStore } from "../turns/turn-store.ts";
+import type { DroneOrders } from "../sockets/drone-orders.ts";
+import type { SeqStore } from "../turns/store/seq-store.ts";
+import type { TurnIndex } from "../turns/store/turn-index.ts";
+import type { TurnStore } from "../turns/store/turn-store.ts";
+import {
+  type Candidate,
+  candidates,
+  claimRounds,
+  claimStep,
+  type Fleet,
+  requirementsOf,
+} from "./drone-choice.ts";
+import { failQueued, putBack, sayWaiting } from "./turn-notes.ts";
 import { buildWorkOrder, loadOrderParts, type OrderParts, type OrderRefs } from "./work-order.ts";
 
 /** What a turn's creator already knows, so the processor reads everything in one round. */
@@ -29,20 +39,11 @@ export interface DispatchRefs extends OrderRefs {
   user: string;
 }
 
-interface DispatchJob {
+/** A dispatch job's data: the turn, and its ids when its creator queued it. */
+export interface DispatchJob {
   turnId: string;
   refs?: DispatchRefs;
 }
-
-interface Candidate extends SlotCandidate {
-  name: string | null;
-  /** It ran the session's latest turn, so it holds the session's worktree and branch. */
-  holdsSession: boolean;
-  hasWorkspace: boolean;
-  order: number;
-}
-
-type Fleet = Array<{ droneId: string; presence: Presence }>;
 
 /**
  * What the creator of a turn read while storing it, handed to this process's dispatcher so the
@@ -66,35 +67,40 @@ type Attempt =
 /** How long a hand-off waits for its job on this process (another process may take the job). */
 const handOffTtlMs = 30_000;
 
+/** A drone's claim of a turn was stored, just before its work order leaves. */
+export interface TurnClaimed {
+  turnId: string;
+  droneId: string;
+  /** The turn's session as read for the order (its `drone` is the one preferred so far). */
+  session: ChatSessionDocument;
+}
+
+/** What a Dispatcher announces. */
+export type DispatcherEvents = {
+  claimed: [claim: TurnClaimed];
+};
+
 export interface DispatcherDependencies {
-  config: Pick<
-    ResolvedConfig,
-    | "redisUrl"
-    | "redisPrefix"
-    | "serverId"
-    | "dispatchConcurrency"
-    | "workOrderAckTimeoutMs"
-    | "droneGraceMs"
-  >;
+  config: Pick<ResolvedConfig, "redisPrefix" | "workOrderAckTimeoutMs" | "droneGraceMs">;
   logger: Logger;
   models: Models;
-  /** Redis commands of the slots (the queue and worker open their own connections). */
+  /** Redis commands of the slots. */
   redis: Redis;
+  /** The `dispatch` queue (its jobs are processed by `process`). */
+  queue: Queue<DispatchJob>;
   presence: PresenceStore;
   store: TurnStore;
   seqs: SeqStore;
   turnIndex: TurnIndex;
   secretBox: SecretBox;
   metrics: Metrics;
-  /** The drones' namespace (a getter: it exists only once the HTTP server is built). */
-  drones: () => DronesNamespace;
+  /** Sends work orders and cancels to drones. */
+  orders: DroneOrders;
   lifecycle: Lifecycle;
 }
 
-export class Dispatcher {
-  private readonly queue: Queue<DispatchJob>;
-  private worker: Worker<DispatchJob> | null = null;
-  private readonly connections: Redis[] = [];
+/** Hands queued turns to drones; announces each stored claim (`claimed`). */
+export class Dispatcher extends Announcer<DispatcherEvents> {
   private readonly handOffs = new Map<string, HandOff>();
   /** Dispatches this process started itself for turns it just created (see `enqueue`). */
   private readonly direct = new Map<string, Promise<unknown>>();
@@ -102,50 +108,23 @@ export class Dispatcher {
   readonly slots: DroneSlots;
 
   constructor(private readonly dependencies: DispatcherDependencies) {
+    super();
     this.slots = new DroneSlots(dependencies.redis, dependencies.config.redisPrefix);
-    const connection = this.connection();
-    this.queue = new Queue<DispatchJob>("dispatch", {
-      connection,
-      prefix: `${dependencies.config.redisPrefix}:bull`,
-    });
   }
 
-  private connection(): Redis {
-    const redis = new Redis(this.dependencies.config.redisUrl, { maxRetriesPerRequest: null });
-    redis.on("error", (error) =>
-      this.dependencies.logger.warn({ err: error }, "dispatch redis error"),
-    );
-    this.connections.push(redis);
-    return redis;
-  }
-
-  /** Starts processing jobs on this process. */
-  start(): void {
-    this.worker = new Worker<DispatchJob>(
-      "dispatch",
-      async (job) => {
-        // The job edge: nothing thrown leaves it; a failed dispatch leaves the turn queued.
-        try {
-          // This process is already dispatching the turn it created: the job has nothing to add.
-          const direct = this.direct.get(job.data.turnId);
-          if (direct) await direct;
-          else await this.dispatch(job.data.turnId, job.data.refs);
-        } catch (error) {
-          this.dependencies.logger.error(
-            { err: error, turnId: job.data.turnId },
-            "dispatch failed",
-          );
-        }
-      },
-      {
-        connection: this.connection(),
-        prefix: `${this.dependencies.config.redisPrefix}:bull`,
-        concurrency: this.dependencies.config.dispatchConcurrency,
-      },
-    );
-    this.worker.on("error", (error) =>
-      this.dependencies.logger.warn({ err: error }, "dispatch worker error"),
-    );
+  /**
+   * Processes one dispatch job (the queue's processor); nothing thrown leaves it, so a failed
+   * dispatch leaves the turn queued and the job done (the sweeper queues the turn again).
+   */
+  async process(job: DispatchJob): Promise<void> {
+    try {
+      // This process is already dispatching the turn it created: the job has nothing to add.
+      const direct = this.direct.get(job.turnId);
+      if (direct) await direct;
+      else await this.dispatch(job.turnId, job.refs);
+    } catch (error) {
+      this.dependencies.logger.error({ err: error, turnId: job.turnId }, "dispatch failed");
+    }
   }
 
   /**
@@ -180,7 +159,7 @@ export class Dispatcher {
    * (`enqueue`): whichever process takes it finds the turn dispatched, or tries again.
    */
   dispatchNow(turnId: string, refs: DispatchRefs, handOff: HandOff): void {
-    if (!this.worker || !this.dependencies.lifecycle.accepting || this.direct.has(turnId)) return;
+    if (!this.dependencies.lifecycle.accepting || this.direct.has(turnId)) return;
     this.handOffs.set(turnId, handOff);
     setTimeout(() => {
       if (this.handOffs.get(turnId) === handOff) this.handOffs.delete(turnId);
@@ -201,7 +180,7 @@ export class Dispatcher {
    * turn's immutable ids) let any processor read the turn and its order's parts in one round.
    */
   async enqueue(turnId: string, refs?: DispatchRefs): Promise<void> {
-    await this.queue.add("dispatch", refs ? { turnId, refs } : { turnId }, {
+    await this.dependencies.queue.add("dispatch", refs ? { turnId, refs } : { turnId }, {
       jobId: turnId,
       removeOnComplete: true,
       removeOnFail: true,
@@ -225,12 +204,13 @@ export class Dispatcher {
     while (this.dependencies.lifecycle.accepting) {
       const attempt = await this.attempt(turnId, refs, declined);
       if (attempt.kind === "none") {
-        if (attempt.waitingFor) await this.sayWaiting(turnId, attempt.waitingFor);
+        if (attempt.waitingFor)
+          await sayWaiting(this.dependencies.store, turnId, attempt.waitingFor);
         return null;
       }
       if (attempt.kind === "stale") continue;
       if (attempt.kind === "failed") {
-        await this.fail(turnId, attempt.error);
+        await failQueued(this.dependencies.store, turnId, attempt.error);
         return null;
       }
       if (await this.settle(turnId, attempt)) return attempt.droneId;
@@ -275,14 +255,20 @@ export class Dispatcher {
       } catch (error) {
         return { kind: "failed", error };
       }
-      const requires = [
-        ...new Set([...(parts.value.project.requires ?? []), ...(turn.requires ?? [])]),
-      ];
-      const candidates = this.candidates(drones, parts.value, declined, requires);
+      const { project, session } = parts.value;
+      const requires = requirementsOf(project, turn);
+      const chosen = candidates(
+        drones,
+        {
+          sessionDrone: session.drone ? String(session.drone) : null,
+          projectSlug: project.slug,
+          requires,
+        },
+        declined,
+      );
       // No online drone has the labels: the turn waits, and says for what (once).
-      if (candidates.length === 0 && requires.length > 0)
-        return { kind: "none", waitingFor: requires };
-      const claim = await this.claim(turnId, candidates, handOff ? turn.lastSeq : undefined);
+      if (chosen.length === 0 && requires.length > 0) return { kind: "none", waitingFor: requires };
+      const claim = await this.claim(turnId, chosen, handOff ? turn.lastSeq : undefined);
       if (claim === "stale") return { kind: "stale" };
       if (!claim) return { kind: "none" };
       const { droneId, seq, name } = claim;
@@ -309,63 +295,13 @@ export class Dispatcher {
         ]);
         throw error;
       });
-      const session = parts.value.session;
-      if (String(session.drone ?? "") !== droneId) {
-        // Written only when the session moves to another drone: its next turn prefers this one.
-        // Not waited for: the work order need not wait on a preference for later turns.
-        this.dependencies.lifecycle.track(
-          models.ChatSession.updateOne(
-            { _id: session._id },
-            { $set: { drone: new Types.ObjectId(droneId) } },
-          ).catch((error: unknown) =>
-            this.dependencies.logger.warn(
-              { err: error, turnId },
-              "could not record the session's drone",
-            ),
-          ),
-        );
-      }
+      await this.announce("claimed", { turnId, droneId, session });
       const held = drones.find((item) => item.droneId === droneId)?.presence ?? null;
       // Its one turn: no other goes to it, on any server.
       if (held?.ephemeral) await this.dependencies.presence.markSpent(droneId);
-      const answer = this.send(droneId, { ...order, nextSeq: seq + 1 }, held);
+      const answer = this.dependencies.orders.send(droneId, { ...order, nextSeq: seq + 1 }, held);
       return { kind: "sent", droneId, turn: outcome.turn, answer };
     });
-  }
-
-  /**
-   * Online drones of the user with their presence: the one holding the session's worktree first,
-   * then those holding the project's clone, then at random.
-   */
-  private candidates(
-    drones: Array<{ droneId: string; presence: Presence }>,
-    parts: OrderParts,
-    declined: ReadonlySet<string>,
-    requires: readonly string[],
-  ): Candidate[] {
-    const candidates: Candidate[] = [];
-    const sessionDrone = parts.session.drone ? String(parts.session.drone) : null;
-    for (const { droneId, presence } of drones) {
-      if (!presence.online || declined.has(droneId)) continue;
-      // An ephemeral drone takes one turn; one without the labels takes none of this kind.
-      if (presence.ephemeral && presence.spent) continue;
-      if (requires.length > 0 && !labelsMatch(presence.labels, requires)) continue;
-      candidates.push({
-        droneId,
-        capacity: presence.capacity ?? 1,
-        name: presence.name,
-        holdsSession: droneId === sessionDrone,
-        hasWorkspace: presence.workspaces.includes(parts.project.slug),
-        order: Math.random(),
-      });
-    }
-    candidates.sort(
-      (a, b) =>
-        Number(b.holdsSession) - Number(a.holdsSession) ||
-        Number(b.hasWorkspace) - Number(a.hasWorkspace) ||
-        a.order - b.order,
-    );
-    return candidates;
   }
 
   /**
@@ -378,23 +314,25 @@ export class Dispatcher {
     expectLast: number | undefined,
   ): Promise<{ droneId: string; seq: number; name: string | null } | "stale" | null> {
     const { seqs, models } = this.dependencies;
-    // Each pass reloads at most one thing Redis lost (the counter, or one drone's slots).
-    for (let reloads = 0; reloads <= candidates.length + 1; reloads++) {
+    for (let round = 0; round < claimRounds(candidates); round++) {
       const outcome = await this.slots.claim(turnId, seqs.keyOf(turnId), candidates, expectLast);
-      if (outcome.status === "full") return null;
-      if (outcome.status === "changed") return "stale";
-      if (outcome.status === "claimed") {
-        const name = candidates.find((item) => item.droneId === outcome.droneId)?.name ?? null;
-        return { droneId: outcome.droneId, seq: outcome.seq, name };
+      const step = claimStep(outcome, candidates, expectLast);
+      switch (step.kind) {
+        case "claimed":
+          return { droneId: step.droneId, seq: step.seq, name: step.name };
+        case "full":
+          return null;
+        case "stale":
+          return "stale";
+        case "load_counter":
+          await seqs.load(turnId);
+          break;
+        case "load_slots": {
+          const drone = await models.Drone.findById(step.droneId).select({ activeTurns: 1 }).lean();
+          await this.slots.load(step.droneId, (drone?.activeTurns ?? []).map(String));
+          break;
+        }
       }
-      if (outcome.status === "no_counter") {
-        // A lost counter is rebuilt from MongoDB; a copy of the turn cannot be proven current.
-        if (expectLast !== undefined) return "stale";
-        await seqs.load(turnId);
-        continue;
-      }
-      const drone = await models.Drone.findById(outcome.droneId).select({ activeTurns: 1 }).lean();
-      await this.slots.load(outcome.droneId, (drone?.activeTurns ?? []).map(String));
     }
     return null;
   }
@@ -402,35 +340,6 @@ export class Dispatcher {
   private async presenceOf(droneIds: string[]): Promise<Fleet> {
     const presences = await this.dependencies.presence.read(droneIds);
     return droneIds.map((droneId, index) => ({ droneId, presence: presences[index]! }));
-  }
-
-  /** Sends the work order; resolves with the drone's answer, or undefined if none came in time. */
-  private send(
-    droneId: string,
-    order: IWorkOrder,
-    presence: Presence | null,
-  ): Promise<Ack | undefined> {
-    const { config } = this.dependencies;
-    // A drone connected to this process gets the order on its socket: a broadcast to its room
-    // would first ask Redis how many servers there are, then publish to all of them.
-    const local =
-      presence?.serverId === config.serverId && presence.socketId
-        ? this.dependencies.drones().sockets.get(presence.socketId)
-        : undefined;
-    if (local?.connected && local.rooms.has(droneRoom(droneId))) {
-      return (
-        local.timeout(config.workOrderAckTimeoutMs).emitWithAck("work_order", order) as Promise<Ack>
-      ).catch(() => undefined);
-    }
-    const answers = this.dependencies
-      .drones()
-      .to(droneRoom(droneId))
-      .timeout(config.workOrderAckTimeoutMs)
-      .emitWithAck("work_order", order) as Promise<Ack[]>;
-    return answers.then(
-      (list) => list[0] ?? { ok: false, error: { code: "unavailable", message: "not connected" } },
-      () => undefined,
-    );
   }
 
   /** Waits for the drone's answer; a refusal or silence puts the turn back. True if accepted. */
@@ -451,73 +360,16 @@ export class Dispatcher {
     else {
       reason = `no answer within ${config.workOrderAckTimeoutMs} ms`;
       // It may still start the turn late: tell it not to.
-      this.dependencies
-        .drones()
-        .to(droneRoom(droneId))
-        .emit("turn_cancel", { turnId }, () => undefined);
+      this.dependencies.orders.cancel(droneId, turnId);
     }
     logger.info({ turnId, droneId, reason }, "work order declined");
-    await this.release(turnId, droneId, reason);
+    await putBack(this.dependencies.store, turnId, droneId, reason);
     return false;
   }
 
-  /** Puts a declined turn back in the queue, unless the drone started it after all. */
-  private async release(turnId: string, droneId: string, reason: string): Promise<void> {
-    await this.dependencies.store.mutate(turnId, (turn) => {
-      if (turn.status !== "dispatched" || String(turn.drone) !== droneId) return null;
-      return {
-        events: [
-          {
-            type: "status",
-            data: { message: `Drone declined the work order (${reason}); waiting for a drone` },
-          },
-        ],
-        set: { status: "queued", drone: null, leaseExpiresAt: null },
-      };
-    });
-  }
-
-  /** A `status` event naming the labels a queued turn waits for, unless it said so already. */
-  private async sayWaiting(turnId: string, requires: string[]): Promise<void> {
-    const key = requires.join(", ");
-    await this.dependencies.store.mutate(turnId, (turn) => {
-      if (turn.status !== "queued" || turn.waitingForLabels === key) return null;
-      return {
-        events: [
-          {
-            type: "status",
-            data: {
-              message: `Waiting for a drone with ${requires.length === 1 ? "label" : "labels"} ${key}: no online drone of yours has ${requires.length === 1 ? "it" : "them all"}`,
-            },
-          },
-        ],
-        set: { waitingForLabels: key },
-      };
-    });
-  }
-
-  private async fail(turnId: string, error: unknown): Promise<void> {
-    const problem = toGadgetError(error);
-    await this.dependencies.store.mutate(turnId, (turn) => {
-      if (turn.status !== "queued") return null;
-      return {
-        events: [
-          { type: "error", data: { code: problem.code, message: problem.message } },
-          {
-            type: "done",
-            data: { reason: "error", passes: turn.stats.passes, totalCost: turn.stats.cost },
-          },
-        ],
-      };
-    });
-  }
-
-  /** Stops taking jobs (waits for running ones and direct dispatches) and closes the queue. */
-  async close(): Promise<void> {
-    await this.worker?.close();
+  /** Resolves once the dispatches this process started itself are done (shutdown). */
+  async settled(): Promise<void> {
     await Promise.allSettled([...this.direct.values()]);
-    await this.queue.close();
-    await Promise.all(this.connections.map((redis) => redis.quit().catch(() => undefined)));
   }
 }
 

@@ -18,8 +18,8 @@ export interface AskHoldersDependencies {
   models: Models;
   presence: PresenceStore;
   config: Pick<ResolvedConfig, "droneRequestTimeoutMs">;
-  /** The drones' namespace (a getter: it exists only once the HTTP server is built). */
-  drones: () => DronesNamespace;
+  /** The drones' namespace. */
+  drones: DronesNamespace;
 }
 
 export interface AskHolders<T> {
@@ -56,8 +56,7 @@ export async function askHolders<T>(
   for (const droneId of holders) {
     let answers: Array<Ack<{ result: unknown }>>;
     try {
-      answers = (await dependencies
-        .drones()
+      answers = (await dependencies.drones
         .to(droneRoom(droneId))
         .timeout(ask.timeoutMs ?? dependencies.config.droneRequestTimeoutMs)
         // biome-ignore lint/suspicious/noExplicitAny: one helper for every holder request

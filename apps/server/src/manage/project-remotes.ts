@@ -135,8 +135,7 @@ export class ProjectRemotes {
   ): Promise<T> {
     let answers: Array<Ack<{ result: unknown }>>;
     try {
-      answers = (await this.dependencies
-        .drones()
+      answers = (await this.dependencies.drones
         .to(droneRoom(droneId))
         .timeout(timeoutMs)
         // biome-ignore lint/suspicious/noExplicitAny: both requests share this path

@@ -1,6 +1,6 @@
 // "Check" a provider: the user's online drone asks its /models (where turns call it), else the
 // server does through its outbound policy; the answer is in words, the key is never echoed, and
-// other users' providers stay invisible. (Attacks on the check: test/security.)
+// other users' providers stay invisible. (Attacks on the check: e2e/security.)
 import { createServer } from "node:net";
 import { type ScriptedModel, startScriptedModel } from "@gadget/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

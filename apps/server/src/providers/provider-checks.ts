@@ -55,8 +55,8 @@ export interface ProviderCheckDependencies {
   models: Models;
   presence: PresenceStore;
   config: Pick<ResolvedConfig, "droneRequestTimeoutMs">;
-  /** The drones' namespace (a getter: it exists only once the HTTP server is built). */
-  drones: () => DronesNamespace;
+  /** The drones' namespace. */
+  drones: DronesNamespace;
 }
 
 export class ProviderChecks {
@@ -129,8 +129,7 @@ export class ProviderChecks {
   ): Promise<{ result: ProviderCheckResult; learned: LearnedQuirk[]; via: "drone" } | null> {
     for (const { droneId } of await onlineDrones(this.dependencies, userId)) {
       try {
-        const [answer] = (await this.dependencies
-          .drones()
+        const [answer] = (await this.dependencies.drones
           .to(droneRoom(droneId))
           .timeout(
             this.dependencies.config.droneRequestTimeoutMs + 5_000 + (probe ? probeTimeoutMs : 0),

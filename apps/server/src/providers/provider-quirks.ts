@@ -2,7 +2,7 @@
 // learned (`provider_adapted`, or a check's probe), and every later work order for the provider
 // carries it, so the next turn sends the adapted request at once.
 import type { Models } from "@gadget/db";
-import type { ProviderQuirk, ProviderQuirkCode } from "@gadget/protocol";
+import type { ProviderQuirk, ProviderQuirkCode, TurnEvent } from "@gadget/protocol";
 import type { Types } from "mongoose";
 
 /** The longest message kept with a quirk (the schema's limit). */
@@ -24,6 +24,14 @@ export class ProviderQuirks {
     private readonly models: Models,
     private readonly now: () => Date = () => new Date(),
   ) {}
+
+  /** Remembers what the `provider_adapted` events among a turn's `events` say its drone learned. */
+  async learnFrom(turnId: string, events: readonly TurnEvent[]): Promise<void> {
+    const learned = events.flatMap((event) =>
+      event.type === "provider_adapted" ? [event.data] : [],
+    );
+    await this.rememberForTurn(turnId, learned);
+  }
 
   /** Remembers quirks a turn's drone learned on the turn's provider. */
   async rememberForTurn(turnId: string, learned: LearnedQuirk[]): Promise<void> {

@@ -7,7 +7,7 @@ import { type IdeNamespace, userRoom } from "./rooms.ts";
 
 /** Sends `drone_update` to the owner's browsers. */
 export async function publishDrone(
-  dependencies: { models: Models; presence: PresenceStore; ide: () => IdeNamespace },
+  dependencies: { models: Models; presence: PresenceStore; ide: IdeNamespace },
   droneId: string,
 ): Promise<void> {
   const drone = await dependencies.models.Drone.findById(
@@ -15,9 +15,5 @@ export async function publishDrone(
   ).lean<DroneDocument>();
   if (!drone || drone.revokedAt) return;
   const [view] = await viewDrones(dependencies, [drone]);
-  if (view)
-    dependencies
-      .ide()
-      .to(userRoom(String(drone.user)))
-      .emit("drone_update", { drone: view });
+  if (view) dependencies.ide.to(userRoom(String(drone.user))).emit("drone_update", { drone: view });
 }

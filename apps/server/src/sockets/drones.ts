@@ -23,8 +23,8 @@ import type { Metrics } from "../metrics/metrics.ts";
 import type { Locks } from "../redis/locks.ts";
 import type { StorageHealth } from "../storage/health.ts";
 import type { TurnIngest } from "../turns/ingest.ts";
+import type { TurnStore } from "../turns/store/turn-store.ts";
 import type { TurnService } from "../turns/turn-service.ts";
-import type { TurnStore } from "../turns/turn-store.ts";
 import { publishDrone } from "./drone-updates.ts";
 import { handle, refusal } from "./edge.ts";
 import { type DronesNamespace, droneRoom, type IdeNamespace } from "./rooms.ts";
@@ -44,7 +44,7 @@ export interface DroneSocketDependencies {
   metrics: Metrics;
   lifecycle: Lifecycle;
   /** The browsers' namespace, for `drone_update`. */
-  ide: () => IdeNamespace;
+  ide: IdeNamespace;
 }
 
 export function attachDroneNamespace(

@@ -7,7 +7,7 @@ import type { Logger } from "@gadget/logging";
 import { ideHandshakeSchema, subscribeSchema, UserError } from "@gadget/protocol";
 import type { SignIns } from "../auth/sign-ins.ts";
 import { ownedBy } from "../owned.ts";
-import type { ActivityWatch, LiveRelay, LiveSubscription } from "../turns/live-relay.ts";
+import type { ActivityWatch, LiveRelay, LiveSubscription } from "../turns/live/live-relay.ts";
 import { handle, refusal } from "./edge.ts";
 import { type IdeNamespace, tokenRoom, userRoom } from "./rooms.ts";
 

@@ -19,11 +19,11 @@ export class TurnUpdates {
   >();
 
   /**
-   * @param ide The browsers' namespace (a getter: it exists only once the HTTP server listens).
+   * @param ide The browsers' namespace.
    * @param intervalMs At most one push per user per interval while turns keep changing.
    */
   constructor(
-    private readonly ide: () => IdeNamespace,
+    private readonly ide: IdeNamespace,
     private readonly intervalMs: number,
   ) {}
 
@@ -70,7 +70,7 @@ export class TurnUpdates {
     // Checks back after an interval, to forget the user if nothing came.
     updates.due = updates.lastPush + this.intervalMs;
     updates.timer = setTimeout(() => this.flush(userId), updates.due - updates.lastPush);
-    this.ide().to(userRoom(userId)).emit("turn_updates", { turns });
+    this.ide.to(userRoom(userId)).emit("turn_updates", { turns });
   }
 
   /** Sends every pending `turn_updates` now (shutdown). */

@@ -8,9 +8,9 @@ import type { Dispatcher } from "../dispatch/dispatcher.ts";
 import type { PresenceStore } from "../drones/presence.ts";
 import type { Lifecycle } from "../lifecycle.ts";
 import type { Locks } from "../redis/locks.ts";
-import type { TurnIndex } from "./turn-index.ts";
+import type { TurnIndex } from "./store/turn-index.ts";
+import type { TurnStore } from "./store/turn-store.ts";
 import type { TurnService } from "./turn-service.ts";
-import type { TurnStore } from "./turn-store.ts";
 
 const fullSweepEvery = 30;
 

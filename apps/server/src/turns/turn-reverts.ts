@@ -10,7 +10,7 @@ import {
   UserError,
 } from "@gadget/protocol";
 import { type AskHoldersDependencies, askHolders } from "../drones/ask-holders.ts";
-import type { TurnStore } from "./turn-store.ts";
+import type { TurnStore } from "./store/turn-store.ts";
 
 export interface TurnRevertDependencies extends AskHoldersDependencies {
   store: TurnStore;

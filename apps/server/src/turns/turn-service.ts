@@ -17,11 +17,10 @@ import type { Dispatcher } from "../dispatch/dispatcher.ts";
 import { ownedBy } from "../owned.ts";
 import { quotaExceeded } from "../quotas.ts";
 import { type DronesNamespace, droneRoom } from "../sockets/rooms.ts";
-import type { LiveRelay } from "./live-relay.ts";
-import type { SeqStore } from "./seq-store.ts";
-import type { TurnIndex } from "./turn-index.ts";
-import { resolveApproval } from "./turn-state.ts";
-import type { TurnStore } from "./turn-store.ts";
+import type { SeqStore } from "./store/seq-store.ts";
+import type { TurnIndex } from "./store/turn-index.ts";
+import { resolveApproval } from "./store/turn-state.ts";
+import type { TurnStore } from "./store/turn-store.ts";
 
 const notFound = (what: string) => new UserError("not_found", `${what} not found`);
 
@@ -42,20 +41,18 @@ export interface TurnServiceDependencies {
   dispatcher: Dispatcher;
   seqs: SeqStore;
   turnIndex: TurnIndex;
-  relay: LiveRelay;
-  /** Tells the user's browsers of a turn (the throttled `turn_updates`). */
-  pushUpdate: (turn: ChatTurnDocument, statusChanged: boolean) => void;
-  /** The drones' namespace (a getter: it exists only once the HTTP server is built). */
-  drones: () => DronesNamespace;
+  /** The drones' namespace. */
+  drones: DronesNamespace;
 }
 
 export class TurnService {
   constructor(private readonly dependencies: TurnServiceDependencies) {}
 
   /**
-   * Stores a new turn with its `queued` event and queues it for dispatch, in three rounds: the
-   * caller's token (when `user` is still being checked), session, provider (and drone) reads; the
-   * turn, event and counter writes (and dispatch's own reads); the index, live relay and queue.
+   * Stores a new turn with its `queued` event (TurnStore.create) and queues it for dispatch, in
+   * about three rounds: the caller's token (when `user` is still being checked), session,
+   * provider (and drone) reads; the turn, event and counter writes (and dispatch's own reads);
+   * the index, live relay and queue.
    * What was read is handed to this process's dispatcher, so the turn usually reaches a drone
    * without another database read.
    */
@@ -64,7 +61,7 @@ export class TurnService {
     sessionId: string,
     body: CreateTurnBody,
   ): Promise<ChatTurnDocument> {
-    const { models, dispatcher, seqs, turnIndex, relay } = this.dependencies;
+    const { models, store, dispatcher, turnIndex } = this.dependencies;
     let keys: { session: Types.ObjectId; provider: Types.ObjectId; drone: Types.ObjectId | null };
     try {
       keys = {
@@ -131,32 +128,14 @@ export class TurnService {
       project: String(turn.project),
       provider: String(turn.provider),
     };
-    // Validated above: the driver's inserts, without mongoose's asynchronous save machinery.
-    const stored = Promise.all([
-      models.ChatTurn.collection.insertOne({ ...turn }),
-      models.TurnEvent.collection.insertOne({ ...queued, turn: created._id }),
-    ]);
-    // Awaited below; this keeps a failed insert from counting as unhandled meanwhile.
-    stored.catch(() => undefined);
-    const [handOff] = await Promise.all([
-      // What dispatch needs beyond this (project, drones) is read while the turn is stored.
-      dispatcher.prepare(turn, session, provider),
-      seqs.init(turnId, { last: 1, holder: "", sessionId: String(session._id), userId }),
-    ]);
-    // The drone is chosen while the inserts are in flight; its claim is stored after them.
-    if (handOff) dispatcher.dispatchNow(turnId, refs, { ...handOff, stored });
-    await stored.catch(async (error: unknown) => {
-      // Not stored: its place among the user's queued turns is free again.
-      await turnIndex.record({ ...turn, status: "failed" }).catch(() => undefined);
-      throw error;
+    // What dispatch needs beyond this (project, drones) is read while the turn is stored, and
+    // the drone chosen while the inserts are in flight; its claim is stored after them.
+    const prepared = dispatcher.prepare(turn, session, provider);
+    await store.create(turn, queued, async (stored) => {
+      const handOff = await prepared;
+      if (handOff) dispatcher.dispatchNow(turnId, refs, { ...handOff, stored });
     });
-    // Pushed before the dispatch's claim is stored, so no browser hears `queued` after `dispatched`.
-    this.dependencies.pushUpdate(turn, true);
-    await Promise.all([
-      turnIndex.record(turn),
-      relay.publish({ turnId, sessionId: String(turn.session), userId, events: [queued] }),
-      dispatcher.enqueue(turnId, refs),
-    ]);
+    await dispatcher.enqueue(turnId, refs);
     return turn;
   }
 
@@ -173,8 +152,7 @@ export class TurnService {
       await store.mutate(turnId, (current) =>
         isFinalTurnStatus(current.status) ? null : { set: { cancelRequestedAt: new Date() } },
       );
-      const answers = await this.dependencies
-        .drones()
+      const answers = await this.dependencies.drones
         .to(droneRoom(String(turn.drone)))
         .timeout(config.droneRequestTimeoutMs)
         .emitWithAck("turn_cancel", { turnId })
@@ -217,8 +195,7 @@ export class TurnService {
     });
     if (outcome?.changed && outcome.turn.drone && reason === "interrupted") {
       // If the drone is alive after all, it must stop: the turn is no longer its own.
-      this.dependencies
-        .drones()
+      this.dependencies.drones
         .to(droneRoom(String(outcome.turn.drone)))
         .emit("turn_cancel", { turnId }, () => undefined);
     }
@@ -270,8 +247,7 @@ export class TurnService {
     const command = body.alwaysAllow ? await this.commandOf(turn, approvalId) : null;
     let answers: Ack[];
     try {
-      answers = (await this.dependencies
-        .drones()
+      answers = await this.dependencies.drones
         .to(droneRoom(String(turn.drone)))
         .timeout(config.droneRequestTimeoutMs)
         .emitWithAck("approval_decision", {
@@ -280,7 +256,7 @@ export class TurnService {
           approve: body.approve,
           ...(body.input === undefined ? {} : { input: body.input }),
           ...(command ? { alwaysAllow: true } : {}),
-        })) as Ack[];
+        });
     } catch {
       throw new SystemError("unavailable", "The drone running this turn did not answer; try again");
     }

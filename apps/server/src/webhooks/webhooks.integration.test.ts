@@ -202,6 +202,32 @@ describe("webhooks", () => {
     expect(target.received[1]!.headers["x-gadget-event"]).toBe("ping");
   });
 
+  it("retries a receiver's 408 and 429 but gives up at once on its other 4xx", async () => {
+    const user = await signup(open.server.url, "refused");
+    const target = await receiver();
+    target.answers = [408, 429, 410];
+    const created = await user.post("/api/webhooks", { url: target.url, events: ["turn.failed"] });
+    target.secret = created.body.secret;
+    const webhookId = created.body.webhook._id;
+    expect((await user.post(`/api/webhooks/${webhookId}/test`)).status).toBe(202);
+    // Eight attempts are allowed: `failed` after three means the 410 ended it.
+    const ended = await waitFor(
+      async () => {
+        const listed = (await user.get(`/api/webhooks/${webhookId}/deliveries`)).body.deliveries;
+        return listed[0]?.status === "pending" ? null : listed[0];
+      },
+      15_000,
+      "the delivery no longer pending",
+    );
+    expect(ended).toMatchObject({
+      status: "failed",
+      attempts: 3,
+      lastStatusCode: 410,
+      lastError: "the receiver answered HTTP 410",
+    });
+    expect(target.received.map((item) => item.payload.event)).toEqual(["ping", "ping", "ping"]);
+  });
+
   it("never returns the secret after creation and stores it encrypted", async () => {
     const user = await signup(open.server.url, "secretive");
     const created = await user.post("/api/webhooks", {

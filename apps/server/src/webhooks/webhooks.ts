@@ -4,20 +4,22 @@
 // the webhook, the turn, the event and the turn's event seq at that change, so whoever records or
 // sees the change again names the same delivery; a second insert finds it, a second `add` finds
 // the job. Bodies are stored as first built: every attempt sends the same bytes and signature.
+// A receiver's 4xx answer (but 408 and 429) is final: the request itself is refused, so the job
+// fails at once (BullMQ's UnrecoverableError) instead of being retried.
 import { createHash, createHmac, randomBytes } from "node:crypto";
 import type { ChatTurnDocument, Models, WebhookDeliveryDocument } from "@gadget/db";
 import { isDuplicateKeyError } from "@gadget/db";
 import type { Logger } from "@gadget/logging";
 import {
   type CreateWebhookBody,
+  SystemError,
   type TurnStatus,
   UserError,
   type WebhookEvent,
   type WebhookPayload,
   webhookPingEvent,
 } from "@gadget/protocol";
-import { type Job, Queue, Worker } from "bullmq";
-import { Redis } from "ioredis";
+import { type Job, type Queue, UnrecoverableError } from "bullmq";
 import { Types } from "mongoose";
 import type { ResolvedConfig } from "../config.ts";
 import type { SecretBox } from "../crypto/secret-box.ts";
@@ -42,22 +44,22 @@ const keepJobsSeconds = 7 * 24 * 60 * 60;
 const keepDeliveriesMs = 30 * 24 * 60 * 60 * 1000;
 const pruneEveryMs = 60 * 60 * 1000;
 
-interface DeliveryJob {
+/** A delivery job's data. */
+export interface DeliveryJob {
   deliveryId: string;
   /** Read beside the delivery, in the same round. */
   webhookId: string;
 }
 
 export interface WebhookDependencies extends QuotaDependencies {
-  config: Pick<
-    ResolvedConfig,
-    "redisUrl" | "redisPrefix" | "webhookAttempts" | "webhookRetryDelayMs" | "quotas"
-  >;
+  config: Pick<ResolvedConfig, "webhookAttempts" | "webhookRetryDelayMs" | "quotas">;
   logger: Logger;
   models: Models;
   secretBox: SecretBox;
   outbound: OutboundPolicy;
   lifecycle: Lifecycle;
+  /** The `webhooks` queue (its jobs are processed by `process`). */
+  queue: Queue<DeliveryJob>;
   /** The web IDE's address (known once the server listens). */
   publicUrl: () => string;
 }
@@ -70,46 +72,16 @@ export function webhookSignature(secret: string, body: string): string {
   return createHmac("sha256", secret).update(body, "utf8").digest("hex");
 }
 
+/** Whether a receiver's HTTP status refuses the request itself (retrying cannot help). */
+export function isFinalRefusal(statusCode: number): boolean {
+  return statusCode >= 400 && statusCode <= 499 && statusCode !== 408 && statusCode !== 429;
+}
+
 export class Webhooks {
-  private readonly queue: Queue<DeliveryJob>;
-  private worker: Worker<DeliveryJob> | null = null;
-  private readonly connections: Redis[] = [];
   /** When this process last removed old deliveries of each webhook. */
   private readonly pruned = new Map<string, number>();
 
-  constructor(private readonly dependencies: WebhookDependencies) {
-    this.queue = new Queue<DeliveryJob>("webhooks", {
-      connection: this.connection(),
-      prefix: `${dependencies.config.redisPrefix}:bull`,
-    });
-  }
-
-  private connection(): Redis {
-    const redis = new Redis(this.dependencies.config.redisUrl, { maxRetriesPerRequest: null });
-    redis.on("error", (error) =>
-      this.dependencies.logger.warn({ err: error }, "webhook redis error"),
-    );
-    this.connections.push(redis);
-    return redis;
-  }
-
-  /** Starts sending deliveries on this process. */
-  start(): void {
-    this.worker = new Worker<DeliveryJob>("webhooks", (job) => this.attempt(job), {
-      connection: this.connection(),
-      prefix: `${this.dependencies.config.redisPrefix}:bull`,
-      concurrency: 16,
-    });
-    this.worker.on("error", (error) =>
-      this.dependencies.logger.warn({ err: error }, "webhook worker error"),
-    );
-  }
-
-  async close(): Promise<void> {
-    await this.worker?.close();
-    await this.queue.close();
-    await Promise.all(this.connections.map((redis) => redis.quit().catch(() => undefined)));
-  }
+  constructor(private readonly dependencies: WebhookDependencies) {}
 
   /**
    * Creates a webhook of `userId` and answers its secret, the only time it is shown.
@@ -246,7 +218,7 @@ export class Webhooks {
         delivery._id,
       ).lean()) as WebhookDeliveryDocument;
     }
-    await this.queue.add(
+    await this.dependencies.queue.add(
       "deliver",
       { deliveryId: delivery._id, webhookId: String(delivery.webhook) },
       {
@@ -272,8 +244,11 @@ export class Webhooks {
     });
   }
 
-  /** One attempt: POST the stored body; a 2xx delivers it, anything else throws for a retry. */
-  private async attempt(job: Job<DeliveryJob>): Promise<void> {
+  /**
+   * One attempt (the queue's processor): POST the stored body. A 2xx delivers it; a final refusal
+   * (4xx but 408/429) fails it for good; anything else throws for a retry.
+   */
+  async process(job: Job<DeliveryJob>): Promise<void> {
     const { models, secretBox, outbound, config } = this.dependencies;
     const [delivery, webhook] = await Promise.all([
       models.WebhookDelivery.findById(job.data.deliveryId).lean(),
@@ -283,6 +258,7 @@ export class Webhooks {
     const secret = secretBox.open(webhook.secretEncrypted);
     let statusCode: number | null = null;
     let problem: string | null = null;
+    let final = false;
     try {
       const answer = await outbound.fetcher(maxAnswerBytes)(webhook.url, {
         method: "POST",
@@ -298,13 +274,15 @@ export class Webhooks {
       statusCode = answer.status;
       // Read (and drop) the answer so the connection ends; a huge one is cut off.
       await answer.arrayBuffer().catch(() => undefined);
-      if (statusCode < 200 || statusCode > 299)
+      if (statusCode < 200 || statusCode > 299) {
         problem = `the receiver answered HTTP ${statusCode}`;
+        final = isFinalRefusal(statusCode);
+      }
     } catch (error) {
       problem = error instanceof Error ? error.message : String(error);
     }
     const now = new Date();
-    const last = job.attemptsMade + 1 >= (job.opts.attempts ?? config.webhookAttempts);
+    const last = final || job.attemptsMade + 1 >= (job.opts.attempts ?? config.webhookAttempts);
     await models.WebhookDelivery.updateOne(
       { _id: delivery._id },
       {
@@ -321,6 +299,8 @@ export class Webhooks {
         },
       },
     );
-    if (problem !== null) throw new Error(problem);
+    if (problem === null) return;
+    // The error decides the job: failed for good, or retried with backoff.
+    throw final ? new UnrecoverableError(problem) : new SystemError("unavailable", problem);
   }
 }

@@ -14,7 +14,7 @@ import { Types } from "mongoose";
 import type { SignIns } from "../../auth/sign-ins.ts";
 import type { PresenceStore } from "../../drones/presence.ts";
 import { toEvent, toTurn } from "../../serialize.ts";
-import { activityOf } from "../../turns/turn-activity.ts";
+import { activityOf } from "../../turns/live/turn-activity.ts";
 import { type ContractApp, serve } from "../contract.ts";
 import { userOf } from "../scopes.ts";
 

@@ -33,8 +33,8 @@ export interface DroneRouteDependencies extends QuotaDependencies {
   presence: PresenceStore;
   /** The URL put into `gadget-drone register` commands (known once the server listens). */
   publicUrl: () => string;
-  /** The drones' namespace (a getter: it exists only once the HTTP server is built). */
-  drones: () => DronesNamespace;
+  /** The drones' namespace. */
+  drones: DronesNamespace;
   /** A drone's name or labels changed: browsers hear of it, and waiting turns may start. */
   droneChanged: (droneId: string, userId: string) => Promise<void>;
 }
@@ -76,8 +76,8 @@ function droneRevoker(dependencies: DroneRouteDependencies, turns: TurnService) 
     });
     if (!revoked) return false;
     const room = droneRoom(droneId);
-    dependencies.drones().to(room).emit("revoked", { reason });
-    await dependencies.drones().in(room).disconnectSockets(true);
+    dependencies.drones.to(room).emit("revoked", { reason });
+    await dependencies.drones.in(room).disconnectSockets(true);
     const drone = await models.Drone.findById(droneId).select({ activeTurns: 1 }).lean();
     for (const turnId of drone?.activeTurns ?? []) {
       await turns.finishNow(

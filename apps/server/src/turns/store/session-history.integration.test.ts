@@ -1,8 +1,8 @@
 // A session's history gets each completed turn's exchange once, even when the completion is retried.
 import { Types } from "mongoose";
 import { describe, expect, it } from "vitest";
-import { setupWorkspace, signup } from "../testing/api-client.ts";
-import { useTestServer } from "../testing/use-test-server.ts";
+import { setupWorkspace, signup } from "../../testing/api-client.ts";
+import { useTestServer } from "../../testing/use-test-server.ts";
 import { rememberExchange } from "./session-history.ts";
 
 const fixture = useTestServer();

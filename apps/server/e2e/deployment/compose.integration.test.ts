@@ -20,9 +20,9 @@ import { openDatabase } from "@gadget/db";
 import { agentEvent } from "@gadget/protocol";
 import { databaseUrl, freePort } from "@gadget/services";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { ApiClient, registerDrone, setupWorkspace, waitFor } from "../testing/api-client.ts";
-import { ScriptedDrone } from "../testing/scripted-drone.ts";
-import { uniqueName } from "../testing/test-server.ts";
+import { ApiClient, registerDrone, setupWorkspace, waitFor } from "../../src/testing/api-client.ts";
+import { ScriptedDrone } from "../../src/testing/scripted-drone.ts";
+import { uniqueName } from "../../src/testing/test-server.ts";
 import {
   commandOf,
   composeHealthcheckCommand,

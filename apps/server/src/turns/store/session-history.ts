@@ -3,7 +3,7 @@
 // sends its `done` again. The session also remembers the pull request a turn's delivery opened.
 import type { ChatTurnDocument, Models } from "@gadget/db";
 import type { AgentEvent, PullRequestRef } from "@gadget/protocol";
-import type { Locks } from "../redis/locks.ts";
+import type { Locks } from "../../redis/locks.ts";
 
 /** Appends the turn's exchange to its session's history unless it is there already. */
 export async function rememberExchange(

@@ -4,12 +4,12 @@
 // on a running turn but its lastSeq and duration, so on its own it waits `quietIntervals` times
 // longer: on FerretDB every ChatTurn write takes the one SQLite writer from the event inserts.
 
+import type { ChatTurnDocument } from "@gadget/db";
 import type { Logger } from "@gadget/logging";
 import type { TurnEvent, TurnStatus } from "@gadget/protocol";
 import { isFinalTurnStatus, SystemError } from "@gadget/protocol";
-import type { StorageHealth } from "../storage/health.ts";
+import type { StorageHealth } from "../../storage/health.ts";
 import type { SeqStore } from "./seq-store.ts";
-import type { TurnStore } from "./turn-store.ts";
 
 interface Entry {
   events: TurnEvent[];
@@ -21,7 +21,7 @@ interface Entry {
   status: TurnStatus | null;
   /** The highest seq handed to this accumulator (applied, or waiting here). */
   handedOff: number;
-  /** Called once the events handed with them are applied (their relay waits for that). */
+  /** Called once the events handed with them are applied (going live waits for that). */
   onApplied: Array<() => Promise<void>>;
 }
 
@@ -32,7 +32,8 @@ const quiet = new Set(["token", "thinking", "tool_output", "debug"]);
 const quietIntervals = 10;
 
 export interface TurnAccumulatorDependencies {
-  store: TurnStore;
+  /** Applies stored events to their ChatTurn (under its lock); answers the turn as written. */
+  apply: (turnId: string, events: TurnEvent[]) => Promise<ChatTurnDocument | null>;
   seqs: SeqStore;
   health: StorageHealth;
   logger: Logger;
@@ -42,14 +43,14 @@ export interface TurnAccumulatorDependencies {
 
 export class TurnAccumulator {
   private readonly entries = new Map<string, Entry>();
-  private readonly store: TurnStore;
+  private readonly apply: TurnAccumulatorDependencies["apply"];
   private readonly seqs: SeqStore;
   private readonly health: StorageHealth;
   private readonly logger: Logger;
   private readonly flushIntervalMs: number;
 
-  constructor({ store, seqs, health, logger, flushIntervalMs }: TurnAccumulatorDependencies) {
-    this.store = store;
+  constructor({ apply, seqs, health, logger, flushIntervalMs }: TurnAccumulatorDependencies) {
+    this.apply = apply;
     this.seqs = seqs;
     this.health = health;
     this.logger = logger;
@@ -57,16 +58,16 @@ export class TurnAccumulator {
   }
 
   /**
-   * Queues stored events and relays them (`relay`): at once, or — for what a browser must see
+   * Queues stored events and lets them go live (`live`): at once, or — for what a browser must see
    * applied (an approval it can decide, a `done` after which it reads a finished turn) — once they
    * are applied. `applied` resolves when those are applied, and rejects with `unavailable` if the
-   * database did not take them (they stay here, are retried, and relayed when applied); for
+   * database did not take them (they stay here, are retried, and go live when applied); for
    * other events it resolves at once (the timer applies them).
    */
   async add(
     turnId: string,
     events: TurnEvent[],
-    relay: () => Promise<void>,
+    live: () => Promise<void>,
   ): Promise<{ applied: Promise<void> }> {
     let entry = this.entries.get(turnId);
     if (!entry) {
@@ -97,10 +98,10 @@ export class TurnAccumulator {
         events.some((event) => event.type.startsWith("tool_"))) ||
       events.some((event) => statusChanging.has(event.type));
     if (beforeRelay) {
-      entry.onApplied.push(relay);
+      entry.onApplied.push(live);
       return { applied: this.flushStrictly(turnId) };
     }
-    await relay();
+    await live();
     // The first events after dispatch move the turn to `processing` within half an interval to
     // two and a half, not at once: the events themselves are live already, and a hundred turns
     // starting together would otherwise queue a hundred turn writes (and pushes) in front of
@@ -170,13 +171,13 @@ export class TurnAccumulator {
       const callbacks = entry.onApplied.splice(0);
       if (events.length === 0) return true;
       try {
-        const outcome = await this.store.mutate(turnId, () => ({ storedEvents: events }));
+        const turn = await this.apply(turnId, events);
         this.health.succeeded("database");
-        entry.status = outcome?.turn.status ?? entry.status;
+        entry.status = turn?.status ?? entry.status;
         const lastSeq = events[events.length - 1]!.seq;
         // Ahead of a lost Redis this only moves a cursor a rebuild recomputes from the turn.
         await this.seqs.markApplied(turnId, lastSeq).catch(() => undefined);
-        if (!outcome || isFinalTurnStatus(outcome.turn.status)) {
+        if (!turn || isFinalTurnStatus(turn.status)) {
           if (entry.events.length === 0) this.entries.delete(turnId);
         }
         for (const callback of callbacks) {

@@ -14,7 +14,7 @@
 import { isDuplicateKeyError, type Models } from "@gadget/db";
 import type { TurnEvent } from "@gadget/protocol";
 import { Types } from "mongoose";
-import { retryWhileUnavailable, type StorageHealth } from "../storage/health.ts";
+import { retryWhileUnavailable, type StorageHealth } from "../../storage/health.ts";
 
 /** How many recent writes tell whether the writer is under load. */
 const loadWindow = 8;

@@ -3,7 +3,7 @@
 import { agentEvent, type TurnEvent } from "@gadget/protocol";
 import { Types } from "mongoose";
 import { describe, expect, it } from "vitest";
-import { useTestServer } from "../testing/use-test-server.ts";
+import { useTestServer } from "../../testing/use-test-server.ts";
 import { EventWriter } from "./event-writer.ts";
 
 const fixture = useTestServer();

@@ -10,8 +10,9 @@
 import { randomBytes } from "node:crypto";
 import type { ChatTurnDocument, Models } from "@gadget/db";
 import { activeTurnStatuses } from "@gadget/db";
+import { UserError } from "@gadget/protocol";
 import type { Redis } from "ioredis";
-import { luaScript } from "../redis/script.ts";
+import { luaScript } from "../../redis/script.ts";
 
 const appendScript = `
 local last = redis.call("hget", KEYS[1], "last")
@@ -217,7 +218,7 @@ export class SeqStore {
       if (first !== -2) return first;
       await this.load(turnId);
     }
-    throw new Error(`turn ${turnId} not found`);
+    throw new UserError("not_found", `Turn ${turnId} not found`);
   }
 
   /** Records that the turn's events up to `seq` are applied to its ChatTurn. */

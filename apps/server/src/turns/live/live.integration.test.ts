@@ -2,16 +2,16 @@
 // then follow live, with no gap and no duplicate even when events arrive during the catch-up.
 import { agentEvent } from "@gadget/protocol";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import type { GadgetServer } from "../server.ts";
+import type { GadgetServer } from "../../server.ts";
 import {
   IdeClient,
   registerDrone,
   setupWorkspace,
   signup,
   waitFor,
-} from "../testing/api-client.ts";
-import { ScriptedDrone } from "../testing/scripted-drone.ts";
-import { startTestServer } from "../testing/test-server.ts";
+} from "../../testing/api-client.ts";
+import { ScriptedDrone } from "../../testing/scripted-drone.ts";
+import { startTestServer } from "../../testing/test-server.ts";
 
 let server: GadgetServer;
 const closers: Array<{ close(): void }> = [];

@@ -1,110 +1,38 @@
-// The one way a ChatTurn changes: under the turn's lock, read it (or this process's copy, when
-// nobody wrote it since), let the caller decide, store new events (idempotently), derive the
-// turn's state from them, write what changed, index it, then announce what was written. Who
-// hears (the relay, the browsers' push, metrics, dispatch) is wired in server.ts.
-import { activeTurnStatuses, type ChatTurnDocument, type Models } from "@gadget/db";
-import type { AgentEvent, TurnEvent } from "@gadget/protocol";
+// The one way into a turn's record: a new turn and its first event (`create`), a drone's numbered
+// events (`append`), and every change under the turn's lock (`mutate`: read the turn, or this
+// process's copy when nobody wrote it since, let the caller decide, store new events
+// idempotently, derive the turn's state from them, write what changed, index it). Each is then
+// announced; who hears (the relay, the browsers' push, webhooks, metrics, dispatch) is wired in
+// server.ts, and nothing here calls them.
+import type { ChatTurnDocument, Models } from "@gadget/db";
+import type { Logger } from "@gadget/logging";
+import type { TurnEvent, TurnEventBatch } from "@gadget/protocol";
 import { isFinalTurnStatus } from "@gadget/protocol";
 import { Types } from "mongoose";
-import { Announcer } from "../announcer.ts";
-import { ownedBy } from "../owned.ts";
-import type { Locks } from "../redis/locks.ts";
+import { Announcer } from "../../announcer.ts";
+import { ownedBy } from "../../owned.ts";
+import type { Locks } from "../../redis/locks.ts";
+import type { StorageHealth } from "../../storage/health.ts";
+import { type DroneAppend, DroneBatches, type StoredEvents } from "./drone-batches.ts";
 import type { EventWriter } from "./event-writer.ts";
+import { RecentTurns } from "./recent-turns.ts";
 import type { SeqStore } from "./seq-store.ts";
 import { pullRequestOf, rememberExchange, rememberPullRequest } from "./session-history.ts";
+import { TurnAccumulator } from "./turn-accumulator.ts";
 import type { TurnIndex } from "./turn-index.ts";
-import { applyEvents, type TurnState } from "./turn-state.ts";
+import {
+  type ApplyMutation,
+  changedFields,
+  holderOf,
+  type MutationOutcome,
+  stateOf,
+  type TurnMutation,
+} from "./turn-mutation.ts";
+import { applyEvents } from "./turn-state.ts";
 import { TurnWrites } from "./turn-writes.ts";
 
-/** A new event of the server's own (queued, dispatched, done…), numbered when stored. */
-export type IncomingEvent = AgentEvent & { at?: Date };
-
-export interface TurnMutation<R> {
-  /** The server's own new events: numbered from the turn's seq counter and stored. */
-  events?: IncomingEvent[];
-  /** The seq of the first of `events` when the caller already took them (dispatch's claim). */
-  firstSeq?: number;
-  /**
-   * Store `events` and the turn in one round instead of events first (dispatch's claim, which
-   * the drone waits for). If only the turn's write lands, the lease sweeper ends the turn.
-   */
-  together?: boolean;
-  /** Drone events already numbered and stored (ingestion): only applied to the turn. */
-  storedEvents?: TurnEvent[];
-  /** Fields written after the event-derived state (e.g. `status: "queued"` on resume). */
-  set?: Partial<ChatTurnDocument>;
-  /**
-   * A write this one must follow, awaited just before writing (dispatch's claim of a turn whose
-   * own insert is still in flight); if it fails, nothing is written and the mutation fails.
-   */
-  after?: Promise<unknown>;
-  result?: R;
-}
-
-export interface MutationOutcome<R> {
-  turn: ChatTurnDocument;
-  events: TurnEvent[];
-  result: R | undefined;
-  changed: boolean;
-}
-
-/** Writes a mutation of `turn`, which the caller read while holding the turn's lock. */
-export type ApplyMutation = <R>(
-  turn: ChatTurnDocument,
-  mutation: TurnMutation<R> | null,
-) => Promise<MutationOutcome<R>>;
-
-function stateOf(turn: ChatTurnDocument): TurnState {
-  return {
-    status: turn.status,
-    stats: { ...turn.stats },
-    response: turn.response ?? null,
-    error: turn.error ?? null,
-    exitReason: turn.exitReason ?? null,
-    changes: turn.changes ?? [],
-    branch: turn.branch ?? null,
-    commit: turn.commit ?? null,
-    delivery: turn.delivery ?? null,
-    pendingApprovals: turn.pendingApprovals ?? [],
-    createdAt: turn.createdAt,
-    startedAt: turn.startedAt ?? null,
-    finishedAt: turn.finishedAt ?? null,
-    leaseExpiresAt: turn.leaseExpiresAt ?? null,
-  };
-}
-
-/**
- * The fields of `update` that differ from `turn` (stats per counter). FerretDB v1 applies an
- * update field by field in a read-modify-write of the document: measured there, a one-field
- * `$set` took about half as long as a three-field one, and a flush changes two or three fields.
- */
-function changedFields(
-  turn: ChatTurnDocument,
-  update: Partial<ChatTurnDocument>,
-): Record<string, unknown> {
-  const changed: Record<string, unknown> = {};
-  const same = (a: unknown, b: unknown) => a === b || JSON.stringify(a) === JSON.stringify(b);
-  for (const [key, value] of Object.entries(update)) {
-    const before = (turn as unknown as Record<string, unknown>)[key];
-    if (key === "stats" && value && before && typeof before === "object") {
-      for (const [name, count] of Object.entries(value)) {
-        if (!same(count, (before as Record<string, unknown>)[name]))
-          changed[`stats.${name}`] = count;
-      }
-    } else if (!same(value, before)) {
-      changed[key] = value;
-    }
-  }
-  return changed;
-}
-
-/** The drone holding `turn`, if any. */
-function holderOf(turn: Pick<ChatTurnDocument, "status" | "drone">): string | null {
-  return activeTurnStatuses.includes(turn.status) && turn.drone ? String(turn.drone) : null;
-}
-
-/** How many recently written running turns each process keeps a copy of. */
-const recentLimit = 5_000;
+export type { DroneAppend, StoredEvents } from "./drone-batches.ts";
+export type { IncomingEvent, MutationOutcome, TurnMutation } from "./turn-mutation.ts";
 
 /** A drone's hold on a turn (a used slot of the drone). */
 export interface TurnHold {
@@ -112,11 +40,11 @@ export interface TurnHold {
   droneId: string;
 }
 
-/** One stored mutation: the turn before and after it and the events it added. */
+/** One stored change of a turn: the turn before (null when new) and after, and its new events. */
 export interface TurnWritten {
-  before: ChatTurnDocument;
+  before: ChatTurnDocument | null;
   turn: ChatTurnDocument;
-  /** Events numbered and stored by this mutation (a drone's own events are relayed by ingest). */
+  /** The server's own events stored with it (a drone's are announced by `appended`/`live`). */
   events: TurnEvent[];
   statusChanged: boolean;
 }
@@ -127,7 +55,15 @@ export type TurnStoreEvents = {
   held: [hold: TurnHold];
   /** A drone no longer holds the turn: announced under the turn's lock once the write is stored. */
   released: [hold: TurnHold];
-  /** A mutation was stored and indexed and the lock released. */
+  /** A drone's new events are stored, before they are applied to the turn. */
+  appended: [stored: StoredEvents];
+  /**
+   * Stored events may be shown, in seq order per turn: the server's own once their write is
+   * stored, a drone's at once, or once applied when a browser must see the turn show them
+   * (an approval it can decide, a `done` after which it reads a finished turn).
+   */
+  live: [stored: StoredEvents];
+  /** A new turn or a mutation was stored and indexed and the lock released. */
   written: [written: TurnWritten];
   /** The turn reached a final status (announced after its `written`). */
   finished: [turn: ChatTurnDocument];
@@ -140,37 +76,127 @@ export interface TurnStoreDependencies {
   turnIndex: TurnIndex;
   /** Group-commits the server's own events with the drones'. */
   eventWriter: EventWriter;
+  /** Outages of the database and Redis, which a drone is answered `unavailable` for. */
+  health: StorageHealth;
+  logger: Logger;
+  /** How often a running turn's waiting drone events are applied (config `turnFlushIntervalMs`). */
+  flushIntervalMs: number;
 }
 
-/** Serialised writes to turns, announcing each (`held`, `released`, `written`, `finished`). */
+/**
+ * Serialised writes to turns, announcing each (`held`, `released`, `appended`, `live`,
+ * `written`, `finished`).
+ */
 export class TurnStore extends Announcer<TurnStoreEvents> {
-  /**
-   * Running turns this process wrote last, without `messages` and `resumeState`, with the
-   * version stamped in Redis when they were written: a mutation of an unchanged turn needs no
-   * database read (the accumulator's flushes, lease renewals).
-   */
-  private readonly recent = new Map<string, { version: string; turn: ChatTurnDocument }>();
+  /** Copies of the running turns this process wrote last (see recent-turns.ts). */
+  private readonly recent = new RecentTurns();
   /** ChatTurn updates, group-committed (see turn-writes.ts). */
   private readonly turnWrites: TurnWrites;
+  /** Drone events waiting to be applied to their turns together. */
+  private readonly accumulator: TurnAccumulator;
+  private readonly droneBatches: DroneBatches;
   private readonly models: Models;
   private readonly locks: Locks;
   private readonly seqs: SeqStore;
   private readonly turnIndex: TurnIndex;
   private readonly eventWriter: EventWriter;
 
-  constructor({ models, locks, seqs, turnIndex, eventWriter }: TurnStoreDependencies) {
+  constructor(dependencies: TurnStoreDependencies) {
     super();
+    const { models, locks, seqs, turnIndex, eventWriter, health } = dependencies;
     this.models = models;
     this.locks = locks;
     this.seqs = seqs;
     this.turnIndex = turnIndex;
     this.eventWriter = eventWriter;
     this.turnWrites = new TurnWrites(models);
+    this.accumulator = new TurnAccumulator({
+      apply: async (turnId, events) =>
+        (await this.mutate(turnId, () => ({ storedEvents: events })))?.turn ?? null,
+      seqs,
+      health,
+      logger: dependencies.logger,
+      flushIntervalMs: dependencies.flushIntervalMs,
+    });
+    this.droneBatches = new DroneBatches({
+      models,
+      seqs,
+      eventWriter,
+      accumulator: this.accumulator,
+      health,
+      appended: (stored) => this.announce("appended", stored),
+      live: (stored) => this.announce("live", stored),
+    });
   }
 
   /** Reads a turn by id (callers that must see the latest hold its lock). */
   read(turnId: string): Promise<ChatTurnDocument | null> {
     return this.models.ChatTurn.findById(turnId).lean<ChatTurnDocument>().exec();
+  }
+
+  /** Reads a turn that belongs to `userId`, or null. */
+  async findOwned(userId: string, turnId: string): Promise<ChatTurnDocument | null> {
+    if (!Types.ObjectId.isValid(turnId)) return null;
+    return ownedBy(await this.read(turnId), userId);
+  }
+
+  /**
+   * Stores a new turn (validated, known to nobody yet, so without a lock) with its first event,
+   * starts its seq counter and index, and announces it. `whileStoring` runs once the counter is
+   * started, with the turn's document and event still in flight: dispatch claims a drone
+   * meanwhile and stores its claim once `stored` resolves.
+   * @example await store.create(turn, queuedEvent, (stored) => dispatcher.dispatchNow(…, { stored }));
+   */
+  async create(
+    turn: ChatTurnDocument,
+    first: TurnEvent,
+    whileStoring?: (stored: Promise<void>) => unknown,
+  ): Promise<void> {
+    const turnId = String(turn._id);
+    const sessionId = String(turn.session);
+    const userId = String(turn.user);
+    // The driver's inserts, without mongoose's asynchronous save machinery (`turn` is validated).
+    const stored = Promise.all([
+      this.models.ChatTurn.collection.insertOne({ ...turn }),
+      this.models.TurnEvent.collection.insertOne({ ...first, turn: turn._id }),
+    ]).then(() => undefined);
+    // Awaited below; this keeps a failed insert from counting as unhandled meanwhile.
+    stored.catch(() => undefined);
+    await this.seqs.init(turnId, { last: first.seq, holder: "", sessionId, userId });
+    await whileStoring?.(stored);
+    await stored.catch(async (error: unknown) => {
+      // Not stored: its place among the user's queued turns is free again.
+      await this.turnIndex.record({ ...turn, status: "failed" }).catch(() => undefined);
+      throw error;
+    });
+    // Announced before a dispatch's claim can be stored (that waits for a database write), so no
+    // browser hears of the turn `queued` after `dispatched`.
+    await this.announce("written", { before: null, turn, events: [first], statusChanged: true });
+    await Promise.all([
+      this.turnIndex.record(turn),
+      this.announce("live", { turnId, sessionId, userId, events: [first] }),
+    ]);
+  }
+
+  /**
+   * Appends a drone's batch of consecutive events to its turn (see drone-batches.ts): answers
+   * once they are stored and, for an approval or `done`, applied; `not_held` and `gap` are the
+   * drone's to hear.
+   * @example const outcome = await store.append(droneId, batch.turnId, batch.events);
+   */
+  append(droneId: string, turnId: string, events: TurnEventBatch["events"]): Promise<DroneAppend> {
+    return this.droneBatches.append(droneId, turnId, events);
+  }
+
+  /** Applies every drone event waiting here (shutdown). */
+  async flush(): Promise<void> {
+    await this.accumulator.flushAll();
+  }
+
+  /** Resolves once every event taken is stored and applied (shutdown, after the sockets close). */
+  async drain(): Promise<void> {
+    await this.eventWriter.drain();
+    await this.accumulator.flushAll();
   }
 
   /**
@@ -192,9 +218,10 @@ export class TurnStore extends Announcer<TurnStoreEvents> {
 
   /** The turn as last written by this process if nobody changed it since, else as stored. */
   private async current(turnId: string): Promise<ChatTurnDocument | null> {
-    const recent = this.recent.get(turnId);
-    if (recent && (await this.seqs.version(turnId)) === recent.version) return recent.turn;
-    return this.read(turnId);
+    const copy = this.recent.has(turnId)
+      ? this.recent.at(turnId, await this.seqs.version(turnId))
+      : null;
+    return copy ?? this.read(turnId);
   }
 
   /**
@@ -286,7 +313,7 @@ export class TurnStore extends Announcer<TurnStoreEvents> {
     }
     const changed = changedFields(turn, update);
     // Stamped before the write: a copy anywhere is stale from now on, even if the write fails.
-    this.recent.delete(turnId);
+    this.recent.forget(turnId);
     const [version] = await Promise.all([this.seqs.stamp(turnId), mutation.after]);
     await Promise.all([
       mutation.together ? insertEvents() : null,
@@ -296,7 +323,7 @@ export class TurnStore extends Announcer<TurnStoreEvents> {
     if (heldBefore && heldBefore !== heldAfter) {
       await this.announce("released", { turnId, droneId: heldBefore });
     }
-    if (version && !isFinalTurnStatus(updated.status)) this.keep(turnId, version, updated);
+    if (version && !isFinalTurnStatus(updated.status)) this.recent.keep(turnId, version, updated);
     const statusChanged = updated.status !== turn.status;
     written.push(async () => {
       // Drone.activeTurns mirrors the slots in MongoDB (reconnects, revocation, the drone list).
@@ -307,17 +334,6 @@ export class TurnStore extends Announcer<TurnStoreEvents> {
       await this.afterWrite(turn, updated, events, statusChanged);
     });
     return { turn: updated, events, result: mutation.result, changed: true };
-  }
-
-  /** Keeps a copy of a running turn as just written (bounded; oldest first out). */
-  private keep(turnId: string, version: string, turn: ChatTurnDocument): void {
-    const { messages: _messages, resumeState: _resumeState, ...slim } = turn;
-    this.recent.delete(turnId);
-    this.recent.set(turnId, { version, turn: slim as ChatTurnDocument });
-    if (this.recent.size > recentLimit) {
-      const oldest = this.recent.keys().next().value;
-      if (oldest !== undefined) this.recent.delete(oldest);
-    }
   }
 
   /** Indexes what was written, then announces it (the lock is released by now). */
@@ -336,6 +352,14 @@ export class TurnStore extends Announcer<TurnStoreEvents> {
     }
     if (statusChanged && isFinalTurnStatus(turn.status)) await this.seqs.retire(turnId);
     if (statusChanged && isFinalTurnStatus(before.status)) await this.seqs.keep(turnId);
+    if (events.length > 0) {
+      await this.announce("live", {
+        turnId,
+        sessionId: String(turn.session),
+        userId: String(turn.user),
+        events,
+      });
+    }
     await this.announce("written", { before, turn, events, statusChanged });
     if (statusChanged && isFinalTurnStatus(turn.status)) await this.announce("finished", turn);
   }
@@ -352,11 +376,5 @@ export class TurnStore extends Announcer<TurnStoreEvents> {
         { [operator]: { activeTurns: turnId } },
       ),
     );
-  }
-
-  /** Reads a turn that belongs to `userId`, or null. */
-  async findOwned(userId: string, turnId: string): Promise<ChatTurnDocument | null> {
-    if (!Types.ObjectId.isValid(turnId)) return null;
-    return ownedBy(await this.read(turnId), userId);
   }
 }

@@ -9,7 +9,7 @@ import type { Logger } from "@gadget/logging";
 import type { TurnActivity, TurnEvent, TurnEventsMessage } from "@gadget/protocol";
 import type { Redis } from "ioredis";
 import { Types } from "mongoose";
-import { toEvent } from "../serialize.ts";
+import { toEvent } from "../../serialize.ts";
 import { activityOf } from "./turn-activity.ts";
 
 /** What one stored batch looks like on the channel. */

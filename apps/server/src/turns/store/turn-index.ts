@@ -5,7 +5,7 @@
 import type { ChatTurnDocument } from "@gadget/db";
 import { activeTurnStatuses } from "@gadget/db";
 import type { Redis } from "ioredis";
-import { luaScript } from "../redis/script.ts";
+import { luaScript } from "../../redis/script.ts";
 
 // A user's queued turn enters the index only while the user has fewer than the limit: counted
 // and added in one step, so a burst of parallel prompts cannot pass the quota together.

@@ -1,7 +1,7 @@
 // ChatTurn updates group-committed: a burst lands whole, and one failing update fails alone.
 import { Types } from "mongoose";
 import { describe, expect, it } from "vitest";
-import { useTestServer } from "../testing/use-test-server.ts";
+import { useTestServer } from "../../testing/use-test-server.ts";
 import { TurnWrites } from "./turn-writes.ts";
 
 const fixture = useTestServer();

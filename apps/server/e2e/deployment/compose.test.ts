@@ -4,7 +4,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { loadEnv } from "../env.ts";
+import { loadEnv } from "../../src/env.ts";
 import {
   type ComposeService,
   copyInstructions,
