@@ -293,6 +293,9 @@ export class Drone {
     });
     if (this.settings.ephemeral) this.ephemeralTurn = order.turnId;
     this.turns.set(order.turnId, turn);
+    // The server keeps a turn's lease for its drone while the drone's last heartbeat names it; say
+    // so now (once the work order's answer is out) rather than at the next beat, seconds away.
+    setImmediate(() => void this.beat());
     this.settings.logger.info(
       { turnId: order.turnId, project: order.project.slug },
       "work order accepted",

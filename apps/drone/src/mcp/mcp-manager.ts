@@ -339,8 +339,10 @@ export class McpManager {
       return await callOn(connection);
     } catch (error) {
       // The server died just before the call, its exit not yet seen when the call was sent (a
-      // tool that ends its server, then the next call at once): start it again, once.
-      if (!(error instanceof McpError && error.code === ErrorCode.ConnectionClosed)) throw error;
+      // tool that ends its server, then the next call at once): start it again, once. Which way
+      // that shows depends on timing: the connection closed under the call, or the write to a
+      // pipe whose reader is gone failed.
+      if (!serverGone(error)) throw error;
       connection.noteClosed();
       const again = await this.ensure(session, server, request);
       if (!again) throw error;
@@ -352,4 +354,17 @@ export class McpManager {
     connection.stopping = true;
     await connection.client.close().catch(() => {});
   }
+}
+
+/** Errors that mean the server's process went away under a call (not the tool failing). */
+const goneCodes = new Set([
+  "EPIPE",
+  "ERR_STREAM_DESTROYED",
+  "ERR_STREAM_WRITE_AFTER_END",
+  "ECONNRESET",
+]);
+
+function serverGone(error: unknown): boolean {
+  if (error instanceof McpError) return error.code === ErrorCode.ConnectionClosed;
+  return goneCodes.has((error as NodeJS.ErrnoException | undefined)?.code ?? "");
 }

@@ -1,6 +1,7 @@
 // Scripts go by SHA1 after the first call on a connection, and still run when Redis has
 // forgotten them (a restart or SCRIPT FLUSH between calls).
 import { randomUUID } from "node:crypto";
+import { waitFor } from "@gadget/testkit/wire";
 import { describe, expect, it } from "vitest";
 import { useRedisClients } from "../testing/use-redis.ts";
 import { luaScript } from "./script.ts";
@@ -9,15 +10,42 @@ const client = useRedisClients();
 
 const incrementLua = `return redis.call("incrby", KEYS[1], ARGV[1])`;
 
-/** The EVAL and EVALSHA commands Redis received for `key`, as MONITOR shows them. */
+/**
+ * The EVAL and EVALSHA commands Redis received for `key`, as MONITOR shows them. MONITOR starts
+ * and stops asynchronously, so each end waits for a marker command to show up in it rather than
+ * for a time: under load a fixed pause misses commands.
+ */
 async function watch(key: string): Promise<{ commands: string[]; stop: () => Promise<void> }> {
   const monitor = await client().monitor();
+  // ioredis can report a reply it did not expect on a connection being put into MONITOR mode;
+  // the markers below are what tells whether MONITOR sees everything.
+  monitor.on("error", () => {});
   const commands: string[] = [];
+  const marks = new Set<string>();
   monitor.on("monitor", (_time: string, args: string[]) => {
     const name = String(args[0]).toLowerCase();
     if (name.startsWith("eval") && args.includes(key)) commands.push(name);
+    if (name === "echo") marks.add(String(args[1]));
   });
-  return { commands, stop: async () => void monitor.disconnect() };
+  const mark = async (label: string) => {
+    const word = `${key}:${label}`;
+    await waitFor(
+      async () => {
+        await client().echo(word);
+        return marks.has(word);
+      },
+      10_000,
+      `MONITOR to show the marker ${word}`,
+    );
+  };
+  await mark("start");
+  return {
+    commands,
+    stop: async () => {
+      await mark("end");
+      monitor.disconnect();
+    },
+  };
 }
 
 describe("luaScript", () => {
@@ -27,7 +55,6 @@ describe("luaScript", () => {
     const increment = luaScript(redis, "testIncrement", incrementLua);
     const seen = await watch(key);
     for (let index = 0; index < 5; index++) await increment([key], "2");
-    await new Promise((resolve) => setTimeout(resolve, 100));
     await seen.stop();
     expect(await redis.get(key)).toBe("10");
     expect(seen.commands).toEqual(["eval", "evalsha", "evalsha", "evalsha", "evalsha"]);

@@ -15,7 +15,9 @@ export function uniqueName(label: string): string {
 }
 
 /**
- * Config with short timings so leases, sweeps and acks play out in well under a second.
+ * Config with short timings so leases and sweeps play out in a second or two. Acks and the
+ * drone's answers get 5 s: on a busy machine a drone's event loop can stall for seconds, and a
+ * shorter wait turns that into a missed dispatch, not into what a test means to check.
  * @example const server = await createGadgetServer(testConfig({ mongoUrl, redisUrl }, "dispatch"));
  */
 export function testConfig(options: TestServerOptions, name = uniqueName("test")): ServerConfig {
@@ -26,8 +28,8 @@ export function testConfig(options: TestServerOptions, name = uniqueName("test")
     redisPrefix: `t_${name}`,
     droneGraceMs: 1_500,
     sweepIntervalMs: 150,
-    workOrderAckTimeoutMs: 2_000,
-    droneRequestTimeoutMs: 2_000,
+    workOrderAckTimeoutMs: 5_000,
+    droneRequestTimeoutMs: 5_000,
     turnUpdateIntervalMs: 50,
     // The old default cost: tests sign up hundreds of users (production hashes at N=2^17).
     passwordCost: { N: 2 ** 14, r: 8, p: 1 },

@@ -89,6 +89,8 @@ describe("leases", () => {
     );
     const turn = (await user.get(`/api/turns/${turnId}`)).body.turn;
     expect(turn.exitReason).toBe("interrupted");
+    // The turn says why it stopped: its drone did not come back in time.
+    expect(turn.error).toMatchObject({ code: "interrupted", message: expect.stringMatching(/did not come back/) });
     const events = (await user.get(`/api/turns/${turnId}/events`)).body.events;
     expect(events.map((event: { type: string }) => event.type)).toEqual([
       "queued",
@@ -96,6 +98,7 @@ describe("leases", () => {
       "status",
       "token",
       "status",
+      "error",
       "done",
     ]);
     expect(events.at(-1).data.reason).toBe("interrupted");

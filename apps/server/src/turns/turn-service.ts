@@ -187,6 +187,10 @@ export class TurnService {
       return {
         events: [
           { type: "status", data: { message } },
+          // An interrupted turn always says why, in its `error` too (the user did not stop it).
+          ...(reason === "interrupted"
+            ? [{ type: "error" as const, data: { code: "interrupted", message } }]
+            : []),
           { type: "done", data: { reason, passes: turn.stats.passes, totalCost: turn.stats.cost } },
         ],
         set:
