@@ -28,7 +28,7 @@ export interface GiteaAnswer<T> {
 export interface RepositoryOptions {
   /** Whose repository it is; default the admin. */
   owner?: GiteaUser;
-  /** Files added in a second commit on main (path → text), beside the first commit's README.md. */
+  /** Files of the first commit on main (path → text), beside a README.md (which they may replace). */
   files?: Record<string, string>;
   private?: boolean;
 }
@@ -100,20 +100,18 @@ export class GiteaClient {
     return { name, password, email, token };
   }
 
-  /** Creates a repository whose main branch holds a first commit (README.md), and `files` if given. */
+  /**
+   * Creates a repository whose main branch holds one commit: README.md and `files`. (One commit
+   * through the contents API into an empty repository: Gitea's `auto_init` commit and a second
+   * one would each cost a push with its hooks, over a second on a busy machine.)
+   */
   async createRepository(name: string, options: RepositoryOptions = {}): Promise<GiteaRepository> {
     const owner = options.owner ?? this.#admin;
     await this.#expect(
       201,
       "POST",
       "/user/repos",
-      {
-        name,
-        auto_init: true,
-        readme: "Default",
-        default_branch: "main",
-        private: options.private ?? false,
-      },
+      { name, default_branch: "main", private: options.private ?? false },
       owner.token,
     );
     const repository: GiteaRepository = {
@@ -122,24 +120,22 @@ export class GiteaClient {
       fullName: `${owner.name}/${name}`,
       cloneUrl: `${this.#url}/${owner.name}/${name}.git`,
     };
-    const files = Object.entries(options.files ?? {});
-    if (files.length > 0) {
-      await this.#expect(
-        201,
-        "POST",
-        `/repos/${repository.fullName}/contents`,
-        {
-          branch: "main",
-          message: "Add the test's files",
-          files: files.map(([path, text]) => ({
-            operation: "create",
-            path,
-            content: Buffer.from(text).toString("base64"),
-          })),
-        },
-        owner.token,
-      );
-    }
+    const files = { "README.md": `# ${name}\n`, ...options.files };
+    await this.#expect(
+      201,
+      "POST",
+      `/repos/${repository.fullName}/contents`,
+      {
+        branch: "main",
+        message: "Initial commit",
+        files: Object.entries(files).map(([path, text]) => ({
+          operation: "create",
+          path,
+          content: Buffer.from(text).toString("base64"),
+        })),
+      },
+      owner.token,
+    );
     return repository;
   }
 

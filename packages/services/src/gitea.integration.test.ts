@@ -75,10 +75,19 @@ describe("a private Gitea", () => {
     ).toEqual([[opened.body.number, "Add a greeting", "greeting", "main"]]);
   });
 
-  it("refuses a wrong token", async () => {
+  it("refuses a wrong token, to the API and to git", async () => {
     expect((await gitea.api("GET", "/user", { token: "not-a-token" })).status).toBe(401);
     const me = await gitea.api<{ login: string }>("GET", "/user");
     expect(me.body.login).toBe(gitea.admin.name);
+
+    const repository = await gitea.createRepository("guarded", { private: true });
+    const wrong = new URL(repository.cloneUrl);
+    wrong.username = gitea.admin.name;
+    wrong.password = "not-a-token";
+    const listing = await run("git", ["ls-remote", wrong.toString()], {
+      env: gitEnvironment,
+    }).catch((error: { stderr: string }) => error);
+    expect(listing.stderr).toMatch(/Authentication failed/);
   });
 
   it("lets a read-only collaborator clone a private repository but not push to it", async () => {
@@ -90,6 +99,10 @@ describe("a private Gitea", () => {
     expect(before.status).toBe(404);
 
     await gitea.addCollaborator(repository, reader, "read");
+    const seen = await gitea.api<{ permissions: object }>("GET", `/repos/${repository.fullName}`, {
+      token: reader.token,
+    });
+    expect(seen.body.permissions).toEqual({ admin: false, push: false, pull: true });
     const work = path.join(await tempDir(), "private-app");
     await git(path.dirname(work), "clone", gitea.authenticatedUrl(repository, reader), work);
     expect(existsSync(path.join(work, "README.md"))).toBe(true);
@@ -97,7 +110,7 @@ describe("a private Gitea", () => {
     const push = await git(work, "push", "origin", "main").catch(
       (error: { stderr: string }) => error,
     );
-    expect(push.stderr).toMatch(/403|denied|permission/i);
+    expect(push.stderr).toMatch(/User permission denied for writing/);
   });
 });
 
