@@ -2,7 +2,7 @@
 // opened through its API, refuses a wrong token and a reader's push, and leaves nothing behind.
 import { execFile, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -56,11 +56,10 @@ describe("a private Gitea", () => {
     await writeFile(path.join(work, "app.txt"), "one\ntwo\n");
     await git(work, "commit", "-am", "Add a second line");
     await git(work, "push", "origin", "greeting");
-    const { stdout } = await git(work, "rev-parse", "HEAD");
+    const pushed = (await git(work, "rev-parse", "HEAD")).stdout.trim();
 
-    expect(await gitea.waitForBranch(repository, "greeting", { sha: stdout.trim() })).toBe(
-      stdout.trim(),
-    );
+    // Gitea takes the push in after answering it: a pull request opened at once may find no branch.
+    await gitea.waitForBranch(repository, "greeting", { sha: pushed });
     const opened = await gitea.api<{ number: number }>(
       "POST",
       `/repos/${repository.fullName}/pulls`,
@@ -68,11 +67,22 @@ describe("a private Gitea", () => {
     );
     expect(opened.status).toBe(201);
     const listed = await gitea.api<
-      Array<{ number: number; title: string; head: { ref: string }; base: { ref: string } }>
+      Array<{
+        number: number;
+        title: string;
+        head: { ref: string; sha: string };
+        base: { ref: string };
+      }>
     >("GET", `/repos/${repository.fullName}/pulls?state=open`);
     expect(
-      listed.body.map((pull) => [pull.number, pull.title, pull.head.ref, pull.base.ref]),
-    ).toEqual([[opened.body.number, "Add a greeting", "greeting", "main"]]);
+      listed.body.map((pull) => [
+        pull.number,
+        pull.title,
+        pull.head.ref,
+        pull.head.sha,
+        pull.base.ref,
+      ]),
+    ).toEqual([[opened.body.number, "Add a greeting", "greeting", pushed, "main"]]);
   });
 
   it("refuses a wrong token, to the API and to git", async () => {
@@ -111,6 +121,21 @@ describe("a private Gitea", () => {
       (error: { stderr: string }) => error,
     );
     expect(push.stderr).toMatch(/User permission denied for writing/);
+  });
+});
+
+describe("starting a private Gitea", () => {
+  it("says how to build it when it is not built", async () => {
+    const rootDir = await tempDir();
+    const recipe = JSON.parse(
+      await readFile(path.join(findRepoRoot(), "tools", "gitea", "build.json"), "utf8"),
+    );
+    await mkdir(path.join(rootDir, "tools", "gitea"), { recursive: true });
+    await writeFile(
+      path.join(rootDir, "tools", "gitea", "build.json"),
+      JSON.stringify({ ...recipe, version: "v0.0.1-never-built" }),
+    );
+    await expect(startGitea({ rootDir })).rejects.toThrow(/run `pnpm services:build`/);
   });
 });
 

@@ -180,6 +180,8 @@ function spawnGitea(
     env: {
       PATH: process.env.PATH ?? "/usr/bin:/bin",
       HOME: dataDir,
+      // What Gitea and git put in a temp folder is removed with the rest.
+      TMPDIR: dataDir,
       GITEA_WORK_DIR: dataDir,
       // CI runs as root; Gitea refuses root unless told this.
       GITEA_I_AM_BEING_UNSAFE_RUNNING_AS_ROOT: "true",
