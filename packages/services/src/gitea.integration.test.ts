@@ -47,7 +47,8 @@ afterAll(async () => {
   );
 });
 
-describe("a private Gitea", () => {
+// Each push runs Gitea's git hooks, a new Gitea process each: slow on a machine running the suite.
+describe("a private Gitea", { timeout: 60_000 }, () => {
   it("takes a branch pushed with a token and opens a pull request for it", async () => {
     const repository = await gitea.createRepository("app", { files: { "app.txt": "one\n" } });
     const work = path.join(await tempDir(), "app");
@@ -139,7 +140,7 @@ describe("starting a private Gitea", () => {
   });
 });
 
-describe("stopping a private Gitea", () => {
+describe("stopping a private Gitea", { timeout: 60_000 }, () => {
   it("stops it and removes its data", async () => {
     const second = await startGitea();
     expect(alive(second.pid)).toBe(true);
