@@ -1,9 +1,10 @@
 // `pnpm services:up | services:down | services:build`: private Redis and MongoDB for development,
-// and the FerretDB build (CI runs `services:build` once, before the tests).
+// and the builds of FerretDB and of the tests' Gitea (CI runs `services:build` once, before the tests).
 import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import {
   ensureFerretdb,
+  ensureGitea,
   findRepoRoot,
   pingMongo,
   pingRedis,
@@ -85,9 +86,16 @@ async function down(): Promise<void> {
   log(`stopped ${state.pids.length} process(es)`);
 }
 
+// One after the other: each Go build already keeps both cores busy.
 async function build(): Promise<void> {
   const binary = await ensureFerretdb(rootDir, log);
-  log(binary ? `FerretDB ready: ${binary}` : "Go is not installed: FerretDB not built");
+  if (!binary) {
+    log("Go is not installed: FerretDB and Gitea not built");
+    return;
+  }
+  log(`FerretDB ready: ${binary}`);
+  const gitea = await ensureGitea(rootDir, log);
+  log(`Gitea ready: ${gitea?.binary}`);
 }
 
 const commands: Record<string, () => Promise<void>> = { up, down, build };

@@ -1,6 +1,5 @@
 // Builds (once, cached by source hash) the FerretDB v1 test server from tools/ferretdb, with the
 // files under tools/ferretdb/patches laid over FerretDB's sources (vendored for the build).
-import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import {
   copyFileSync,
@@ -14,7 +13,7 @@ import {
 } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import path from "node:path";
-import { which } from "./which.ts";
+import { findGo, runCommand } from "./go.ts";
 
 /**
  * Where the binary for the current tools/ferretdb sources lives (it may not be built yet).
@@ -44,7 +43,7 @@ export async function ensureFerretdb(
 ): Promise<string | null> {
   const binary = ferretdbBinaryPath(rootDir);
   if (existsSync(binary)) return binary;
-  const go = which("go") ?? (existsSync("/usr/local/go/bin/go") ? "/usr/local/go/bin/go" : null);
+  const go = findGo();
   if (!go) return null;
   mkdirSync(path.dirname(binary), { recursive: true });
   log(`building FerretDB v1 (once; cached at ${binary})…`);
@@ -56,7 +55,7 @@ export async function ensureFerretdb(
   const buildDir = mkdtempSync(path.join(tmpdir(), "gadget-ferretdb-"));
   try {
     await vendorWithPatches(go, sourceDir, buildDir, env);
-    await run(go, ["build", "-mod=vendor", "-o", output, "."], buildDir, env);
+    await runCommand(go, ["build", "-mod=vendor", "-o", output, "."], { cwd: buildDir, env });
   } finally {
     rmSync(buildDir, { recursive: true, force: true });
   }
@@ -88,25 +87,11 @@ async function vendorWithPatches(
   for (const file of ["go.mod", "go.sum", "main.go"]) {
     copyFileSync(path.join(sourceDir, file), path.join(buildDir, file));
   }
-  await run(go, ["mod", "vendor"], buildDir, env);
+  await runCommand(go, ["mod", "vendor"], { cwd: buildDir, env });
   const moduleDir = path.join(buildDir, "vendor", "github.com", "FerretDB", "FerretDB");
   for (const patch of patchFiles(sourceDir)) {
     const target = path.join(moduleDir, path.relative("patches", patch));
     if (!existsSync(target)) throw new Error(`tools/ferretdb/${patch} patches no file of FerretDB`);
     copyFileSync(path.join(sourceDir, patch), target);
   }
-}
-
-function run(command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd, env, stdio: ["ignore", "inherit", "inherit"] });
-    child.on("error", reject);
-    child.on("exit", (code) =>
-      code === 0
-        ? resolve()
-        : reject(
-            new Error(`${path.basename(command)} ${args.join(" ")} failed with exit code ${code}`),
-          ),
-    );
-  });
 }

@@ -6,6 +6,16 @@ export {
   sharedEnvironmentSchema,
 } from "./environment.ts";
 export { ensureFerretdb, ferretdbBinaryPath } from "./ferretdb.ts";
+export { type GiteaOptions, type RunningGitea, startGitea } from "./gitea.ts";
+export { builtGitea, ensureGitea, type GiteaBuild, giteaBuildPaths } from "./gitea-build.ts";
+export {
+  type GiteaAnswer,
+  GiteaClient,
+  type GiteaPermission,
+  type GiteaRepository,
+  type GiteaUser,
+  type RepositoryOptions,
+} from "./gitea-client.ts";
 export { startReaper } from "./reaper.ts";
 export { findRepoRoot } from "./repo-root.ts";
 export {
