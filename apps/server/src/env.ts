@@ -1,4 +1,4 @@
-// The only place that reads process.env: the server's environment (the README's Configuration), parsed and validated at start.
+// The only place that reads process.env: the server's environment (docs/configuration.md), parsed and validated at start.
 import path from "node:path";
 import { UserError } from "@gadget/protocol";
 import {
