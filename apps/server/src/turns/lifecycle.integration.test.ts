@@ -90,7 +90,10 @@ describe("leases", () => {
     const turn = (await user.get(`/api/turns/${turnId}`)).body.turn;
     expect(turn.exitReason).toBe("interrupted");
     // The turn says why it stopped: its drone did not come back in time.
-    expect(turn.error).toMatchObject({ code: "interrupted", message: expect.stringMatching(/did not come back/) });
+    expect(turn.error).toMatchObject({
+      code: "interrupted",
+      message: expect.stringMatching(/did not come back/),
+    });
     const events = (await user.get(`/api/turns/${turnId}/events`)).body.events;
     expect(events.map((event: { type: string }) => event.type)).toEqual([
       "queued",
