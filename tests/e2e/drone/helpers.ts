@@ -207,3 +207,17 @@ export async function createProjectSession(
     sessionId: session.body.session._id,
   };
 }
+
+/** The streamed output of each run_command of a turn's events, in order. */
+// biome-ignore lint/suspicious/noExplicitAny: test convenience
+export function commandOutputs(events: any[]): string[] {
+  const outputs = new Map<string, string>();
+  for (const event of events) {
+    if (event.type === "tool_output") {
+      outputs.set(event.data.callId, (outputs.get(event.data.callId) ?? "") + event.data.text);
+    }
+  }
+  return events
+    .filter((event) => event.type === "tool_result" && event.data.tool === "run_command")
+    .map((event) => outputs.get(event.data.callId) ?? "");
+}

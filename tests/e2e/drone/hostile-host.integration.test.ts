@@ -12,9 +12,9 @@ import { makeTempDir, startGitHttpServer } from "@gadget/testkit";
 import { bundleMcpFixtureServer } from "@gadget/testkit/mcp";
 import { worktreeDirectory } from "gadget-drone/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { commandOutputs } from "./helpers.ts";
 import {
   type Corpus,
-  commandOutputs,
   corpusProject,
   expectDroneOnline,
   expectNothingOutside,

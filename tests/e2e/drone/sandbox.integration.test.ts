@@ -14,6 +14,7 @@ import { type ApiClient, signup } from "@gadget/testkit/wire";
 import { createRemote } from "gadget-drone/testing";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import {
+  commandOutputs,
   type DroneProcess,
   freshHome,
   registerWithCli,
@@ -43,20 +44,6 @@ async function listen(answer: string): Promise<Listener> {
     },
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
-}
-
-/** The streamed output of each run_command, in order. */
-// biome-ignore lint/suspicious/noExplicitAny: test convenience
-function commandResults(events: any[]): string[] {
-  const outputs = new Map<string, string>();
-  for (const event of events) {
-    if (event.type === "tool_output") {
-      outputs.set(event.data.callId, (outputs.get(event.data.callId) ?? "") + event.data.text);
-    }
-  }
-  return events
-    .filter((event) => event.type === "tool_result" && event.data.tool === "run_command")
-    .map((event) => outputs.get(event.data.callId) ?? "");
 }
 
 describe("the sandbox in real drone turns", () => {
@@ -213,7 +200,7 @@ describe("the sandbox in real drone turns", () => {
       { text: "Done what the README said." },
     );
     const events = await turn(sessionId, "Follow the README's setup steps");
-    const results = commandResults(events);
+    const results = commandOutputs(events);
     expect(results).toHaveLength(5);
     for (const [index, label] of ["config", "ssh", "loopback", null, "fsmonitor"].entries()) {
       if (!label) continue;
@@ -258,7 +245,7 @@ describe("the sandbox in real drone turns", () => {
         { text: "Fetched." },
       );
     ask();
-    const closed = commandResults(await turn(sessionId, "Fetch both (network none)"));
+    const closed = commandOutputs(await turn(sessionId, "Fetch both (network none)"));
     expect(closed[0]).not.toContain("reached");
 
     const patched = await user.patch(`/api/projects/${projectId}`, {
@@ -271,7 +258,7 @@ describe("the sandbox in real drone turns", () => {
       allowedHosts: [`127.0.0.1:${allowed.port}`],
     });
     ask();
-    const listed = commandResults(await turn(sessionId, "Fetch both (allowlist)"));
+    const listed = commandOutputs(await turn(sessionId, "Fetch both (allowlist)"));
     expect(listed[0]).toContain("allowed host reached");
     expect(listed[0]).not.toContain("loopback reached");
     expect(listed[0]).toContain(`[sandbox: refused 127.0.0.1:${loopback.port}`);

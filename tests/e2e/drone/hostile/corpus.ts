@@ -12,6 +12,7 @@ import { type ApiClient, signup, waitFor } from "@gadget/testkit/wire";
 import { createRemote, worktreeDirectory } from "gadget-drone/testing";
 import { expect, inject } from "vitest";
 import {
+  commandOutputs,
   type DroneProcess,
   freshHome,
   registerWithCli,
@@ -159,19 +160,6 @@ export async function runTurn(
   expect(created.status, JSON.stringify(created.body)).toBe(202);
   const turnId = created.body.turn._id as string;
   return { turnId, events: await settledEvents(corpus.user, turnId, 120_000) };
-}
-
-/** What each run_command printed, in order. */
-export function commandOutputs(events: StoredEvent[]): string[] {
-  const outputs = new Map<string, string>();
-  for (const event of events) {
-    if (event.type === "tool_output") {
-      outputs.set(event.data.callId, (outputs.get(event.data.callId) ?? "") + event.data.text);
-    }
-  }
-  return events
-    .filter((event) => event.type === "tool_result" && event.data.tool === "run_command")
-    .map((event) => outputs.get(event.data.callId) ?? "");
 }
 
 /**
