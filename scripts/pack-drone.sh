@@ -10,7 +10,8 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 out="$(mkdir -p "${1:-$root/apps/drone/dist}" && cd "${1:-$root/apps/drone/dist}" && pwd)"
 staging="$(mktemp -d "${TMPDIR:-/tmp}/gadget-drone-pack.XXXXXX")"
 trap 'rm -rf "$staging"' EXIT
-node "$root/apps/drone/scripts/build.mjs" "$staging/package" >&2
+node "$root/apps/drone/scripts/build.mjs" "$staging/package" \
+  ${GADGET_DRONE_VERSION:+--version "$GADGET_DRONE_VERSION"} >&2
 version="$(node -p 'require(process.argv[1]).version' "$staging/package/package.json")"
 # A tarball like npm pack's (package/ inside), with fixed owners and times so a rebuild of the
 # same code hashes the same.

@@ -1,7 +1,7 @@
 // Builds the publishable `gadget-drone` package into dist/ (or the directory given): one ESM bundle
 // with every dependency inlined, so the package installs by unpacking, with no registry and no
 // npm (the server's /install.sh and `gadget-drone update` do exactly that), plus its package.json.
-// Usage: node scripts/build.mjs [outdir]; GADGET_DRONE_VERSION overrides the version (tests).
+// Usage: node scripts/build.mjs [outdir] [--version <v>] (another version number: tests of updates).
 import { chmodSync, copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -11,12 +11,15 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, "..");
 const repo = path.resolve(root, "..", "..");
 const manifest = JSON.parse(readFileSync(path.join(root, "package.json"), "utf8"));
-const version = process.env.GADGET_DRONE_VERSION || manifest.version;
+const flag = process.argv.indexOf("--version");
+const version = flag >= 0 ? process.argv[flag + 1] : manifest.version;
+const positional = process.argv.slice(2).filter((_, index, all) => all[index - 1] !== "--version");
+const outArgument = positional.find((argument) => argument !== "--version");
 
 // Optional native speed-ups of ws that it loads in a try/catch; the bundle goes without them.
 const optional = ["bufferutil", "utf-8-validate"];
 
-const outdir = path.resolve(process.argv[2] ?? path.join(root, "dist"));
+const outdir = path.resolve(outArgument ?? path.join(root, "dist"));
 rmSync(path.join(outdir, "main.js"), { force: true });
 mkdirSync(outdir, { recursive: true });
 await build({
@@ -51,4 +54,6 @@ const published = {
   engines: { node: ">=20.19" },
 };
 writeFileSync(path.join(outdir, "package.json"), `${JSON.stringify(published, null, 2)}\n`);
-console.log(`built ${path.relative(repo, outdir) || "."}/ (gadget-drone ${version}, self-contained)`);
+console.log(
+  `built ${path.relative(repo, outdir) || "."}/ (gadget-drone ${version}, self-contained)`,
+);
