@@ -295,6 +295,8 @@ export function droneSelfRoutes(
         { _id: registration._id },
         { $set: { usedAt: new Date(), drone: drone._id } },
       );
+      // Browsers hear of it at once: the Add a drone panel and the list show it registered.
+      await dependencies.droneChanged(String(drone._id), String(registration.user));
       const [view] = await viewDrones(dependencies, [drone.toObject() as DroneDocument]);
       return reply.status(201).send({ drone: view!, credential });
     },
