@@ -98,3 +98,24 @@ export function gitEnvironment(): Record<string, string> {
   }
   return environment;
 }
+
+/** Where systemd looks for the user's units: $XDG_CONFIG_HOME/systemd/user (~/.config/systemd/user). */
+export function systemdUserDirectory(): string {
+  const base = process.env.XDG_CONFIG_HOME || path.join(homedir(), ".config");
+  return path.join(base, "systemd", "user");
+}
+
+/** Where launchd looks for the user's agents: ~/Library/LaunchAgents. */
+export function launchAgentsDirectory(): string {
+  return path.join(homedir(), "Library", "LaunchAgents");
+}
+
+/** The PATH a service of the drone gets: the one it was installed from (bwrap, git, toolchains). */
+export function servicePath(): string {
+  return process.env.PATH || "/usr/local/bin:/usr/bin:/bin";
+}
+
+/** The user's login name, for the `loginctl enable-linger` hint. */
+export function userName(): string {
+  return process.env.USER || process.env.LOGNAME || "$USER";
+}

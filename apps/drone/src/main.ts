@@ -1,8 +1,9 @@
 // gadget-drone: the CLI a developer runs to lend this machine to Gadget Code.
 import { readFileSync } from "node:fs";
 import { GadgetError } from "@gadget/protocol";
-import { Command, InvalidArgumentError } from "commander";
+import { Command, InvalidArgumentError, Option } from "commander";
 import { register } from "./commands/register.ts";
+import { type ServiceAction, service } from "./commands/service.ts";
 import { start } from "./commands/start.ts";
 import { status } from "./commands/status.ts";
 import { unregister } from "./commands/unregister.ts";
@@ -162,5 +163,39 @@ program
   .description("Revoke this drone's credential on the server and delete the local config.")
   .option("--config <file>", "config file", defaultConfigFile())
   .action((options) => run(() => unregister(options.config)));
+
+program
+  .command("service")
+  .description(
+    "Run the drone as your service: a systemd user unit (Linux) or a launchd agent (macOS) that runs gadget-drone start.",
+  )
+  .argument("<action>", "install, uninstall or status", (value: string) => {
+    if (!["install", "uninstall", "status"].includes(value)) {
+      throw new InvalidArgumentError("must be install, uninstall or status");
+    }
+    return value as ServiceAction;
+  })
+  .option("--config <file>", "config file of the drone it runs", defaultConfigFile())
+  .option("--print", "write the unit (or plist) to stdout instead of installing it", false)
+  .option("--no-auto-update", "do not update itself between turns from its server")
+  .addOption(
+    new Option("--platform <platform>", "which service manager's file")
+      .default(process.platform)
+      .hideHelp(),
+  )
+  .action((action: ServiceAction, options) =>
+    run(async () => {
+      const outcome = await service(action, {
+        config: options.config,
+        print: options.print,
+        autoUpdate: options.autoUpdate,
+        platform: options.platform,
+        node: process.execPath,
+        command: process.argv[1] ?? "gadget-drone",
+      });
+      (outcome.code === 0 ? console.log : console.error)(outcome.output);
+      return outcome.code;
+    }),
+  );
 
 await program.parseAsync(process.argv);
