@@ -119,3 +119,20 @@ export function servicePath(): string {
 export function userName(): string {
   return process.env.USER || process.env.LOGNAME || "$USER";
 }
+
+/**
+ * GADGET_DRONE_UPDATE_CHECK_MS: how often `start --auto-update` asks its server for a newer
+ * package; default 900 000 (15 minutes), at least 200.
+ */
+export function updateCheckMs(): number {
+  const value = Number(process.env.GADGET_DRONE_UPDATE_CHECK_MS);
+  return Number.isInteger(value) && value >= 200 ? value : 900_000;
+}
+
+/** Set by `start --auto-update` for the drone it runs and restarts after an update. */
+export const supervisedVariable = "GADGET_DRONE_SUPERVISED";
+
+/** Whether this process is the drone a `start --auto-update` supervisor runs. */
+export function isSupervised(): boolean {
+  return process.env[supervisedVariable] === "1";
+}

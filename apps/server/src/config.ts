@@ -56,7 +56,7 @@ export interface ServerConfig {
   webDir?: string | null;
   /**
    * The drone package (`gadget-drone-<version>.tgz`) served at /downloads for /install.sh and
-   * `gadget-drone update`; null or absent serves none.
+   * `gadget-drone update`, or a directory whose newest one is served; null or absent serves none.
    */
   dronePackage?: string | null;
   /** Identifies this process in logs and presence; default a random id. */

@@ -58,7 +58,7 @@ export interface ServerEnv {
   /** The web IDE build served at `/`. */
   webDir: string;
   /**
-   * GADGET_DRONE_PACKAGE: the drone package to hand out (a .tgz, or a directory holding one);
+   * GADGET_DRONE_PACKAGE: the drone package to hand out (a .tgz, or a directory: its newest);
    * unset: built from this checkout into GADGET_DATA_DIR/drone-package when missing or stale.
    */
   dronePackage: string | undefined;

@@ -1,6 +1,6 @@
 // `gadget-code serve`: reads the environment, starts private Redis/MongoDB-compatible servers when
 // no URL is given, starts the server, and stops gracefully on SIGTERM/SIGINT.
-import { readdir, readFile } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { createLogger } from "@gadget/logging";
 import { databaseUrl, findRepoRoot, pingMongo, pingRedis, startServices } from "@gadget/services";
@@ -65,18 +65,7 @@ async function findDronePackage(
   env: ServerEnv,
   log: (line: string) => void,
 ): Promise<string | null> {
-  if (env.dronePackage) {
-    if (env.dronePackage.endsWith(".tgz")) return env.dronePackage;
-    const found = (await readdir(env.dronePackage)).filter((name) =>
-      /^gadget-drone-.*\.tgz$/.test(name),
-    );
-    if (found.length !== 1) {
-      throw new Error(
-        `GADGET_DRONE_PACKAGE: ${env.dronePackage} holds ${found.length} gadget-drone-*.tgz files, not one`,
-      );
-    }
-    return path.join(env.dronePackage, found[0]!);
-  }
+  if (env.dronePackage) return env.dronePackage;
   try {
     return await ensureDronePackage({
       rootDir: findRepoRoot(),

@@ -14,7 +14,7 @@ import { SessionDelivery } from "./delivery/session-delivery.ts";
 import { SessionWorktrees } from "./delivery/session-worktrees.ts";
 import { Dispatcher, type DispatchJob } from "./dispatch/dispatcher.ts";
 import { labelWaits } from "./dispatch/label-waits.ts";
-import { readDronePackage } from "./downloads/drone-package.ts";
+import { DronePackages } from "./downloads/drone-package.ts";
 import { EphemeralDrones } from "./drones/ephemeral-drones.ts";
 import { PresenceStore } from "./drones/presence.ts";
 import { createHttpApp } from "./http/app.ts";
@@ -93,8 +93,9 @@ export interface GadgetServer {
  */
 export async function createGadgetServer(input: ServerConfig): Promise<GadgetServer> {
   const config = resolveConfig(input);
-  // Hashed once: every install and update is checked against this sha256.
-  const dronePackage = config.dronePackage ? await readDronePackage(config.dronePackage) : null;
+  // Hashed at start (a missing or misnamed package fails here, not at a user's install).
+  const dronePackages = new DronePackages(config.dronePackage);
+  await dronePackages.current();
   const logger = (input.logger ?? silentLogger).child({ serverId: config.serverId });
   // During an outage an operation fails within a few seconds (and is retried where idempotent)
   // instead of queueing in mongoose: requests and drones get `unavailable` while it lasts.
@@ -279,7 +280,7 @@ export async function createGadgetServer(input: ServerConfig): Promise<GadgetSer
 
   const http = createHttpApp(
     {
-      dronePackage,
+      dronePackages,
       removals,
       projectRemotes,
       sessionDelivery,

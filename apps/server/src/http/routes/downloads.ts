@@ -2,27 +2,26 @@
 // has no credential yet); the sha256 in the metadata is what makes the package safe to run.
 import { createReadStream } from "node:fs";
 import { PROTOCOL_VERSION, rest, UserError } from "@gadget/protocol";
-import type { DronePackage } from "../../downloads/drone-package.ts";
+import type { DronePackage, DronePackages } from "../../downloads/drone-package.ts";
 import { installScript } from "../../downloads/install-script.ts";
 import { type ContractApp, serve } from "../contract.ts";
 
 export interface DownloadRouteDependencies {
-  /** The package this server hands out; null when it has none (a server started without one). */
-  dronePackage: DronePackage | null;
+  /** The package this server hands out now (none when it was started without one). */
+  dronePackages: DronePackages;
   publicUrl: () => string;
 }
 
 export function downloadRoutes(app: ContractApp, dependencies: DownloadRouteDependencies): void {
   const base = () => dependencies.publicUrl().replace(/\/+$/, "");
-  const packageOrRefuse = (): DronePackage => {
-    if (!dependencies.dronePackage) {
-      throw new UserError("not_found", "This server has no drone package to hand out");
-    }
-    return dependencies.dronePackage;
+  const packageOrRefuse = async (): Promise<DronePackage> => {
+    const found = await dependencies.dronePackages.current();
+    if (!found) throw new UserError("not_found", "This server has no drone package to hand out");
+    return found;
   };
 
   serve(app, rest.downloads.dronePackageInfo, async (_request, reply) => {
-    const found = packageOrRefuse();
+    const found = await packageOrRefuse();
     reply.header("cache-control", "no-cache");
     return {
       version: found.version,
@@ -34,7 +33,7 @@ export function downloadRoutes(app: ContractApp, dependencies: DownloadRouteDepe
   });
 
   serve(app, rest.downloads.dronePackage, async (request, reply) => {
-    const found = packageOrRefuse();
+    const found = await packageOrRefuse();
     if (request.params.file !== found.fileName) {
       throw new UserError("not_found", `This server hands out ${found.fileName} only`);
     }
