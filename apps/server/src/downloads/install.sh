@@ -37,8 +37,17 @@ done
 # Node.js 20.19 or newer runs the drone.
 node_help="Install Node.js 20.19 or newer (https://nodejs.org/en/download, or: nvm install 22, brew install node, or your distribution's nodejs package), then run this again."
 command -v node >/dev/null 2>&1 || fail "Node.js was not found. $node_help"
-node -e 'const [a, b] = process.versions.node.split(".").map(Number); process.exit(a > 20 || (a === 20 && b >= 19) ? 0 : 1)' ||
-  fail "Node.js $(node --version) is too old. $node_help"
+node_version="$(node --version 2>/dev/null || true)"
+node_major="${node_version#v}"
+node_major="${node_major%%.*}"
+node_minor="${node_version#v*.}"
+node_minor="${node_minor%%.*}"
+case "$node_major.$node_minor" in
+  *[!0-9.]* | .* | *.) fail "Could not tell the version of Node.js ($node_version). $node_help" ;;
+esac
+if [ "$node_major" -lt 20 ] || { [ "$node_major" -eq 20 ] && [ "$node_minor" -lt 19 ]; }; then
+  fail "Node.js $node_version is too old. $node_help"
+fi
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/gadget-drone-install.XXXXXX")"
 trap 'rm -rf "$work"' EXIT INT TERM
@@ -56,11 +65,16 @@ download() {
 
 download "$server/downloads/gadget-drone.json" "$work/package.json" ||
   fail "could not fetch $server/downloads/gadget-drone.json"
-field() { node -e 'const info = JSON.parse(require("node:fs").readFileSync(process.argv[1], "utf8")); process.stdout.write(String(info[process.argv[2]] ?? ""))' "$work/package.json" "$1"; }
-version="$(field version)"
-expected="$(field sha256)"
-url="$(field url)"
-[ -n "$version" ] && [ -n "$expected" ] && [ -n "$url" ] || fail "$server/downloads/gadget-drone.json is not a drone package description"
+# One line: the version, the sha256 and the URL.
+described="$(node -e '
+const info = JSON.parse(require("node:fs").readFileSync(process.argv[1], "utf8"));
+const ok = [info.version, info.sha256, info.url].every((value) => typeof value === "string" && /^[^\s]+$/.test(value));
+process.stdout.write(ok ? `${info.version} ${info.sha256} ${info.url}` : "");
+' "$work/package.json")" && [ -n "$described" ] || fail "$server/downloads/gadget-drone.json is not a drone package description"
+version="${described%% *}"
+described="${described#* }"
+expected="${described%% *}"
+url="${described#* }"
 # The package comes from this server, whatever host its metadata names.
 case "$url" in
   */downloads/*) url="$server/downloads/${url##*/downloads/}" ;;
@@ -68,7 +82,14 @@ esac
 
 say "Downloading gadget-drone $version from $server…"
 download "$url" "$work/gadget-drone.tgz" || fail "could not fetch $url"
-actual="$(node -e 'process.stdout.write(require("node:crypto").createHash("sha256").update(require("node:fs").readFileSync(process.argv[1])).digest("hex"))' "$work/gadget-drone.tgz")"
+if command -v sha256sum >/dev/null 2>&1; then
+  actual="$(sha256sum "$work/gadget-drone.tgz")"
+elif command -v shasum >/dev/null 2>&1; then
+  actual="$(shasum -a 256 "$work/gadget-drone.tgz")"
+else
+  actual="$(node -e 'process.stdout.write(require("node:crypto").createHash("sha256").update(require("node:fs").readFileSync(process.argv[1])).digest("hex"))' "$work/gadget-drone.tgz")"
+fi
+actual="${actual%% *}"
 if [ "$actual" != "$expected" ]; then
   fail "the package's sha256 is $actual, the server says $expected: refusing to install it"
 fi
@@ -84,18 +105,20 @@ mv "$work/unpacked/package" "$target.new"
 rm -rf "$target"
 mv "$target.new" "$target"
 chmod +x "$target/bin/gadget-drone.js"
-installed="$(node "$target/bin/gadget-drone.js" --version 2>&1)" ||
-  fail "the installed gadget-drone does not start: $installed"
+# Its start check before it becomes the one that runs: registering runs it, else --version.
+if [ -n "$token" ]; then
+  node "$target/bin/gadget-drone.js" register --server "$server" --token "$token" "$@" ||
+    fail "gadget-drone $version is unpacked in $target but could not register (see above)"
+else
+  installed="$(node "$target/bin/gadget-drone.js" --version 2>&1)" ||
+    fail "the installed gadget-drone does not start: $installed"
+fi
 rm -rf "$library/current"
 ln -s "versions/$version" "$library/current"
 rm -f "$prefix/bin/gadget-drone"
 ln -s "../lib/gadget-drone/current/bin/gadget-drone.js" "$prefix/bin/gadget-drone"
 command="$prefix/bin/gadget-drone"
-say "Installed gadget-drone $installed in $target ($command)."
-
-if [ -n "$token" ]; then
-  "$command" register --server "$server" --token "$token" "$@"
-fi
+say "Installed gadget-drone $version in $target ($command)."
 
 case ":${PATH:-}:" in
   *":$prefix/bin:"*) start="gadget-drone start" ;;
