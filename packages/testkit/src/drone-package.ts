@@ -20,10 +20,15 @@ export function packDrone(outDir: string, version?: string): string {
 }
 
 /**
- * A `gadget-drone-<version>.tgz` shaped like the real one whose command fails at once (exit 1),
- * as a package built wrong would: what an update must refuse and roll back from.
+ * A `gadget-drone-<version>.tgz` shaped like the real one that is broken, as a package built wrong
+ * would be: its command fails at once (exit 1), or with `failsAt: "start"` it answers `--version`
+ * (its start check passes) and only `start` fails. What an update must refuse or roll back from.
  */
-export function packBrokenDrone(outDir: string, version: string): string {
+export function packBrokenDrone(
+  outDir: string,
+  version: string,
+  options: { failsAt?: "load" | "start" } = {},
+): string {
   const staging = path.join(outDir, `.broken-${version}`);
   mkdirSync(path.join(staging, "package", "bin"), { recursive: true });
   writeFileSync(
@@ -32,7 +37,9 @@ export function packBrokenDrone(outDir: string, version: string): string {
   );
   writeFileSync(
     path.join(staging, "package", "bin", "gadget-drone.js"),
-    '#!/usr/bin/env node\nthrow new Error("this gadget-drone build is broken");\n',
+    options.failsAt === "start"
+      ? `#!/usr/bin/env node\nif (process.argv.includes("--version")) console.log(${JSON.stringify(version)});\nelse { console.error("this gadget-drone build cannot start"); process.exit(1); }\n`
+      : '#!/usr/bin/env node\nthrow new Error("this gadget-drone build is broken");\n',
     { mode: 0o755 },
   );
   const tarball = path.join(outDir, `gadget-drone-${version}.tgz`);

@@ -1,6 +1,7 @@
 // Updates of an installed drone against a real server: installed by /install.sh at 0.1.0, it
 // switches to 0.2.0 when the server hands that out, only once its running turn has ended, and
-// refuses a broken 0.3.0 (its start check fails), staying on 0.2.0 and taking turns.
+// refuses a broken 0.3.0 (its start check fails), staying on 0.2.0 and taking turns, and rolls
+// back a 0.4.0 that passes its check but stops at start.
 import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { copyFileSync, existsSync } from "node:fs";
 import { readlink } from "node:fs/promises";
@@ -24,6 +25,7 @@ const built = makeTempDirSync("drone-packages-");
 const first = packDrone(built, "0.1.0");
 const second = packDrone(built, "0.2.0");
 const broken = packBrokenDrone(built, "0.3.0");
+const failsToStart = packBrokenDrone(built, "0.4.0", { failsAt: "start" });
 /** What the server hands out: the newest package in this directory. */
 const served = makeTempDirSync("served-packages-");
 copyFileSync(first, path.join(served, path.basename(first)));
@@ -193,5 +195,44 @@ describe("gadget-drone updates", () => {
     ]);
     expect(turn.status).toBe("completed");
     expect(await droneRow()).toMatchObject({ version: "0.2.0", status: "online" });
+  }, 90_000);
+
+  it("rolls back a version that passes its check but stops at start, and does not try it again", async () => {
+    copyFileSync(failsToStart, path.join(served, path.basename(failsToStart)));
+    await waitFor(
+      async () =>
+        output.includes(
+          "update: gadget-drone 0.4.0 stopped at start (exit 1); rolled back to 0.2.0",
+        ),
+      30_000,
+      "the failed start rolled back",
+    );
+    expect(output).toContain("this gadget-drone build cannot start");
+    expect(await readlink(path.join(library, "current"))).toBe("versions/0.2.0");
+    await waitFor(
+      async () => {
+        const row = await droneRow();
+        return row?.version === "0.2.0" && row.status === "online";
+      },
+      30_000,
+      "0.2.0 online again",
+    );
+    await waitFor(
+      async () => output.includes("gadget-drone 0.4.0 was refused before"),
+      10_000,
+      "0.4.0 not tried again",
+    );
+    model.enqueue({ text: "Back on 0.2.0." });
+    const created = await user.post(`/api/sessions/${sessionId}/turns`, {
+      prompt: "Back?",
+      providerId,
+    });
+    const turn = await waitForTurn(user, created.body.turn._id, [
+      "completed",
+      "failed",
+      "interrupted",
+      "cancelled",
+    ]);
+    expect(turn.status).toBe("completed");
   }, 90_000);
 });
