@@ -91,7 +91,7 @@ export function DroneTable({
               {drone.outdated ? (
                 <span
                   className="pill pill-unsandboxed"
-                  title="Older than the server: upgrade gadget-drone"
+                  title="Older than the server: run gadget-drone update on it, or start it with --auto-update"
                 >
                   upgrade
                 </span>
