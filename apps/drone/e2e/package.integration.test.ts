@@ -39,7 +39,7 @@ describe("the gadget-drone package", () => {
     const bin = path.join(installed, "bin", "gadget-drone.js");
     expect(execFileSync(bin, ["--version"]).toString().trim()).toBe(published.version);
     const help = execFileSync(bin, ["--help"]).toString();
-    for (const command of ["register", "start", "status", "unregister"])
+    for (const command of ["register", "start", "status", "unregister", "service", "update"])
       expect(help).toContain(command);
   });
 });
