@@ -98,9 +98,15 @@ export function AddDronePanel({
       <p className="muted small">
         On the machine that should work for you (Linux or macOS with Node.js 20.19 or newer), paste
         this one line. It installs gadget-drone for your user, without root, and registers it under
-        the machine's hostname; add <code>--name &lt;name&gt;</code> to call it something else. The
-        token works once and <strong>{expiresIn(expiresAt, now)}</strong> (at{" "}
-        {new Date(expiresAt).toLocaleTimeString()}).
+        the machine's hostname; add <code>--name &lt;name&gt;</code> to call it something else.{" "}
+        {status?.used ? (
+          "The token has been used."
+        ) : (
+          <>
+            The token works once and <strong>{expiresIn(expiresAt, now)}</strong> (at{" "}
+            {new Date(expiresAt).toLocaleTimeString()}).
+          </>
+        )}
       </p>
       <CommandLine text={registration.install} testId="install-command" />
       <details>

@@ -175,6 +175,10 @@ describe("drones", () => {
       />,
     );
     expect(screen.getByRole("status")).toHaveTextContent("laptop-2 is online and takes turns now.");
+    expect(screen.queryByText(/expires in/)).not.toBeInTheDocument();
+    expect(screen.getByRole("region", { name: "Add a drone" })).toHaveTextContent(
+      "The token has been used.",
+    );
     expect(screen.getByTestId("service-command")).toBeInTheDocument();
   });
 
