@@ -64,6 +64,8 @@ export const droneErrorCodes = [
   "invalid_token",
   "not_registered",
   "unregister_failed",
+  "update_refused",
+  "update_unavailable",
   "bad_response",
   "server_unreachable",
   "forge_failed",
