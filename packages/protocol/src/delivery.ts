@@ -24,14 +24,22 @@ export const commitAuthorSchema = z.object({
 });
 export type CommitAuthor = z.infer<typeof commitAuthorSchema>;
 
-/** The forges whose REST API opens pull requests (GitLab: merge requests). */
-export const forgeKindSchema = z.enum(["github", "gitlab"]);
+/** The forges whose REST API opens pull requests (GitLab: merge requests; `gitea`: Forgejo too). */
+export const forgeKindSchema = z.enum(["github", "gitlab", "gitea"]);
 export type ForgeKind = z.infer<typeof forgeKindSchema>;
 
-/** Where each forge's API is on its public service; a self-hosted one names its own. */
+/** Where each forge's API is on its public service; a self-hosted one names its own (Gitea: `/api/v1`). */
 export const DEFAULT_FORGE_API_URLS: Record<ForgeKind, string> = {
   github: "https://api.github.com",
   gitlab: "https://gitlab.com/api/v4",
+  gitea: "https://gitea.com/api/v1",
+};
+
+/** Each forge's name in words a user reads. */
+export const FORGE_NAMES: Record<ForgeKind, string> = {
+  github: "GitHub",
+  gitlab: "GitLab",
+  gitea: "Gitea",
 };
 
 /** The forge as a work order carries it to the drone: with the token, opened for this turn only. */

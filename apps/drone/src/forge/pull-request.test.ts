@@ -92,9 +92,16 @@ describe("pull requests on GitHub", () => {
     const options = github({ head: "gadget/pricing-0a0b0c" });
     const first = await openOrUpdatePullRequest(options);
     forge.close("ada/engine", first.pullRequest?.number ?? 0);
-    const next = await openOrUpdatePullRequest({ ...options, existing: first.pullRequest });
+    const next = await openOrUpdatePullRequest({
+      ...options,
+      body: "Turns:\n1. Later",
+      existing: first.pullRequest,
+    });
     expect(next.opened).toBe(true);
     expect(next.pullRequest?.number).toBe((first.pullRequest?.number ?? 0) + 1);
+    // The closed one is left as it was.
+    const closed = forge.pullRequests().find((pull) => pull.number === first.pullRequest?.number);
+    expect(closed).toMatchObject({ state: "closed", body: options.body });
   });
 
   it("says in words why GitHub refused, never with the token", async () => {

@@ -93,6 +93,16 @@ describe("a project's forge", () => {
       hasToken: true,
     });
     expect(JSON.stringify(created.body)).not.toContain(token);
+    // Gitea (and Forgejo), whose API is under /api/v1.
+    const gitea = await user.patch(`/api/projects/${projectId}`, {
+      forge: { kind: "gitea", apiUrl: "https://codeberg.org/api/v1", token },
+    });
+    expect(gitea.status, JSON.stringify(gitea.body)).toBe(200);
+    expect(gitea.body.project.forge).toEqual({
+      kind: "gitea",
+      apiUrl: "https://codeberg.org/api/v1",
+      hasToken: true,
+    });
   });
 
   it("sends the token only in a pull-request project's work orders, and the session's pull request in later ones", async () => {
