@@ -59,12 +59,14 @@ export type PullRequestRef = z.infer<typeof pullRequestRefSchema>;
 
 /**
  * The title and body of a session's pull request: the title is the first prompt's first line, the
- * body lists every turn's prompt (its first line), so later turns update it.
+ * body lists every turn's prompt (its first line), so later turns update it, and names the issue
+ * it closes when the session works on one.
  * @example pullRequestText("Login fix", ["Fix the login\nIt fails on Safari", "Add a test"]).title // "Fix the login"
  */
 export function pullRequestText(
   sessionName: string,
   prompts: readonly string[],
+  closesIssue?: number,
 ): { title: string; body: string } {
   const firstLine = (prompt: string) => prompt.split("\n")[0]?.trim().slice(0, 200) ?? "";
   const lines = prompts.map(firstLine).filter(Boolean);
@@ -74,6 +76,8 @@ export function pullRequestText(
     "",
     "Turns:",
     ...lines.map((line, index) => `${index + 1}. ${line}`),
+    // The forges close the issue when the pull request is merged.
+    ...(closesIssue ? ["", `Closes #${closesIssue}`] : []),
   ].join("\n");
   return { title, body };
 }

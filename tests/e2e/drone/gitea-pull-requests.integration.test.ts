@@ -92,8 +92,8 @@ describe("pull requests on a real Gitea", { timeout: 180_000 }, () => {
     await user.patch(`/api/projects/${projectId}`, { delivery: "pull-request" });
     const delivered = await user.post(`/api/sessions/${session._id}/deliver`);
     expect(delivered.status, JSON.stringify(delivered.body)).toBe(202);
-    expect(delivered.body.error).toBeUndefined();
-    expect(delivered.body.pullRequest).toEqual({
+    expect(delivered.body.delivery.error).toBeUndefined();
+    expect(delivered.body.delivery.pullRequest).toEqual({
       url: person.body.html_url,
       number: person.body.number,
     });
@@ -109,17 +109,26 @@ describe("pull requests on a real Gitea", { timeout: 180_000 }, () => {
     );
   });
 
-  it("names Gitea when it refuses a wrong token, a reader's token or a wrong API URL", async () => {
+  it("names Gitea when it refuses a wrong token, a reader's token, a wrong API URL or a missing branch", async () => {
     const { gitea } = stage;
     const repository = await gitea.createRepository("guarded");
     const reader = await gitea.createUser("reader");
     await gitea.addCollaborator(repository, reader, "read");
+    // A branch with a change, and its pull request opened by the owner.
+    const branched = await gitea.api("POST", `/repos/${repository.fullName}/contents/notes.txt`, {
+      body: { content: Buffer.from("notes\n").toString("base64"), new_branch: "feature" },
+    });
+    expect(branched.status).toBe(201);
+    const opened = await gitea.api<GiteaPull>("POST", `/repos/${repository.fullName}/pulls`, {
+      body: { head: "feature", base: "main", title: "Notes" },
+    });
+    expect(opened.status).toBe(201);
     const options = {
       gitUrl: repository.cloneUrl,
-      head: "main",
+      head: "feature",
       base: "main",
-      title: "Nothing",
-      body: "",
+      title: "Notes",
+      body: "Updated",
     };
     const wrong = await openOrUpdatePullRequest({
       ...options,
@@ -128,12 +137,13 @@ describe("pull requests on a real Gitea", { timeout: 180_000 }, () => {
     expect(wrong.error).toBe(`Gitea refused the token (401) for ${repository.fullName}`);
     const read = await openOrUpdatePullRequest({
       ...options,
-      head: "feature",
+      existing: { url: opened.body.html_url, number: opened.body.number },
       forge: { kind: "gitea", apiUrl: gitea.apiUrl, token: reader.token },
     });
     expect(read.error).toMatch(
       new RegExp(`^Gitea denied the token access \\(403\\) to ${repository.fullName}`),
     );
+    expect((await pull(repository.fullName, opened.body.number)).body).toBe("");
     const nowhere = await openOrUpdatePullRequest({
       ...options,
       forge: { kind: "gitea", apiUrl: `${gitea.url}/api/v3`, token: stage.bot.token },
@@ -141,7 +151,14 @@ describe("pull requests on a real Gitea", { timeout: 180_000 }, () => {
     expect(nowhere.error).toBe(
       `Gitea found no repository ${repository.fullName} (404): check the forge's API URL and that the token may see it`,
     );
-    for (const outcome of [wrong, read, nowhere]) {
+    const missing = await openOrUpdatePullRequest({
+      ...options,
+      head: "never-pushed",
+      forge: { kind: "gitea", apiUrl: gitea.apiUrl, token: gitea.admin.token },
+      branchWaitMs: 500,
+    });
+    expect(missing.error).toBe(`Gitea found no branch never-pushed in ${repository.fullName}`);
+    for (const outcome of [wrong, read, nowhere, missing]) {
       expect(JSON.stringify(outcome)).not.toContain(stage.bot.token);
       expect(JSON.stringify(outcome)).not.toContain(reader.token);
     }

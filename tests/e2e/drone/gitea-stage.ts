@@ -25,7 +25,7 @@ export interface GiteaStage {
   user: ApiClient;
   drone: DroneProcess;
   providerId: string;
-  /** A repository of the admin with the bot as a writer, and a project delivering pull requests to it. */
+  /** A repository of the admin with the bot as its admin, and a project delivering pull requests to it. */
   project(name: string): Promise<{ repository: GiteaRepository; projectId: string }>;
   /** Runs a turn that writes `file` in the session; waits for it to complete. */
   // biome-ignore lint/suspicious/noExplicitAny: test convenience; assertions check the shape
@@ -36,7 +36,8 @@ export interface GiteaStage {
 /** Starts everything; `name` keeps the database apart from other test files'. */
 export async function startGiteaStage(name: string): Promise<GiteaStage> {
   const server = await startTestServer(
-    { mongoUrl: inject("mongoUrl"), redisUrl: inject("redisUrl") },
+    // The forge's API is on loopback: the server may call it.
+    { mongoUrl: inject("mongoUrl"), redisUrl: inject("redisUrl"), allowPrivateNetwork: true },
     `${name}_${process.pid}`,
   );
   const model = await startScriptedModel();
@@ -71,7 +72,8 @@ export async function startGiteaStage(name: string): Promise<GiteaStage> {
     providerId,
     async project(projectName) {
       const repository = await gitea.createRepository(projectName);
-      await gitea.addCollaborator(repository, bot, "write");
+      // Gitea answers a collaborator's permission only to a repository admin.
+      await gitea.addCollaborator(repository, bot, "admin");
       const created = await user.post("/api/projects", {
         name: projectName,
         gitUrl: repository.cloneUrl,

@@ -101,6 +101,8 @@ describe("pull requests end to end", () => {
       kind: "github",
       apiUrl: forge.githubApiUrl,
       hasToken: true,
+      events: null,
+      hasEventsSecret: false,
     });
   });
 

@@ -2,9 +2,9 @@
 // GitHub-like pulls under /api/v1, GitLab's merge requests. Each finds the branch's open pull
 // request exactly, never trusting a list filter: Gitea ignores GitHub's `head=`.
 import { setTimeout as sleep } from "node:timers/promises";
-import type { PullRequestRef, WorkOrderForge } from "@gadget/protocol";
+import type { ForgeRepository, PullRequestRef, WorkOrderForge } from "@gadget/protocol";
 import { type ForgeAnswer, forgeCaller, succeeded } from "./forge-http.ts";
-import type { ForgeRepository } from "./forge-repository.ts";
+import { ForgeProblem } from "./forge-problem.ts";
 
 /** A pull request as a forge answers it: where it is, its branches, and whether it is still open. */
 export interface ForgePull {
@@ -124,9 +124,12 @@ function giteaApi(options: ForgeApiOptions): ForgeApi {
       const until = Date.now() + (options.branchWaitMs ?? 10_000);
       for (;;) {
         const answer = await call("POST", pulls, { title, head, base, body });
-        if (answer.status !== 404 || Date.now() >= until) return answer;
+        if (answer.status !== 404) return answer;
         const known = await call("GET", repository.apiPath);
         if (!succeeded(known)) return answer;
+        if (Date.now() >= until) {
+          throw new ForgeProblem(`Gitea found no branch ${head} in ${repository.name}`);
+        }
         await sleep(300);
       }
     },

@@ -2,11 +2,16 @@
 // branch is pushed, or updates the one it has. Runs in the drone's own process with the project's
 // token: never in a sandboxed command, never seen by the agent. Never throws: a failure is an
 // outcome whose `error` says why in words naming the forge, without the token.
-import { FORGE_NAMES, type PullRequestRef, type WorkOrderForge } from "@gadget/protocol";
+import {
+  FORGE_NAMES,
+  type ForgeRepository,
+  forgeRepository,
+  type PullRequestRef,
+  type WorkOrderForge,
+} from "@gadget/protocol";
 import { type ForgePull, forgeApi } from "./forge-apis.ts";
 import { type ForgeAnswer, messageOf, succeeded, unreachableReason } from "./forge-http.ts";
 import { ForgeProblem } from "./forge-problem.ts";
-import { type ForgeRepository, forgeRepository } from "./forge-repository.ts";
 
 export interface PullRequestOptions {
   forge: WorkOrderForge;
@@ -22,6 +27,8 @@ export interface PullRequestOptions {
   existing?: PullRequestRef | undefined;
   /** How long one API request may take; default 15 000 ms. */
   timeoutMs?: number;
+  /** How long Gitea may take to know a just-pushed branch; default 10 000 ms. */
+  branchWaitMs?: number;
 }
 
 /** What happened: the pull request opened (or updated), or why not. */
@@ -51,6 +58,7 @@ export async function openOrUpdatePullRequest(
     repository,
     refuse,
     timeoutMs: options.timeoutMs,
+    branchWaitMs: options.branchWaitMs,
   });
   const update = async (pull: ForgePull): Promise<PullRequestOutcome> => {
     const updated = await api.update(pull.ref.number, options.body);

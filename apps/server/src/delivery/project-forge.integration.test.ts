@@ -24,6 +24,8 @@ describe("a project's forge", () => {
       kind: "github",
       apiUrl: "https://api.github.com",
       hasToken: true,
+      events: null,
+      hasEventsSecret: false,
     });
     for (const answer of [set.body, (await user.get("/api/projects")).body]) {
       expect(JSON.stringify(answer)).not.toContain(token);
@@ -44,6 +46,8 @@ describe("a project's forge", () => {
       kind: "github",
       apiUrl: "https://github.example.com/api/v3",
       hasToken: true,
+      events: null,
+      hasEventsSecret: false,
     });
     const kept = await models.Project.findById(projectId).lean();
     expect(secretBox.open(kept?.forge?.tokenEncrypted ?? "")).toBe(token);
@@ -91,6 +95,8 @@ describe("a project's forge", () => {
       kind: "gitlab",
       apiUrl: "https://gitlab.com/api/v4",
       hasToken: true,
+      events: null,
+      hasEventsSecret: false,
     });
     expect(JSON.stringify(created.body)).not.toContain(token);
     // Gitea (and Forgejo), whose API is under /api/v1.
@@ -102,6 +108,8 @@ describe("a project's forge", () => {
       kind: "gitea",
       apiUrl: "https://codeberg.org/api/v1",
       hasToken: true,
+      events: null,
+      hasEventsSecret: false,
     });
   });
 

@@ -141,7 +141,13 @@ describe("project settings", () => {
     // As the server answers it: the token set, never its value.
     const withForge: Project = {
       ...project,
-      forge: { kind: "github", apiUrl: "https://api.github.com", hasToken: true },
+      forge: {
+        kind: "github",
+        apiUrl: "https://api.github.com",
+        hasToken: true,
+        events: null,
+        hasEventsSecret: false,
+      },
     };
     const second = render(
       <ProjectSettings project={withForge} onSave={async (body) => void saved.push(body)} />,

@@ -1,7 +1,7 @@
 // Which repository on the forge a project is: read from its git URL, in the https and ssh forms
 // people paste (`https://host/owner/repo.git`, `git@host:owner/repo.git`, `ssh://git@host:22/…`).
-import type { ForgeKind } from "@gadget/protocol";
-import { FORGE_NAMES, UserError } from "@gadget/protocol";
+import { FORGE_NAMES, type ForgeKind } from "./delivery.ts";
+import { UserError } from "./errors.ts";
 
 /** A repository as its forge's API names it. */
 export interface ForgeRepository {
