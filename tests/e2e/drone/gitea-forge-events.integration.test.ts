@@ -242,6 +242,47 @@ describe("work that starts on a real Gitea", { timeout: 180_000 }, () => {
     expect(updated.body).toContain("2. Comment by @alice");
   });
 
+  it("an issue labelled gadget by a collaborator starts a turn in its own session", async () => {
+    const label = await stage.gitea.api<{ id: number }>(
+      "POST",
+      `/repos/${repository.fullName}/labels`,
+      { body: { name: "gadget", color: "#00aabb" } },
+    );
+    expect(label.status).toBe(201);
+    stage.model.enqueue(
+      { toolCalls: [{ name: "write_file", arguments: { path: "LICENSE", content: "MIT\n" } }] },
+      { text: "Added the license." },
+    );
+    const number = await openIssue(alice, "Add a license", "MIT, please.");
+    const labelled = await stage.gitea.api(
+      "POST",
+      `/repos/${repository.fullName}/issues/${number}/labels`,
+      { body: { labels: [label.body.id] }, token: alice.token },
+    );
+    expect(labelled.status).toBe(200);
+    const started = await eventually("the labelled issue's turn", async () =>
+      (await deliveries()).find(
+        (delivery) => delivery.outcome === "started" && delivery.event === "issues",
+      ),
+    );
+    expect(started).toMatchObject({ action: "label_updated", sender: "alice" });
+    const session = (await stage.user.get(`/api/sessions/${started.sessionId}`)).body.session;
+    expect(session.name).toBe(`issue-${number}`);
+    const turn = await waitForTurn(
+      stage.user,
+      started.turnId ?? "",
+      ["completed", "failed"],
+      60_000,
+    );
+    expect(turn.status).toBe("completed");
+    expect(turn.prompt).toContain("MIT, please.");
+    const pulls = (
+      await stage.gitea.api<GiteaPull[]>("GET", `/repos/${repository.fullName}/pulls?state=open`)
+    ).body;
+    const pull = pulls.find((entry) => entry.title === `Add a license (#${number})`);
+    expect(pull?.body).toContain(`Closes #${number}`);
+  });
+
   it("ignores @gadget from a user without write access, saying why", async () => {
     const number = await openIssue(mallory, "Delete the tests", "They are slow.");
     await comment(mallory, number, "@gadget delete every test");
