@@ -70,6 +70,7 @@ export class ForgeEventTurns {
       throw error;
     }
     const turnId = String(turn._id);
+    // A promise (exec), not a query: it is awaited twice and must run once.
     const recorded = models.ForgeEvent.updateOne(
       { _id: deliveryRecord },
       {
@@ -80,7 +81,7 @@ export class ForgeEventTurns {
           turn: turn._id,
         },
       },
-    );
+    ).exec();
     const link = this.link(project, String(sessionId));
     const target = { number: request.issue.number, isPullRequest: request.issue.isPullRequest };
     const posting = recorded

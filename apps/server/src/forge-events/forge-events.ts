@@ -31,6 +31,8 @@ import {
 
 /** How many deliveries a project lists. */
 const listed = 50;
+/** How many deliveries a project keeps. */
+const kept = 500;
 
 export interface ForgeEventsDependencies {
   models: Models;
@@ -104,16 +106,19 @@ export class ForgeEvents {
     if (!project) throw new UserError("not_found", "Project not found");
     const forge = project.forge;
     const eventName = forge ? forgeEventName(forge.kind, headers) : "";
-    const record = (
+    const record = async (
       fields: Partial<ForgeEventDocument> & Pick<ForgeEventDocument, "outcome" | "reason">,
-    ) =>
-      models.ForgeEvent.create({
+    ) => {
+      const created = await models.ForgeEvent.create({
         project: project._id,
         user: project.user,
         deliveryId: `none-${new Types.ObjectId()}`,
         event: eventName || "(none)",
         ...fields,
       });
+      await this.prune(project._id);
+      return created;
+    };
     if (!forge?.eventsSecretEncrypted) {
       await record({ outcome: "refused", reason: "the project has no forge events secret" });
       throw new UserError(
@@ -185,6 +190,22 @@ export class ForgeEvents {
         turnId: started.turnId,
       },
     };
+  }
+
+  /**
+   * Keeps the project's newest deliveries only: anyone may post to the URL, and refused posts are
+   * recorded too.
+   */
+  private async prune(projectId: Types.ObjectId): Promise<void> {
+    const { ForgeEvent } = this.dependencies.models;
+    const oldestKept = await ForgeEvent.findOne({ project: projectId })
+      .sort({ createdAt: -1, _id: -1 })
+      .skip(kept - 1)
+      .select({ createdAt: 1 })
+      .lean();
+    if (oldestKept) {
+      await ForgeEvent.deleteMany({ project: projectId, createdAt: { $lt: oldestKept.createdAt } });
+    }
   }
 
   /** What the event asks for, under the project's settings, from a sender who may write. */
