@@ -1,8 +1,8 @@
 // Work that starts on a real Gitea: Gitea's own webhook, pointed at the server with the project's
 // secret, tells it of issues and comments. A collaborator's `@gadget` comment on an issue starts a
 // turn on a real drone in the session `issue-<n>`, delivered as a pull request that closes the
-// issue, and the bot's comment is edited with the summary; a `@gadget` comment on that pull
-// request follows up in the same session. A user without write access is ignored with the reason,
+// issue, and the bot's comment is edited with the summary; a `@gadget` comment or review on that
+// pull request follows up in the same session; an issue labelled `gadget` starts its own. A user without write access is ignored with the reason,
 // a bad signature is refused (401), a repeated delivery is acted on once.
 
 import { createHmac } from "node:crypto";
@@ -240,6 +240,49 @@ describe("work that starts on a real Gitea", { timeout: 180_000 }, () => {
       await stage.gitea.api<GiteaPull>("GET", `/repos/${repository.fullName}/pulls/${pull.number}`)
     ).body;
     expect(updated.body).toContain("2. Comment by @alice");
+  });
+
+  it("a review with @gadget on the session's pull request follows up in that session", async () => {
+    const [pull] = (
+      await stage.gitea.api<GiteaPull[]>("GET", `/repos/${repository.fullName}/pulls?state=open`)
+    ).body;
+    if (!pull) throw new Error("the first test's pull request is missing");
+    stage.model.enqueue(
+      {
+        toolCalls: [
+          {
+            name: "write_file",
+            arguments: { path: "CHANGELOG.md", content: "# Changelog\n\n## 1.0\n" },
+          },
+        ],
+      },
+      { text: "Renamed the heading." },
+    );
+    const before = (await deliveries()).filter((entry) => entry.outcome === "followed_up").length;
+    const reviewed = await stage.gitea.api(
+      "POST",
+      `/repos/${repository.fullName}/pulls/${pull.number}/reviews`,
+      {
+        body: { event: "COMMENT", body: "@gadget call the heading Changelog" },
+        token: alice.token,
+      },
+    );
+    expect(reviewed.status).toBe(200);
+    const followed = await eventually("the review's follow-up", async () => {
+      const found = (await deliveries()).filter((entry) => entry.outcome === "followed_up");
+      return found.length > before ? found[0] : null;
+    });
+    expect(followed).toMatchObject({ event: "pull_request_comment", sender: "alice" });
+    const turn = await waitForTurn(
+      stage.user,
+      followed.turnId ?? "",
+      ["completed", "failed"],
+      60_000,
+    );
+    expect(turn.status).toBe("completed");
+    expect(turn.prompt).toContain(`Review comment by @alice on pull request #${pull.number}`);
+    expect(turn.prompt).toContain("@gadget call the heading Changelog");
+    expect(turn.delivery).toMatchObject({ pullRequestUrl: pull.html_url, error: null });
   });
 
   it("an issue labelled gadget by a collaborator starts a turn in its own session", async () => {
