@@ -2,8 +2,9 @@
 // secret, tells it of issues and comments. A collaborator's `@gadget` comment on an issue starts a
 // turn on a real drone in the session `issue-<n>`, delivered as a pull request that closes the
 // issue, and the bot's comment is edited with the summary; a `@gadget` comment or review on that
-// pull request follows up in the same session; an issue labelled `gadget` starts its own. A user without write access is ignored with the reason,
-// a bad signature is refused (401), a repeated delivery is acted on once.
+// pull request follows up in the same session; an issue labelled `gadget` starts its own. A user
+// without write access is ignored with the reason, a bad signature is refused (401), a repeated
+// delivery is acted on once.
 
 import { createHmac } from "node:crypto";
 import type { GiteaRepository, GiteaUser } from "@gadget/services";
