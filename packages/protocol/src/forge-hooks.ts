@@ -72,6 +72,19 @@ const giteaReview = z.object({
   sender: user,
 });
 
+/** GitHub's check run: its conclusion and output, and the pull requests whose head it ran on. */
+const githubCheckRun = z.object({
+  action: z.string().max(100),
+  check_run: z.object({
+    name: z.string().max(200),
+    conclusion: z.string().max(50).nullish(),
+    html_url: z.string().max(2048).nullish(),
+    output: z.object({ title: text(1000), summary: text(65_536), text: text(65_536) }).nullish(),
+    pull_requests: z.array(z.object({ number: z.number().int().positive() })).max(100),
+  }),
+  sender: user,
+});
+
 const gitlabUser = z.object({ username: z.string().min(1).max(200), id: z.number().int() });
 const gitlabIssue = z.object({
   iid: z.number().int().positive(),
@@ -156,6 +169,14 @@ export type ForgeHookEvent =
       };
       /** A review comment (on the diff), not a conversation comment. */
       review: boolean;
+      sender: ForgeSender;
+    }
+  | {
+      type: "check";
+      action: string;
+      /** The pull request whose head the check ran on. */
+      issue: ForgeIssue;
+      check: { name: string; conclusion: string | null; output: string };
       sender: ForgeSender;
     };
 
@@ -249,6 +270,27 @@ function readGithubLike(eventName: string, body: unknown): ForgeHookReading {
             hunk: null,
           },
           review: true,
+          sender: sender(hook.sender.login, hook.sender.id),
+        },
+      };
+    }
+    case "check_run": {
+      const hook = parse(githubCheckRun, body, eventName);
+      const run = hook.check_run;
+      const number = run.pull_requests[0]?.number;
+      if (!number) return { ignored: `the check ${run.name} ran on no pull request` };
+      return {
+        event: {
+          type: "check",
+          action: hook.action,
+          issue: { number, title: "", body: "", url: run.html_url ?? "", isPullRequest: true },
+          check: {
+            name: run.name,
+            conclusion: run.conclusion ?? null,
+            output: [run.output?.title, run.output?.summary, run.output?.text]
+              .filter(Boolean)
+              .join("\n\n"),
+          },
           sender: sender(hook.sender.login, hook.sender.id),
         },
       };

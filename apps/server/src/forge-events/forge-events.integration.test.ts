@@ -152,4 +152,80 @@ describe("forge events from GitHub and GitLab", () => {
     const reporter = await send(6);
     expect(await reporter.json()).toEqual({ ignored: "@user6 has no write access to acme/app" });
   });
+
+  it("a failed check on a session's pull request follows up twice in a row at most, when asked for", async () => {
+    const user = await signup(fixture.server.url, "forge-events-checks");
+    await user.post("/api/providers", {
+      name: "scripted",
+      baseUrl: "http://127.0.0.1:9/v1",
+      apiKey: "sk-x",
+      modelId: "scripted-model",
+    });
+    const project = (
+      await user.post("/api/projects", {
+        name: "Checked",
+        gitUrl: "https://github.com/ada/engine.git",
+        forge: {
+          kind: "github",
+          apiUrl: forge.githubApiUrl,
+          token,
+          events: { enabled: true, checkFollowUps: true },
+        },
+      })
+    ).body.project;
+    const session = (await user.post(`/api/projects/${project._id}/sessions`, { name: "Fix" })).body
+      .session;
+    await fixture.server.context.models.ChatSession.updateOne(
+      { _id: session._id },
+      { $set: { pullRequest: { url: "https://github.com/ada/engine/pull/3", number: 3 } } },
+    );
+    const { url, secret } = (await user.post(`/api/projects/${project._id}/forge-events/secret`))
+      .body;
+    let deliveries = 0;
+    const send = async (conclusion: string) => {
+      deliveries += 1;
+      const body = JSON.stringify({
+        action: "completed",
+        check_run: {
+          name: "test",
+          conclusion,
+          html_url: "https://github.com/ada/engine/runs/1",
+          output: {
+            title: "1 failed",
+            summary: "login.test.ts: expected 200, got 500",
+            text: null,
+          },
+          pull_requests: [{ number: 3 }],
+        },
+        sender: { login: "github-actions[bot]", id: 41898282 },
+      });
+      const response = await fetch(url, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          "x-github-event": "check_run",
+          "x-github-delivery": `c-${deliveries}`,
+          "x-hub-signature-256": `sha256=${forgeSignature(secret, body)}`,
+        },
+        body,
+      });
+      return { status: response.status, body: (await response.json()) as Record<string, string> };
+    };
+    expect((await send("success")).body).toEqual({ ignored: "the check test did not fail" });
+    const first = await send("failure");
+    expect(first.status).toBe(202);
+    expect(first.body).toMatchObject({ outcome: "followed_up", sessionId: session._id });
+    const turn = (await user.get(`/api/turns/${first.body.turnId}`)).body.turn;
+    expect(turn.prompt).toContain("The check test failed on pull request #3");
+    expect(turn.prompt).toContain("login.test.ts: expected 200, got 500");
+    expect((await send("timed_out")).status).toBe(202);
+    expect((await send("failure")).body).toEqual({
+      ignored: "2 check follow-ups in a row already: a person asks for the next",
+    });
+    // Off unless asked for.
+    await user.patch(`/api/projects/${project._id}`, {
+      forge: { kind: "github", apiUrl: forge.githubApiUrl, events: { enabled: true } },
+    });
+    expect((await send("failure")).body).toEqual({ ignored: "check follow-ups are off" });
+  });
 });

@@ -21,7 +21,7 @@ import { openForge } from "../dispatch/work-order.ts";
 import { ownedBy } from "../owned.ts";
 import { ForgeClient } from "./forge-client.ts";
 import type { ForgeEventTurns, StartRequest } from "./forge-event-turns.ts";
-import { followUpPrompt, hasTrigger, issuePrompt } from "./forge-prompts.ts";
+import { checkPrompt, followUpPrompt, hasTrigger, issuePrompt } from "./forge-prompts.ts";
 import {
   forgeDeliveryId,
   forgeEventName,
@@ -33,6 +33,9 @@ import {
 const listed = 50;
 /** How many deliveries a project keeps. */
 const kept = 500;
+/** Follow-ups a session gets for failed checks before a person asks again. */
+const maxCheckFollowUps = 2;
+const failedConclusions = ["failure", "timed_out"];
 
 export interface ForgeEventsDependencies {
   models: Models;
@@ -217,6 +220,7 @@ export class ForgeEvents {
     const { models } = this.dependencies;
     if (!settings?.enabled) return { ignored: "forge events are off for this project" };
     const { issue } = event;
+    if (event.type === "check") return this.decideCheck(project, settings, event);
     let start: StartRequest;
     if (event.type === "issue") {
       if (issue.isPullRequest) return { ignored: "pull requests are not started from" };
@@ -288,6 +292,51 @@ export class ForgeEvents {
       return { ignored: `@${event.sender.login} has no write access to ${forge.repository.name}` };
     }
     return { start };
+  }
+
+  /**
+   * A failed check on a session's pull request, when the project asked for check follow-ups. The
+   * check is the forge's own report (its sender is the CI), so no permission is asked; a session
+   * gets two check follow-ups in a row at most, so a check its turns cannot fix stops costing.
+   */
+  private async decideCheck(
+    project: ProjectDocument,
+    settings: ForgeEventsSettings,
+    event: Extract<ForgeHookEvent, { type: "check" }>,
+  ): Promise<Decision> {
+    const { models } = this.dependencies;
+    const { check, issue } = event;
+    if (!settings.checkFollowUps) return { ignored: "check follow-ups are off" };
+    if (event.action !== "completed" || !failedConclusions.includes(check.conclusion ?? "")) {
+      return { ignored: `the check ${check.name} did not fail` };
+    }
+    const session = await models.ChatSession.findOne({
+      project: project._id,
+      "pullRequest.number": issue.number,
+    })
+      .select({ _id: 1 })
+      .lean();
+    if (!session) return { ignored: `pull request #${issue.number} is not a session's` };
+    const lastAsked = await models.ForgeEvent.findOne({
+      session: session._id,
+      outcome: { $in: ["started", "followed_up"] },
+      event: { $ne: "check_run" },
+    })
+      .sort({ createdAt: -1 })
+      .select({ createdAt: 1 })
+      .lean();
+    const checksSince = await models.ForgeEvent.countDocuments({
+      session: session._id,
+      event: "check_run",
+      outcome: "followed_up",
+      ...(lastAsked ? { createdAt: { $gt: lastAsked.createdAt } } : {}),
+    });
+    if (checksSince >= maxCheckFollowUps) {
+      return {
+        ignored: `${maxCheckFollowUps} check follow-ups in a row already: a person asks for the next`,
+      };
+    }
+    return { start: { issue, followUp: true, session: session._id, prompt: checkPrompt(event) } };
   }
 
   private repositoryName(project: ProjectDocument): string {

@@ -5,6 +5,7 @@ import type { ChatTurnDocument } from "@gadget/db";
 import type { ForgeHookEvent, ForgeIssue } from "@gadget/protocol";
 
 type CommentEvent = Extract<ForgeHookEvent, { type: "comment" }>;
+type CheckEvent = Extract<ForgeHookEvent, { type: "check" }>;
 
 /** Longest text of one part of a prompt: an issue's body or a comment. */
 const maxPart = 20_000;
@@ -52,6 +53,19 @@ export function followUpPrompt(event: CommentEvent): string {
     ...(comment.hunk ? ["", "```diff", cut(comment.hunk), "```"] : []),
     "",
     cut(comment.body.trim()),
+  ].join("\n");
+}
+
+/** The prompt of a follow-up turn after a check failed on the pull request's head. */
+export function checkPrompt(event: CheckEvent): string {
+  const { check, issue } = event;
+  return [
+    `The check ${check.name} failed on pull request #${issue.number}`,
+    "",
+    `Make it pass on this session's branch. Its output (${check.conclusion ?? "failed"}) follows, as the forge reported it:`,
+    "",
+    cut(check.output.trim()) || "(no output)",
+    ...(issue.url ? ["", issue.url] : []),
   ].join("\n");
 }
 

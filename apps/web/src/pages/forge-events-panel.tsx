@@ -43,6 +43,7 @@ export function ForgeEventsPanel({
   const [label, setLabel] = useState(events?.label ?? "gadget");
   const [assignee, setAssignee] = useState(events?.assignee ?? "");
   const [reviewFollowUps, setReviewFollowUps] = useState(events?.reviewFollowUps ?? true);
+  const [checkFollowUps, setCheckFollowUps] = useState(events?.checkFollowUps ?? false);
   const [problem, setProblem] = useState<unknown>(null);
   const [secret, setSecret] = useState<ForgeEventsSecretAnswer | null>(null);
   if (!forge) return null;
@@ -54,7 +55,7 @@ export function ForgeEventsPanel({
       label,
       assignee: assignee.trim() || null,
       reviewFollowUps,
-      checkFollowUps: events?.checkFollowUps ?? false,
+      checkFollowUps,
     });
     if (!parsed.success) {
       setProblem(new Error(parsed.error.issues.map((issue) => issue.message).join("; ")));
@@ -98,6 +99,14 @@ export function ForgeEventsPanel({
           onChange={(event) => setReviewFollowUps(event.target.checked)}
         />{" "}
         Review comments with the trigger follow up on the session's pull request
+      </label>
+      <label>
+        <input
+          type="checkbox"
+          checked={checkFollowUps}
+          onChange={(event) => setCheckFollowUps(event.target.checked)}
+        />{" "}
+        A check that fails on the session's pull request follows up (two in a row at most)
       </label>
       <ErrorNote error={problem} title="Could not save forge events" />
       <div className="form-actions">
