@@ -19,6 +19,8 @@ export interface ForgeStandInOptions {
   repositories: string[];
   /** Whether `branch` exists in `repository` (GitHub refuses a pull request of a missing head). Default: every branch does. */
   branchExists?: (repository: string, branch: string) => boolean;
+  /** Answer GitHub's pull list whatever its `head=` filter says, as Gitea does. */
+  ignoreHeadFilter?: boolean;
   /** GitHub: each user's permission on every repository (others: `none`). */
   permissions?: Record<string, "admin" | "maintain" | "write" | "read" | "none">;
   /** GitLab: each user id's access level on every project (others: not a member, 404). */
@@ -225,7 +227,7 @@ export async function startForgeStandIn(options: ForgeStandInOptions): Promise<F
             (pull) =>
               pull.repository === repository &&
               (state === "all" || pull.state === state) &&
-              (!head || `${owner}:${pull.head}` === head),
+              (!head || options.ignoreHeadFilter || `${owner}:${pull.head}` === head),
           )
           .map(githubPull),
       );
