@@ -162,6 +162,7 @@ export function toTurn(turn: ChatTurnDocument): ChatTurn {
     finishedAt: turn.finishedAt ?? null,
     revertedAt: turn.revertedAt ?? null,
     revertCommit: turn.revertCommit ?? null,
+    rewoundAt: turn.rewoundAt ?? null,
   };
 }
 

@@ -14,6 +14,7 @@ import { SessionDelivery } from "./delivery/session-delivery.ts";
 import { SessionWorktrees } from "./delivery/session-worktrees.ts";
 import { Dispatcher, type DispatchJob } from "./dispatch/dispatcher.ts";
 import { labelWaits } from "./dispatch/label-waits.ts";
+import { SessionQueues } from "./dispatch/session-queues.ts";
 import { EphemeralDrones } from "./drones/ephemeral-drones.ts";
 import { PresenceStore } from "./drones/presence.ts";
 import { createHttpApp } from "./http/app.ts";
@@ -187,6 +188,7 @@ export async function createGadgetServer(input: ServerConfig): Promise<GadgetSer
     publicUrl: () => publicUrl,
   });
   const dispatcher = new Dispatcher({
+    queues: new SessionQueues({ models, locks }),
     config,
     logger,
     models,
@@ -259,6 +261,9 @@ export async function createGadgetServer(input: ServerConfig): Promise<GadgetSer
       metrics.turnsFinished.inc({ status: turn.status });
       ephemeralDrones.retire(turn).catch((error: unknown) => {
         logger.error({ err: error }, "could not retire an ephemeral drone");
+      });
+      dispatcher.turnFinished(turn).catch((error: unknown) => {
+        logger.error({ err: error }, "could not start the session's next turn");
       });
       // A drone slot was freed (or a queued turn ended): start the user's next queued turn.
       dispatcher.kickUser(String(turn.user)).catch((error: unknown) => {

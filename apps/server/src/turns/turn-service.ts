@@ -7,6 +7,7 @@ import {
   type CreateTurnBody,
   isFinalTurnStatus,
   relayedCode,
+  type SessionBusyWaiting,
   SystemError,
   type TurnEvent,
   UserError,
@@ -45,6 +46,12 @@ export interface TurnServiceDependencies {
   drones: DronesNamespace;
 }
 
+/** A new turn, and its place behind the session's unfinished turns (0: none ahead). */
+export interface CreatedTurn {
+  turn: ChatTurnDocument;
+  position: number;
+}
+
 export class TurnService {
   constructor(private readonly dependencies: TurnServiceDependencies) {}
 
@@ -60,7 +67,7 @@ export class TurnService {
     user: string | Promise<string>,
     sessionId: string,
     body: CreateTurnBody,
-  ): Promise<ChatTurnDocument> {
+  ): Promise<CreatedTurn> {
     const { models, store, dispatcher, turnIndex } = this.dependencies;
     let keys: { session: Types.ObjectId; provider: Types.ObjectId; drone: Types.ObjectId | null };
     try {
@@ -114,13 +121,21 @@ export class TurnService {
     if (!(await turnIndex.reserveQueuedPlace(userId, turnId, now, queuedTurns))) {
       throw quotaExceeded("queuedTurns", queuedTurns);
     }
+    await created.validate();
+    // Its place in the session's queue: with unfinished turns ahead it waits on the server and
+    // is dispatched when they have finished (the finished turn's process starts it).
+    const position = await dispatcher.queues.join(String(session._id), turnId);
     const queued = {
       seq: 1,
       type: "queued",
-      data: { message: "Waiting for a drone" },
+      data: {
+        message:
+          position > 0
+            ? `Waiting for the session's earlier turns (position ${position})`
+            : "Waiting for a drone",
+      },
       at: now,
     } as TurnEvent;
-    await created.validate();
     const turn = created.toObject() as ChatTurnDocument;
     const refs = {
       user: userId,
@@ -130,13 +145,17 @@ export class TurnService {
     };
     // What dispatch needs beyond this (project, drones) is read while the turn is stored, and
     // the drone chosen while the inserts are in flight; its claim is stored after them.
+    if (position > 0) {
+      await store.create(turn, queued);
+      return { turn, position };
+    }
     const prepared = dispatcher.prepare(turn, session, provider);
     await store.create(turn, queued, async (stored) => {
       const handOff = await prepared;
       if (handOff) dispatcher.dispatchNow(turnId, refs, { ...handOff, stored });
     });
     await dispatcher.enqueue(turnId, refs);
-    return turn;
+    return { turn, position };
   }
 
   /**
@@ -235,8 +254,42 @@ export class TurnService {
         },
       };
     });
-    await dispatcher.enqueue(turnId);
+    // It left its session's queue when it ended: it joins again, behind any turn posted since.
+    const position = await dispatcher.queues.join(String(owned.session), turnId);
+    if (position === 0) await dispatcher.enqueue(turnId);
     return outcome?.turn ?? owned;
+  }
+
+  /**
+   * Where each queued turn of a session waits behind its earlier turns (by turn id); the first
+   * unfinished turn of the session is in none.
+   */
+  async sessionWaits(sessionId: string): Promise<Map<string, SessionBusyWaiting>> {
+    const positions = await this.dependencies.dispatcher.queues.positions(sessionId);
+    const waits = new Map<string, SessionBusyWaiting>();
+    for (const [turnId, position] of positions) {
+      if (position > 0) waits.set(turnId, { reason: "session_busy", position });
+    }
+    return waits;
+  }
+
+  /** Changes a queued turn's prompt; `conflict` once a drone has it (or it ended). */
+  async edit(userId: string, turnId: string, prompt: string): Promise<ChatTurnDocument> {
+    const { store } = this.dependencies;
+    if (!(await store.findOwned(userId, turnId))) throw notFound("Turn");
+    const outcome = await store.mutate(turnId, (turn) => {
+      if (turn.status !== "queued") {
+        throw new UserError(
+          "conflict",
+          `Only a queued turn's prompt can be edited; this one is ${turn.status}`,
+          { details: { reason: "turn_started", status: turn.status } },
+        );
+      }
+      // The event moves the turn on, so a dispatch that read it before sends the new prompt.
+      return { events: [{ type: "status", data: { message: "Prompt edited" } }], set: { prompt } };
+    });
+    if (!outcome) throw notFound("Turn");
+    return outcome.turn;
   }
 
   /** Relays an approval decision to the drone holding the turn. */

@@ -118,7 +118,7 @@ export function TurnPanel({ snapshot, actions, showDebug = false }: TurnPanelPro
         ) : null}
         <CostMeters turn={turn} view={view} />
         {view.preEnrichment && !final ? <p className="muted small">{view.preEnrichment}</p> : null}
-        {turn.waiting && !final ? (
+        {turn.waiting && "on" in turn.waiting && !final ? (
           <div className="warning-note" role="status">
             Reconnecting to the {turn.waiting.on === "database" ? "database" : "server's Redis"}…
             the drone keeps this turn's events and sends them again; nothing is lost.

@@ -73,6 +73,8 @@ export interface ChatTurnDocument {
   /** When a revert commit undid the turn's changes on the session's branch. */
   revertedAt: Date | null;
   revertCommit: string | null;
+  /** When a rewind took the turn back: kept readable, left out of later turns' context. */
+  rewoundAt?: Date | null;
 }
 
 const statsSchema = new Schema<TurnStats>(
@@ -131,6 +133,7 @@ export const chatTurnSchema = new Schema<ChatTurnDocument>(
     finishedAt: { type: Date, default: null },
     revertedAt: { type: Date, default: null },
     revertCommit: { type: String, default: null },
+    rewoundAt: { type: Date, default: null },
   },
   { versionKey: false, minimize: false },
 );

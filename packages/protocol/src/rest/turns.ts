@@ -4,6 +4,7 @@ import { z } from "zod";
 import { turnListAnswerSchema, turnListQuerySchema, turnSummarySchema } from "../activity.ts";
 import { approvalDecisionBodySchema, eventsQuerySchema } from "../api.ts";
 import { turnEventSchema } from "../events.ts";
+import { editTurnBodySchema } from "../steering.ts";
 import { chatTurnSchema, turnRevertAnswerSchema } from "../turn.ts";
 import { defineRoute, idParams } from "./route.ts";
 
@@ -31,6 +32,16 @@ export const turnRoutes = {
     path: "/api/turns/:id",
     caller: "user",
     params: turnParams,
+    answers: { 200: turnAnswer },
+  }),
+  /** A queued turn's prompt, while it waits for the session's earlier turns (409 once started). */
+  edit: defineRoute({
+    method: "PATCH",
+    path: "/api/turns/:id",
+    caller: "user",
+    params: turnParams,
+    body: editTurnBodySchema,
+    subject: "turn",
     answers: { 200: turnAnswer },
   }),
   /** Stored events after seq `after`, oldest first. */

@@ -50,8 +50,13 @@ export function turnRoutes(
     app,
     rest.sessions.createTurn,
     async (request, reply) => {
-      const turn = await turns.create(pendingUserOf(request), request.params.id, request.body);
-      return reply.status(202).send({ turn: toTurn(turn) });
+      const { turn, position } = await turns.create(
+        pendingUserOf(request),
+        request.params.id,
+        request.body,
+      );
+      const waiting = position > 0 ? { reason: "session_busy" as const, position } : null;
+      return reply.status(202).send({ turn: { ...toTurn(turn), waiting } });
     },
     { config: { authenticateBeside: true } },
   );
@@ -77,12 +82,35 @@ export function turnRoutes(
         .select({ messages: 0, resumeState: 0 })
         .lean(),
     );
-    return { turns: rows.map(toTurn), nextCursor };
+    // Queued turns say where they wait behind the session's earlier turns.
+    const waits = rows.some((turn) => turn.status === "queued")
+      ? await turns.sessionWaits(String(sessionId))
+      : new Map();
+    return {
+      turns: rows.map((turn) => ({
+        ...toTurn(turn),
+        waiting: waits.get(String(turn._id)) ?? null,
+      })),
+      nextCursor,
+    };
   });
 
   serve(app, rest.turns.get, async (request) => {
     const turn = toTurn(await ownedTurn(userOf(request), request.params.id));
-    return { turn: { ...turn, waiting: dependencies.health.waitingOf(turn._id) } };
+    const outage = dependencies.health.waitingOf(turn._id);
+    const waiting =
+      outage ??
+      (turn.status === "queued"
+        ? ((await turns.sessionWaits(turn.session)).get(turn._id) ?? null)
+        : null);
+    return { turn: { ...turn, waiting } };
+  });
+
+  serve(app, rest.turns.edit, async (request) => {
+    const userId = userOf(request);
+    const turn = await turns.edit(userId, request.params.id, request.body.prompt);
+    const waiting = (await turns.sessionWaits(String(turn.session))).get(String(turn._id)) ?? null;
+    return { turn: { ...toTurn(turn), waiting } };
   });
 
   serve(app, rest.turns.events, async (request) => {
