@@ -205,7 +205,8 @@ export async function createGadgetServer(input: ServerConfig): Promise<GadgetSer
   });
   const reverts = new TurnReverts({ models, presence, store, config, drones });
   const turnUpdates = new TurnUpdates(ide, config.turnUpdateIntervalMs);
-  const turns = new TurnService({ config, models, store, dispatcher, seqs, turnIndex, drones });
+  const turnParts = { config, models, store, dispatcher, seqs, turnIndex, drones };
+  const turns = new TurnService({ ...turnParts, steering: { locks, logger } });
   const ingest = new TurnIngest({ seqs, store, turnIndex, droneGraceMs: config.droneGraceMs });
   const sweeper = new LeaseSweeper(
     {
@@ -238,12 +239,14 @@ export async function createGadgetServer(input: ServerConfig): Promise<GadgetSer
   // Who hears what. A turn's write sets off, in this order: the drone's slot follows its hold
   // (under the turn's lock); a drone's new events are counted and teach the provider's quirks;
   // stored events go live; the user's browsers and webhooks hear of the turn; a finished turn is
-  // counted, retires an ephemeral drone and frees its user's next queued turn.
+  // counted, retires an ephemeral drone, queues the messages it did not take, starts its
+  // session's next turn and frees its user's next queued turn.
   store
     .on("held", ({ turnId, droneId }) => dispatcher.slots.add(droneId, turnId))
     .on("released", ({ turnId, droneId }) => dispatcher.slots.remove(droneId, turnId))
     .on("appended", async ({ turnId, events }) => {
       metrics.eventsIngested.inc(events.length);
+      await turns.messages.taken(events).catch((error: unknown) => health.failed(error, turnId));
       // Not worth failing the batch: the provider refuses again and the drone adapts again.
       await providerQuirks.learnFrom(turnId, events).catch((error: unknown) => {
         health.failed(error, turnId);
@@ -262,9 +265,7 @@ export async function createGadgetServer(input: ServerConfig): Promise<GadgetSer
       ephemeralDrones.retire(turn).catch((error: unknown) => {
         logger.error({ err: error }, "could not retire an ephemeral drone");
       });
-      dispatcher.turnFinished(turn).catch((error: unknown) => {
-        logger.error({ err: error }, "could not start the session's next turn");
-      });
+      void turns.finished(turn);
       // A drone slot was freed (or a queued turn ended): start the user's next queued turn.
       dispatcher.kickUser(String(turn.user)).catch((error: unknown) => {
         logger.error({ err: error }, "could not re-enqueue queued turns");

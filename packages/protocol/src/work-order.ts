@@ -84,6 +84,10 @@ export const workOrderSchema = z.object({
   limits: turnLimitsSchema.default({}),
   /** The seq the drone gives its first event of this dispatch (the server wrote the ones before). */
   nextSeq: z.number().int().positive().default(1),
+  /** Users' messages sent to the turn before it reached this drone, oldest first (steering). */
+  steering: z
+    .array(z.object({ messageId: z.string().min(1), text: z.string(), interrupt: z.boolean() }))
+    .optional(),
   /** Present when the turn continues where it stopped: the turn's own messages so far. */
   resume: z
     .object({

@@ -263,13 +263,17 @@ export class Dispatcher extends Announcer<DispatcherEvents> {
             refs ? presence.ofUser(refs.user) : null,
           ]);
       if (turn?.status !== "queued") return { kind: "none" };
-      const [parts, drones, ahead] = await Promise.all([
+      const [parts, drones, ahead, steering] = await Promise.all([
         prefetched ?? outcomeOf(loadOrderParts(models, turn)),
         turn.requestedDrone && !handOff
           ? this.presenceOf([String(turn.requestedDrone)])
           : (fleet ?? presence.ofUser(String(turn.user))),
         // A hand-off's turn found its session's queue empty when it was posted.
         handOff ? [] : this.dependencies.queues.ahead(String(turn.session), turnId),
+        // Messages sent to it while it waited travel with its work order.
+        turn.steering?.length
+          ? models.TurnMessage.find({ _id: { $in: turn.steering }, status: "pending" }).lean()
+          : [],
       ]);
       // Turns of its session posted before it have not finished: the last of them starts it.
       if (ahead.length > 0) return { kind: "none" };
@@ -277,7 +281,7 @@ export class Dispatcher extends Announcer<DispatcherEvents> {
       // Built (and checked) before the claim, so nothing can fail between the claim and the send.
       let order: IWorkOrder;
       try {
-        order = buildWorkOrder(parts.value, secretBox, turn, turn.lastSeq + 1);
+        order = buildWorkOrder(parts.value, secretBox, turn, turn.lastSeq + 1, steering);
       } catch (error) {
         return { kind: "failed", error };
       }

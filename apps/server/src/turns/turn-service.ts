@@ -22,6 +22,7 @@ import type { SeqStore } from "./store/seq-store.ts";
 import type { TurnIndex } from "./store/turn-index.ts";
 import { resolveApproval } from "./store/turn-state.ts";
 import type { TurnStore } from "./store/turn-store.ts";
+import { TurnMessages, type TurnMessagesDependencies } from "./turn-messages.ts";
 
 const notFound = (what: string) => new UserError("not_found", `${what} not found`);
 
@@ -37,6 +38,8 @@ export function isHeldBy(turn: ChatTurnDocument, droneId: string): boolean {
 
 export interface TurnServiceDependencies {
   config: Pick<ResolvedConfig, "quotas" | "droneRequestTimeoutMs">;
+  /** For the users' messages to turns (turn-messages.ts). */
+  steering: Pick<TurnMessagesDependencies, "locks" | "logger">;
   models: Models;
   store: TurnStore;
   dispatcher: Dispatcher;
@@ -53,7 +56,27 @@ export interface CreatedTurn {
 }
 
 export class TurnService {
-  constructor(private readonly dependencies: TurnServiceDependencies) {}
+  /** Users' messages to unfinished turns (steering). */
+  readonly messages: TurnMessages;
+
+  constructor(private readonly dependencies: TurnServiceDependencies) {
+    const { config, models, store, drones, steering } = dependencies;
+    this.messages = new TurnMessages({
+      config,
+      models,
+      store,
+      drones,
+      ...steering,
+      // Posted by the turn's user, with the turn's provider, behind the session's other turns.
+      queueAsTurn: async (turn, text) => {
+        const created = await this.create(String(turn.user), String(turn.session), {
+          prompt: text,
+          providerId: String(turn.provider),
+        });
+        return String(created.turn._id);
+      },
+    });
+  }
 
   /**
    * Stores a new turn with its `queued` event (TurnStore.create) and queues it for dispatch, in
@@ -156,6 +179,20 @@ export class TurnService {
     });
     await dispatcher.enqueue(turnId, refs);
     return { turn, position };
+  }
+
+  /**
+   * A turn finished: the messages it did not take join its session's queue, then the session's
+   * next turn may start. Never throws (what fails is logged).
+   */
+  async finished(turn: ChatTurnDocument): Promise<void> {
+    const { dispatcher, steering } = this.dependencies;
+    await this.messages.finished(turn).catch((error: unknown) => {
+      steering.logger.error({ err: error, turnId: String(turn._id) }, "could not queue messages");
+    });
+    await dispatcher.turnFinished(turn).catch((error: unknown) => {
+      steering.logger.error({ err: error }, "could not start the session's next turn");
+    });
   }
 
   /**

@@ -75,6 +75,8 @@ export interface ChatTurnDocument {
   revertCommit: string | null;
   /** When a rewind took the turn back: kept readable, left out of later turns' context. */
   rewoundAt?: Date | null;
+  /** Users' messages sent to the turn (TurnMessage ids), oldest first. */
+  steering?: Types.ObjectId[];
 }
 
 const statsSchema = new Schema<TurnStats>(
@@ -134,6 +136,7 @@ export const chatTurnSchema = new Schema<ChatTurnDocument>(
     revertedAt: { type: Date, default: null },
     revertCommit: { type: String, default: null },
     rewoundAt: { type: Date, default: null },
+    steering: { type: [Schema.Types.ObjectId], default: undefined },
   },
   { versionKey: false, minimize: false },
 );

@@ -4,7 +4,11 @@ import { z } from "zod";
 import { turnListAnswerSchema, turnListQuerySchema, turnSummarySchema } from "../activity.ts";
 import { approvalDecisionBodySchema, eventsQuerySchema } from "../api.ts";
 import { turnEventSchema } from "../events.ts";
-import { editTurnBodySchema } from "../steering.ts";
+import {
+  editTurnBodySchema,
+  postTurnMessageBodySchema,
+  steeringMessageSchema,
+} from "../steering.ts";
 import { chatTurnSchema, turnRevertAnswerSchema } from "../turn.ts";
 import { defineRoute, idParams } from "./route.ts";
 
@@ -43,6 +47,27 @@ export const turnRoutes = {
     body: editTurnBodySchema,
     subject: "turn",
     answers: { 200: turnAnswer },
+  }),
+  /**
+   * A message to a queued or running turn (steering): taken by the model before its next call,
+   * or at once with `interrupt`; 409 for a finished turn.
+   */
+  postMessage: defineRoute({
+    method: "POST",
+    path: "/api/turns/:id/messages",
+    caller: "user",
+    params: turnParams,
+    body: postTurnMessageBodySchema,
+    subject: "message",
+    answers: { 202: z.object({ message: steeringMessageSchema }) },
+  }),
+  /** The turn's messages, oldest first, and what became of each. */
+  messages: defineRoute({
+    method: "GET",
+    path: "/api/turns/:id/messages",
+    caller: "user",
+    params: turnParams,
+    answers: { 200: z.object({ messages: z.array(steeringMessageSchema) }) },
   }),
   /** Stored events after seq `after`, oldest first. */
   events: defineRoute({

@@ -23,6 +23,7 @@ import {
   type SandboxInfo,
   type SessionWorktreeRequest,
   type SessionWorktreeState,
+  type TurnSteering,
 } from "@gadget/protocol";
 import { io, type Socket } from "socket.io-client";
 
@@ -96,6 +97,8 @@ export class ScriptedDrone {
   readonly workOrders: IWorkOrder[] = [];
   readonly cancels: string[] = [];
   readonly approvalDecisions: ApprovalDecision[] = [];
+  /** Steering messages received, in order (re-sent ones again). */
+  readonly turnMessages: TurnSteering[] = [];
   readonly fileRequests: FileRequest[] = [];
   readonly providerChecks: ProviderCheckRequest[] = [];
   readonly remoteChecks: GitRemoteCheckRequest[] = [];
@@ -192,6 +195,10 @@ export class ScriptedDrone {
     socket.on("turn_cancel", ({ turnId }, ack) => {
       this.cancels.push(turnId);
       ack(options.onCancel ? options.onCancel(turnId) : { ok: true });
+    });
+    socket.on("turn_message", (message, ack) => {
+      this.turnMessages.push(message);
+      ack({ ok: true });
     });
     socket.on("approval_decision", (decision, ack) => {
       this.approvalDecisions.push(decision);

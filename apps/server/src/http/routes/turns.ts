@@ -15,6 +15,7 @@ import { toTurn } from "../../serialize.ts";
 import type { StorageHealth } from "../../storage/health.ts";
 import type { LiveRelay, LiveSubscription } from "../../turns/live/live-relay.ts";
 import type { TurnStore } from "../../turns/store/turn-store.ts";
+import { toSteeringMessage } from "../../turns/turn-messages.ts";
 import type { TurnReverts } from "../../turns/turn-reverts.ts";
 import type { TurnService } from "../../turns/turn-service.ts";
 import { type ContractApp, serve } from "../contract.ts";
@@ -104,6 +105,16 @@ export function turnRoutes(
         ? ((await turns.sessionWaits(turn.session)).get(turn._id) ?? null)
         : null);
     return { turn: { ...turn, waiting } };
+  });
+
+  serve(app, rest.turns.postMessage, async (request, reply) => {
+    const message = await turns.messages.post(userOf(request), request.params.id, request.body);
+    return reply.status(202).send({ message: toSteeringMessage(message) });
+  });
+
+  serve(app, rest.turns.messages, async (request) => {
+    const turn = await ownedTurn(userOf(request), request.params.id);
+    return { messages: (await turns.messages.list(turn)).map(toSteeringMessage) };
   });
 
   serve(app, rest.turns.edit, async (request) => {
