@@ -131,6 +131,9 @@ export function toSession(session: ChatSessionDocument): ChatSession {
     mode: session.mode,
     approval: session.approval,
     allowedCommands: session.allowedCommands ?? [],
+    forkedFrom: session.forkedFrom
+      ? { session: String(session.forkedFrom.session), turn: String(session.forkedFrom.turn) }
+      : null,
     createdAt: session.createdAt,
   };
 }

@@ -40,6 +40,7 @@ import { StorageHealth } from "./storage/health.ts";
 import { TurnIngest } from "./turns/ingest.ts";
 import { LeaseSweeper } from "./turns/lease-sweeper.ts";
 import { LiveRelay } from "./turns/live/live-relay.ts";
+import { SessionRewinds } from "./turns/session-rewinds.ts";
 import { EventWriter } from "./turns/store/event-writer.ts";
 import { SeqStore } from "./turns/store/seq-store.ts";
 import { TurnIndex } from "./turns/store/turn-index.ts";
@@ -203,7 +204,10 @@ export async function createGadgetServer(input: ServerConfig): Promise<GadgetSer
     orders: new DroneOrders(drones, config),
     lifecycle,
   });
-  const reverts = new TurnReverts({ models, presence, store, config, drones });
+  // What asks the drone holding a session's worktree: revert, rewind, deliver.
+  const holders = { models, presence, store, config, drones };
+  const reverts = new TurnReverts(holders);
+  const rewinds = new SessionRewinds({ ...holders, locks });
   const turnUpdates = new TurnUpdates(ide, config.turnUpdateIntervalMs);
   const turnParts = { config, models, store, dispatcher, seqs, turnIndex, drones };
   const turns = new TurnService({ ...turnParts, steering: { locks, logger } });
@@ -224,14 +228,7 @@ export async function createGadgetServer(input: ServerConfig): Promise<GadgetSer
     turns,
   );
   const ephemeralDrones = new EphemeralDrones({ models, presence, locks, logger });
-  const sessionDelivery = new SessionDelivery({
-    models,
-    presence,
-    store,
-    secretBox,
-    config,
-    drones,
-  });
+  const sessionDelivery = new SessionDelivery({ ...holders, secretBox });
   const sessionWorktrees = new SessionWorktrees({ models, presence, config, drones });
   const removals = new Removals({ models });
   const projectRemotes = new ProjectRemotes({ models, presence, config, drones });
@@ -303,6 +300,7 @@ export async function createGadgetServer(input: ServerConfig): Promise<GadgetSer
       store,
       relay,
       reverts,
+      rewinds,
       webhooks,
       publicUrl: () => publicUrl,
       drones,

@@ -21,6 +21,7 @@ import type {
   ProjectCloneRequest,
   ProjectCloneResult,
 } from "./manage.ts";
+import type { SessionRewindRequest, SessionRewindResult } from "./steering.ts";
 import { storableIssue } from "./storable.ts";
 import type { ChatTurn, TurnWaiting } from "./turn.ts";
 import type { IWorkOrder } from "./work-order.ts";
@@ -247,6 +248,11 @@ export interface DroneServerToClientEvents {
   turn_revert: (
     request: TurnRevertRequest,
     ack: (result: Ack<{ result: TurnRevertResult }>) => void,
+  ) => void;
+  /** Put the session's branch and worktree back as before some turns (rewind), if this drone holds it. */
+  session_rewind: (
+    request: SessionRewindRequest,
+    ack: (result: Ack<{ result: SessionRewindResult }>) => void,
   ) => void;
   /** Commit a session worktree's uncommitted changes and push its branch (`POST /api/sessions/:id/deliver`). */
   session_deliver: (

@@ -48,3 +48,24 @@ export const forkBodySchema = z.object({
   name: z.string().trim().min(1).max(200).optional(),
 });
 export type ForkBody = z.infer<typeof forkBodySchema>;
+
+/**
+ * Drone request: put the session's branch and worktree back as they were before the first of
+ * `turnIds` that committed, keeping the previous head and uncommitted changes under a backup ref.
+ */
+export const sessionRewindRequestSchema = z.object({
+  sessionId: objectIdSchema,
+  projectSlug: z.string().min(1),
+  /** The rewound turns, oldest first (their commits carry a `Gadget-Turn: <id>` trailer). */
+  turnIds: z.array(objectIdSchema).min(1),
+});
+export type SessionRewindRequest = z.infer<typeof sessionRewindRequestSchema>;
+
+export const sessionRewindResultSchema = z.object({
+  /** The branch's head before, and after the rewind. */
+  previousHead: z.string(),
+  head: z.string(),
+  /** `refs/gadget/rewound/<session id>/<n>`: the previous head, with any uncommitted change. */
+  backupRef: z.string(),
+});
+export type SessionRewindResult = z.infer<typeof sessionRewindResultSchema>;

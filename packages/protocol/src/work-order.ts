@@ -65,6 +65,11 @@ export const workOrderSchema = z.object({
     allowedCommands: z.array(z.string().min(1)).default([]),
     /** The session's pull request, once a turn opened it: later turns update it. */
     pullRequest: pullRequestRefSchema.optional(),
+    /** A forked session's branch starts at this commit (its source's turn) instead of the default. */
+    startFrom: z
+      .string()
+      .regex(/^[0-9a-f]{7,64}$/, "must be a commit hash")
+      .optional(),
   }),
   provider: z.object({
     /** The provider's name, for messages (a provider that cannot be reached is named). */

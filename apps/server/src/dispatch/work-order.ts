@@ -94,6 +94,7 @@ export function buildWorkOrder(
         ...(session.pullRequest
           ? { pullRequest: { url: session.pullRequest.url, number: session.pullRequest.number } }
           : {}),
+        ...(session.forkedFrom?.commit ? { startFrom: session.forkedFrom.commit } : {}),
       },
       provider: {
         name: provider.name,

@@ -19,6 +19,8 @@ export interface ChatSessionDocument {
   drone?: Types.ObjectId | null;
   /** The session's pull request once a turn opened it (delivery `pull-request`); later turns update it. */
   pullRequest: PullRequestRef | null;
+  /** The session and turn it was forked from, and the commit its branch starts at (if any). */
+  forkedFrom?: { session: Types.ObjectId; turn: Types.ObjectId; commit: string | null } | null;
   createdAt: Date;
 }
 
@@ -34,6 +36,7 @@ export const chatSessionSchema = new Schema<ChatSessionDocument>(
     rememberedTurns: { type: [Schema.Types.ObjectId], default: () => [] },
     drone: { type: Schema.Types.ObjectId, default: null },
     pullRequest: { type: Schema.Types.Mixed, default: null },
+    forkedFrom: { type: Schema.Types.Mixed, default: null },
     createdAt: { type: Date, required: true, default: () => new Date() },
   },
   { versionKey: false },
