@@ -23,7 +23,7 @@ export function QueuedControls({
   const waiting = turn.waiting && "reason" in turn.waiting ? turn.waiting : null;
   if (!waiting) return null;
   return (
-    <div className="queued-controls" role="group" aria-label="Queued turn">
+    <div className="queued-controls">
       <span className="muted">
         Queued · position {waiting.position} — starts when the turns before it have finished
       </span>
