@@ -3,7 +3,7 @@
 // without them; with `code` the drone holding the session's worktree puts its branch back as it
 // was before them, keeping what was there under a backup ref. A fork is a new session whose
 // history is the source's turns up to `turnId` and whose branch starts at that turn's commit.
-import type { ChatSessionDocument, ChatTurnDocument } from "@gadget/db";
+import type { ChatSessionDocument, ChatTurnDocument, Models } from "@gadget/db";
 import {
   type ForkBody,
   type IChatMessage,
@@ -17,6 +17,7 @@ import {
 import { type AskHoldersDependencies, askHolders } from "../drones/ask-holders.ts";
 import { ownedBy } from "../owned.ts";
 import type { Locks } from "../redis/locks.ts";
+import { exchangeOf } from "./store/session-history.ts";
 import type { TurnStore } from "./store/turn-store.ts";
 
 export interface SessionRewindsDependencies extends AskHoldersDependencies {
@@ -33,7 +34,15 @@ export interface RewindOutcome {
 
 type SessionTurn = Pick<
   ChatTurnDocument,
-  "_id" | "status" | "prompt" | "response" | "commit" | "createdAt" | "finishedAt" | "rewoundAt"
+  | "_id"
+  | "status"
+  | "prompt"
+  | "response"
+  | "commit"
+  | "createdAt"
+  | "finishedAt"
+  | "rewoundAt"
+  | "steering"
 >;
 
 export class SessionRewinds {
@@ -64,8 +73,9 @@ export class SessionRewinds {
         );
       }
       const kept = turns.slice(0, index).filter((turn) => !turn.rewoundAt);
+      const history = await historyOf(models, kept);
       await locks.with(`session:${session._id}`, () =>
-        models.ChatSession.updateOne({ _id: session._id }, { $set: { history: historyOf(kept) } }),
+        models.ChatSession.updateOne({ _id: session._id }, { $set: { history } }),
       );
     }
     const updated = await models.ChatSession.findById(session._id).lean<ChatSessionDocument>();
@@ -92,7 +102,7 @@ export class SessionRewinds {
       mode: session.mode,
       approval: session.approval,
       allowedCommands: session.allowedCommands ?? [],
-      history: historyOf(upTo),
+      history: await historyOf(models, upTo),
       rememberedTurns: [],
       forkedFrom: { session: session._id, turn: turn._id, commit },
       createdAt: new Date(),
@@ -117,6 +127,7 @@ export class SessionRewinds {
         createdAt: 1,
         finishedAt: 1,
         rewoundAt: 1,
+        steering: 1,
       })
       .sort({ createdAt: 1, _id: 1 })
       .lean<SessionTurn[]>();
@@ -154,20 +165,8 @@ export class SessionRewinds {
   }
 }
 
-/** The context made of `turns`: each completed turn's prompt and answer, in order. */
-function historyOf(turns: readonly SessionTurn[]): IChatMessage[] {
-  return turns
-    .filter((turn) => turn.status === "completed")
-    .flatMap((turn) => [
-      { role: "user" as const, content: turn.prompt, createdAt: turn.createdAt },
-      ...(turn.response
-        ? [
-            {
-              role: "assistant" as const,
-              content: turn.response,
-              createdAt: turn.finishedAt ?? turn.createdAt,
-            },
-          ]
-        : []),
-    ]);
+/** The context made of `turns`: each completed turn's exchange, in order. */
+async function historyOf(models: Models, turns: readonly SessionTurn[]): Promise<IChatMessage[]> {
+  const completed = turns.filter((turn) => turn.status === "completed");
+  return (await Promise.all(completed.map((turn) => exchangeOf(models, turn)))).flat();
 }

@@ -1,5 +1,5 @@
 // Messages to a turn (steering) with scripted drones: stored and sent to the drone holding the
-// turn, `delivered` once its `user_message` event is stored, sent again after a reconnect, carried
+// turn, `delivered` once its `user_message` event is stored (and in later turns' context), sent again after a reconnect, carried
 // by the work order of a turn that was still queued, refused for a finished turn, and queued as
 // the session's next turn when the turn ends without taking them.
 import { agentEvent } from "@gadget/protocol";
@@ -70,6 +70,14 @@ describe("steering messages", () => {
     expect(late.status).toBe(409);
     expect(late.body.error.code).toBe("conflict");
     expect(await statusesOf(user, turn._id)).toEqual(["delivered"]);
+    // Later turns' context holds it where the turn took it: after the prompt, before the answer.
+    await post(user, sessionId, providerId, "Next");
+    const next = await drone.nextWorkOrder();
+    expect(next.context.map((message) => [message.role, message.content])).toEqual([
+      ["user", "Work"],
+      ["user", "Use tabs"],
+      ["assistant", "Done with tabs"],
+    ]);
   });
 
   it("refuses an empty message and nobody else's turn", async () => {
