@@ -58,8 +58,10 @@ export const sessionRewindRequestSchema = z.object({
   projectSlug: z.string().min(1),
   /** The rewound turns, oldest first (their commits carry a `Gadget-Turn: <id>` trailer). */
   turnIds: z.array(objectIdSchema).min(1),
+  /** The project delivers: move `origin`'s branch back too, with `--force-with-lease`. */
+  deliver: z.boolean().default(false),
 });
-export type SessionRewindRequest = z.infer<typeof sessionRewindRequestSchema>;
+export type SessionRewindRequest = z.input<typeof sessionRewindRequestSchema>;
 
 export const sessionRewindResultSchema = z.object({
   /** The branch's head before, and after the rewind. */
@@ -67,5 +69,8 @@ export const sessionRewindResultSchema = z.object({
   head: z.string(),
   /** `refs/gadget/rewound/<session id>/<n>`: the previous head, with any uncommitted change. */
   backupRef: z.string(),
+  /** With `deliver`: whether `origin`'s branch was moved back, or why not (e.g. it moved since). */
+  pushed: z.boolean().optional(),
+  pushError: z.string().optional(),
 });
 export type SessionRewindResult = z.infer<typeof sessionRewindResultSchema>;

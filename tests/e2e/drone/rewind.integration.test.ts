@@ -110,6 +110,60 @@ describe("rewind and fork end to end", () => {
     expect(await readFile(path.join(worktree, "delta.txt"), "utf8")).toBe("delta.txt\n");
   });
 
+  it("moves a delivering project's remote branch back with a lease, refusing to overwrite a push made since", async () => {
+    const created = await createProjectSession(user, {
+      name: "Delivered",
+      modelUrl: model.baseUrl,
+    });
+    const patched = await user.patch(`/api/projects/${created.projectId}`, { delivery: "branch" });
+    expect(patched.status).toBe(200);
+    const bare = patched.body.project.gitUrl as string;
+    const session = created.sessionId;
+    const one = await writeTurn(session, "Write one", "one.txt");
+    const two = await writeTurn(session, "Write two", "two.txt");
+    const branch = (two as unknown as { branch: string }).branch;
+    expect(git(bare, "rev-parse", branch)).toBe(two.commit);
+
+    const back = await user.post(`/api/sessions/${session}/rewind`, {
+      turnId: two._id,
+      code: true,
+    });
+    expect(back.status, JSON.stringify(back.body)).toBe(200);
+    expect(back.body.code).toMatchObject({ head: one.commit, pushed: true });
+    expect(git(bare, "rev-parse", branch)).toBe(one.commit);
+
+    // Someone pushes to the branch after the drone's last push: the rewind must not drop it.
+    const three = await writeTurn(session, "Write three", "three.txt");
+    const elsewhere = path.join(workspace, "..", "elsewhere");
+    execFileSync("git", ["clone", "--quiet", "--branch", branch, bare, elsewhere]);
+    await writeFile(path.join(elsewhere, "theirs.txt"), "theirs\n");
+    git(elsewhere, "add", "theirs.txt");
+    git(
+      elsewhere,
+      "-c",
+      "user.name=Other",
+      "-c",
+      "user.email=o@example.com",
+      "commit",
+      "-qm",
+      "Theirs",
+    );
+    git(elsewhere, "push", "--quiet", "origin", branch);
+    const theirs = git(elsewhere, "rev-parse", "HEAD");
+
+    const refused = await user.post(`/api/sessions/${session}/rewind`, {
+      turnId: three._id,
+      code: true,
+    });
+    expect(refused.status).toBe(200);
+    expect(refused.body.code).toMatchObject({ head: one.commit, pushed: false });
+    expect(refused.body.code.pushError).toBeTruthy();
+    expect(git(bare, "rev-parse", branch)).toBe(theirs);
+    // The rewound turn's commit is kept locally under the backup ref.
+    const worktree = worktreeDirectory(workspace, created.projectSlug, session);
+    expect(git(worktree, "rev-parse", refused.body.code.backupRef)).toBe(three.commit);
+  });
+
   it("forks a session whose branch starts at the turn's commit and whose context ends there", async () => {
     const turns = (await user.get(`/api/sessions/${sessionId}/turns`)).body.turns as Array<{
       _id: string;

@@ -5,10 +5,17 @@
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { type SessionRewindRequest, type SessionRewindResult, UserError } from "@gadget/protocol";
+import { storedCredentials } from "./credentials.ts";
+import { pushSessionBranch } from "./delivery.ts";
 import { droneGit } from "./git.ts";
 import { tryLock } from "./lock.ts";
 import { turnTrailer } from "./revert.ts";
-import { commitIdentity, worktreeDirectory, worktreeLockFile } from "./worktree.ts";
+import {
+  commitIdentity,
+  readWorktreeRecord,
+  worktreeDirectory,
+  worktreeLockFile,
+} from "./worktree.ts";
 
 type Repository = Awaited<ReturnType<typeof droneGit>>;
 
@@ -48,7 +55,21 @@ export async function rewindSession(
     const backupRef = await keepEverything(worktree, request.sessionId, previousHead);
     await worktree.raw(["reset", "--hard", target]);
     await worktree.raw(["clean", "-fd"]);
-    return { previousHead, head: target, backupRef };
+    const result = { previousHead, head: target, backupRef };
+    const branch = (await readWorktreeRecord(directory))?.branch;
+    if (!request.deliver || !branch || target === previousHead) return result;
+    // Only if origin's branch is still where this drone last pushed it: a push made elsewhere
+    // since is refused, not overwritten.
+    const pushed = await pushSessionBranch(directory, branch, {
+      commit: target,
+      leaseFrom: previousHead,
+      credentialStore: storedCredentials(workspaceRoot, request.projectSlug),
+    });
+    return {
+      ...result,
+      pushed: pushed.pushed,
+      ...(pushed.error ? { pushError: pushed.error } : {}),
+    };
   } finally {
     await lock.release();
   }

@@ -144,14 +144,20 @@ export class SessionRewinds {
   ): Promise<SessionRewindResult> {
     const { models } = this.dependencies;
     const project = await models.Project.findById(session.project)
-      .select({ slug: 1, name: 1 })
+      .select({ slug: 1, name: 1, delivery: 1 })
       .lean();
     if (!project) throw new UserError("not_found", "The session's project no longer exists");
     const answer = await askHolders(this.dependencies, {
       userId,
       projectSlug: project.slug,
       event: "session_rewind",
-      request: { sessionId: String(session._id), projectSlug: project.slug, turnIds },
+      request: {
+        sessionId: String(session._id),
+        projectSlug: project.slug,
+        turnIds,
+        // A delivered branch would otherwise still hold the rewound turns on the remote.
+        deliver: (project.delivery ?? "workspace") !== "workspace",
+      },
       ...(session.drone ? { preferred: String(session.drone) } : {}),
       passOn: (error) =>
         (error.details as { reason?: unknown } | undefined)?.reason === "no_worktree",
