@@ -11,6 +11,7 @@ import {
 } from "@gadget/protocol";
 import { isAbortError, linkedController } from "./abort.ts";
 import { approvalIdFor } from "./approvals.ts";
+import { askToExtend } from "./budget-ask.ts";
 import { openAIChatModel } from "./chat-model.ts";
 import {
   compactContext,
@@ -140,7 +141,8 @@ function createTurnContext(
     mode,
     approval,
     allowedCommands: new Set(input.allowedCommands ?? []),
-    limits: input.limits ?? {},
+    // A copy: a budget that asks may extend them.
+    limits: { ...(input.limits ?? {}) },
     workspace: input.workspace,
     contextSources: input.contextSources ?? [],
     options,
@@ -217,7 +219,9 @@ async function* mainLoop(turn: TurnContext): AsyncGenerator<AgentEvent, StepOutc
     // The step boundary: users' messages join the conversation before the next model call.
     yield* takeSteering(turn);
     const exit = checkExitConditions(turn);
-    if (exit) return { type: "exit", reason: exit.reason, detail: exit.detail };
+    if (exit && !(yield* askToExtend(turn, exit)))
+      return { type: "exit", reason: exit.reason, detail: exit.detail };
+    if (exit) continue;
     const step = yield* interruptiblePass(turn);
     // An answer with messages waiting is not the end: the model hears them first.
     if (step.type === "respond" && turn.options.steering?.size) continue;

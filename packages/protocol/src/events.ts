@@ -37,6 +37,8 @@ export const approvalRequestSchema = z.object({
   tool: z.string().min(1),
   params: z.unknown(),
   description: z.string(),
+  /** `budget`: the turn reached a limit (`params: {limit, used, value}`); approve with `input: {extendBy}`. */
+  kind: z.enum(["tool", "budget"]).optional(),
 });
 export type ApprovalRequest = z.infer<typeof approvalRequestSchema>;
 

@@ -71,6 +71,13 @@ export const sessionBusyWaitingSchema = z.object({
 });
 export type SessionBusyWaiting = z.infer<typeof sessionBusyWaitingSchema>;
 
+/** A turn paused at a limit it was given (`limits.onReach: "ask"`), waiting for the user. */
+export const budgetWaitingSchema = z.object({
+  reason: z.literal("budget"),
+  limit: z.string(),
+  used: z.number(),
+});
+
 export const chatTurnSchema = z.object({
   _id: z.string(),
   session: z.string(),
@@ -108,7 +115,10 @@ export const chatTurnSchema = z.object({
    * the drone keeps them and sends them again; nothing is lost. Or, for a queued turn, its place
    * behind the session's unfinished turns.
    */
-  waiting: z.union([turnWaitingSchema, sessionBusyWaitingSchema]).nullable().optional(),
+  waiting: z
+    .union([turnWaitingSchema, sessionBusyWaitingSchema, budgetWaitingSchema])
+    .nullable()
+    .optional(),
   /** When a rewind took the turn back: still readable, left out of later turns' context. */
   rewoundAt: dateSchema.nullable().optional(),
 });

@@ -1,7 +1,8 @@
 // Talking to a running turn end to end, with a real drone and the scripted model: a message sent
 // during a turn is journaled by the drone and reaches the model's next request after the tool
-// results of the pass it arrived in; an interrupting one stops a running command; turns posted
-// while one runs wait on the server and each request holds the answers before it.
+// results of the pass it arrived in; an interrupting one stops a running command; a limit that
+// asks pauses the turn until extended (or ends it after the timeout); turns posted while one runs
+// wait on the server and each request holds the answers before it.
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import type { GadgetServer } from "@gadget/server";
@@ -139,6 +140,50 @@ describe("steering and queueing end to end", () => {
       "the user interrupted",
     );
     expect(second.some((message) => message.content === "Never mind, stop")).toBe(true);
+  });
+
+  it("pauses a turn at a limit that asks, extends it once, and lets another end with the synthesis", async () => {
+    const readme = { toolCalls: [{ name: "read_file", arguments: { path: "README.md" } }] };
+    model.enqueue(readme, { text: "Finished with the extra pass." });
+    const created = await user.post(`/api/sessions/${sessionId}/turns`, {
+      prompt: "Read and answer",
+      providerId,
+      limits: { maxPasses: 1, onReach: "ask" },
+    });
+    const turnId = created.body.turn._id as string;
+    const paused = await waitForTurn(user, turnId, ["awaiting_approval"], 30_000);
+    expect(paused.waiting).toEqual({ reason: "budget", limit: "maxPasses", used: 1 });
+    const approval = (await turnEvents(user, turnId)).find((event) => event.type === "approval");
+    const request = approval.data.approvals[0];
+    expect(request).toMatchObject({ kind: "budget", params: { limit: "maxPasses", value: 1 } });
+    const decided = await user.post(`/api/turns/${turnId}/approvals/${request.id}`, {
+      approve: true,
+      input: { extendBy: 1 },
+    });
+    expect(decided.status).toBe(200);
+    const extended = await waitForTurn(user, turnId, ["completed", "failed"], 30_000);
+    expect(extended).toMatchObject({
+      status: "completed",
+      exitReason: "completed",
+      response: "Finished with the extra pass.",
+    });
+
+    model.enqueue(readme, { text: "What I gathered before the limit." });
+    const unanswered = await user.post(`/api/sessions/${sessionId}/turns`, {
+      prompt: "Read and stop",
+      providerId,
+      limits: { maxPasses: 1, onReach: "ask", askTimeoutMs: 500 },
+    });
+    const ended = await waitForTurn(
+      user,
+      unanswered.body.turn._id,
+      ["completed", "failed"],
+      30_000,
+    );
+    expect(ended).toMatchObject({
+      exitReason: "max_passes",
+      response: "What I gathered before the limit.",
+    });
   });
 
   it("runs turns posted during a turn after it, in order, each request with the answers before it", async () => {

@@ -183,7 +183,7 @@ export function SessionPage({ projectId, sessionId }: { projectId: string; sessi
   const running = snapshots.find(
     (snapshot) =>
       !isFinalTurnStatus(snapshot.turn.status) &&
-      !(snapshot.turn.waiting && "reason" in snapshot.turn.waiting),
+      !(snapshot.turn.waiting && "position" in snapshot.turn.waiting),
   )?.turn;
 
   const providerList = providers.data ?? [];

@@ -20,7 +20,7 @@ export function QueuedControls({
   const [text, setText] = useState(turn.prompt);
   const save = useMutation({ mutationFn: () => edit(text), onSuccess: () => setEditing(false) });
   const withdraw = useMutation({ mutationFn: remove });
-  const waiting = turn.waiting && "reason" in turn.waiting ? turn.waiting : null;
+  const waiting = turn.waiting && "position" in turn.waiting ? turn.waiting : null;
   if (!waiting) return null;
   return (
     <div className="queued-controls">

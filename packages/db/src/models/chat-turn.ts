@@ -22,6 +22,8 @@ export const activeTurnStatuses: readonly TurnStatus[] = [
 export interface PendingApproval {
   id: string;
   callId: string | null;
+  /** A budget that asks: the limit the turn reached and how much of it was used. */
+  budget?: { limit: string; used: number };
 }
 
 export interface ChatTurnDocument {
@@ -124,7 +126,12 @@ export const chatTurnSchema = new Schema<ChatTurnDocument>(
     messages: { type: Schema.Types.Mixed, default: () => [] },
     resumeState: { type: Schema.Types.Mixed, default: null },
     pendingApprovals: {
-      type: [new Schema<PendingApproval>({ id: String, callId: String }, { _id: false })],
+      type: [
+        new Schema<PendingApproval>(
+          { id: String, callId: String, budget: { type: Schema.Types.Mixed, default: undefined } },
+          { _id: false },
+        ),
+      ],
       default: [],
     },
     leaseExpiresAt: { type: Date, default: null },

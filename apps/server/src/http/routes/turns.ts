@@ -97,10 +97,13 @@ export function turnRoutes(
   });
 
   serve(app, rest.turns.get, async (request) => {
-    const turn = toTurn(await ownedTurn(userOf(request), request.params.id));
+    const stored = await ownedTurn(userOf(request), request.params.id);
+    const turn = toTurn(stored);
     const outage = dependencies.health.waitingOf(turn._id);
+    const budget = stored.pendingApprovals?.find((approval) => approval.budget)?.budget;
     const waiting =
       outage ??
+      (budget ? { reason: "budget" as const, ...budget } : null) ??
       (turn.status === "queued"
         ? ((await turns.sessionWaits(turn.session)).get(turn._id) ?? null)
         : null);
