@@ -40,6 +40,19 @@ describe("a budget that asks", () => {
     expect(run.outcome.passes).toBe(2);
   });
 
+  it("extends by as much again when approved without an amount", async () => {
+    const readOther = { toolCalls: [{ name: "read_file", arguments: { path: "LICENSE" } }] };
+    model.enqueue(readCall, readOther, { text: "Done after three passes." });
+    const run = await collect(
+      baseInput(model, { tools: [readTool()], limits: { maxPasses: 2, onReach: "ask" } }),
+      { onApproval: async () => ({ approve: true }) },
+    );
+    expect(run.outcome).toMatchObject({ reason: "completed", passes: 3 });
+    expect(run.of("status").map((data) => data.message)).toContain(
+      "The limit maxPasses was extended by 2 to 4",
+    );
+  });
+
   it("ends with the synthesis when nobody answers within askTimeoutMs", async () => {
     model.enqueue(readCall, { text: "Synthesized from what was read." });
     const run = await collect(

@@ -1,7 +1,8 @@
 // A budget that asks: with `limits.onReach: "ask"`, a turn reaching `maxPasses`, `maxToolCalls`,
 // `tokenBudget` or `costBudget` pauses like an approval (kind `budget`) instead of ending. The
-// user extends the limit (`approve` with `input: {extendBy}`) and the turn goes on, or declines,
-// or says nothing for `askTimeoutMs`: then the turn ends with the synthesis as it would have.
+// user extends the limit (`approve` with `input: {extendBy}`, or by as much again without one) and
+// the turn goes on, or declines, or says nothing for `askTimeoutMs`: then the turn ends with the
+// synthesis as it would have.
 import {
   type AgentEvent,
   type ApprovalRequest,
@@ -75,7 +76,8 @@ export async function* askToExtend(
     turn.signal,
   );
   turn.state.pendingApprovals = [];
-  const extendBy = decision?.approve ? extensionOf(decision.input) : null;
+  // Approved without an amount (a plain Approve button): as much again as the limit was.
+  const extendBy = decision?.approve ? (extensionOf(decision.input) ?? value) : null;
   if (extendBy === null) {
     yield agentEvent("status", {
       message: decision
