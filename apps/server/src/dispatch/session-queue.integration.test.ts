@@ -65,6 +65,13 @@ describe("a session's queue", () => {
       { reason: "session_busy", position: 2 },
     ]);
 
+    // Activity says where each waits (newest first).
+    const activity = (await user.get("/api/turns?status=queued")).body.turns;
+    expect(activity.map((turn: { queuedReason: string }) => turn.queuedReason)).toEqual([
+      "Waiting for the session's earlier turns (position 2)",
+      "Waiting for the session's earlier turns (position 1)",
+    ]);
+
     // Edited while it waits; the drone has a free slot, yet nothing else was sent to it.
     const edited = await user.patch(`/api/turns/${third._id}`, { prompt: "third, edited" });
     expect(edited.status).toBe(200);
