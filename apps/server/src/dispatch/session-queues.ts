@@ -24,17 +24,29 @@ export class SessionQueues {
 
   /**
    * Puts `turnId` last in its session's queue and answers how many unfinished turns are ahead
-   * of it (0: it may start at once). Turns found finished are dropped from the queue.
+   * of it (0: it may start at once) as soon as that is known, with `written`, which resolves once
+   * the queue is stored (the lock is held until then, so the next turn to join sees this one).
+   * Turns found finished are dropped from the queue.
    */
-  async join(sessionId: string, turnId: string): Promise<number> {
+  async join(
+    sessionId: string,
+    turnId: string,
+  ): Promise<{ position: number; written: Promise<void> }> {
     const { SessionQueue } = this.dependencies.models;
-    return this.with(sessionId, async () => {
+    let known!: (position: number) => void;
+    const position = new Promise<number>((resolve) => {
+      known = resolve;
+    });
+    const written = this.with(sessionId, async () => {
       const queue = await SessionQueue.findById(sessionId).lean();
       const ahead = await this.stillUnfinished(queue?.turns ?? []);
+      known(ahead.length);
       const turns = [...ahead.map((id) => new Types.ObjectId(id)), new Types.ObjectId(turnId)];
       await SessionQueue.updateOne({ _id: sessionId }, { $set: { turns } }, { upsert: true });
-      return ahead.length;
     });
+    // Awaited by the caller; this keeps a failure from counting as unhandled meanwhile.
+    written.catch(() => undefined);
+    return { position: await Promise.race([position, written.then(() => position)]), written };
   }
 
   /** Takes a finished turn out of its session's queue; answers the turn now first, if any. */

@@ -147,7 +147,8 @@ export class TurnService {
     await created.validate();
     // Its place in the session's queue: with unfinished turns ahead it waits on the server and
     // is dispatched when they have finished (the finished turn's process starts it).
-    const position = await dispatcher.queues.join(String(session._id), turnId);
+    // Its place is stored while the turn is: a dispatch's claim waits for both.
+    const { position, written } = await dispatcher.queues.join(String(session._id), turnId);
     const queued = {
       seq: 1,
       type: "queued",
@@ -169,14 +170,16 @@ export class TurnService {
     // What dispatch needs beyond this (project, drones) is read while the turn is stored, and
     // the drone chosen while the inserts are in flight; its claim is stored after them.
     if (position > 0) {
-      await store.create(turn, queued);
+      await Promise.all([store.create(turn, queued), written]);
       return { turn, position };
     }
     const prepared = dispatcher.prepare(turn, session, provider);
     await store.create(turn, queued, async (stored) => {
       const handOff = await prepared;
-      if (handOff) dispatcher.dispatchNow(turnId, refs, { ...handOff, stored });
+      const both = Promise.all([stored, written]).then(() => undefined);
+      if (handOff) dispatcher.dispatchNow(turnId, refs, { ...handOff, stored: both });
     });
+    await written;
     await dispatcher.enqueue(turnId, refs);
     return { turn, position };
   }
@@ -292,7 +295,8 @@ export class TurnService {
       };
     });
     // It left its session's queue when it ended: it joins again, behind any turn posted since.
-    const position = await dispatcher.queues.join(String(owned.session), turnId);
+    const { position, written } = await dispatcher.queues.join(String(owned.session), turnId);
+    await written;
     if (position === 0) await dispatcher.enqueue(turnId);
     return outcome?.turn ?? owned;
   }
