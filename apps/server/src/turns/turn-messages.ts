@@ -75,7 +75,16 @@ export class TurnMessages {
     await models.TurnMessage.collection.insertOne({ ...message });
     const outcome = await store.mutate(turnId, (turn) => {
       if (isFinalTurnStatus(turn.status)) throw finished(turn);
-      return { set: { steering: [...(turn.steering ?? []), message._id] } };
+      const steering = [...(turn.steering ?? []), message._id];
+      // A queued turn's work order carries it: the event moves the turn on, so a dispatch that
+      // read the turn before (its creator's hand-off) reads it again. (A drone's turn gets no
+      // server event: the drone numbers its events itself.)
+      return turn.status === "queued"
+        ? {
+            events: [{ type: "status", data: { message: "A message is waiting for the turn" } }],
+            set: { steering },
+          }
+        : { set: { steering } };
     });
     const turn = outcome?.turn;
     if (turn?.drone && activeTurnStatuses.includes(turn.status)) {
