@@ -1,8 +1,9 @@
 // Talking to a running turn end to end, with a real drone and the scripted model: a message sent
 // during a turn is journaled by the drone and reaches the model's next request after the tool
-// results of the pass it arrived in; an interrupting one stops a running command; a limit that
-// asks pauses the turn until extended (or ends it after the timeout); turns posted while one runs
-// wait on the server and each request holds the answers before it.
+// results of the pass it arrived in (or with the decision of an approval it waits for); an
+// interrupting one stops a running command; a limit that asks pauses the turn until extended (or
+// ends it after the timeout); turns posted while one runs wait on the server and each request
+// holds the answers before it.
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import type { GadgetServer } from "@gadget/server";
@@ -140,6 +141,46 @@ describe("steering and queueing end to end", () => {
       "the user interrupted",
     );
     expect(second.some((message) => message.content === "Never mind, stop")).toBe(true);
+  });
+
+  it("delivers a message sent while the turn waits for approval with the decision", async () => {
+    const guarded = await createProjectSession(user, {
+      name: "Guarded",
+      modelUrl: model.baseUrl,
+      approval: "on-write",
+    });
+    const requests: ScriptedRequest[] = [];
+    model.setHandler(async (request) => {
+      requests.push(request);
+      return requests.length === 1
+        ? { toolCalls: [{ name: "write_file", arguments: { path: "notes.txt", content: "n\n" } }] }
+        : { text: "Written, in French as asked." };
+    });
+    const created = await user.post(`/api/sessions/${guarded.sessionId}/turns`, {
+      prompt: "Write the notes",
+      providerId: guarded.providerId,
+    });
+    const turnId = created.body.turn._id as string;
+    await waitForTurn(user, turnId, ["awaiting_approval"], 30_000);
+    const posted = await user.post(`/api/turns/${turnId}/messages`, { text: "Answer in French" });
+    expect(posted.status).toBe(202);
+    await waitFor(
+      async () => journaled(turnId, posted.body.message._id),
+      10_000,
+      "the drone to journal it",
+    );
+    const approval = (await turnEvents(user, turnId)).find((event) => event.type === "approval");
+    await user.post(`/api/turns/${turnId}/approvals/${approval.data.approvals[0].id}`, {
+      approve: true,
+    });
+    expect((await waitForTurn(user, turnId, ["completed", "failed"], 30_000)).status).toBe(
+      "completed",
+    );
+    model.setHandler(undefined);
+    expect(requests).toHaveLength(2);
+    const second = transcript(requests[1] as ScriptedRequest);
+    const tool = second.findIndex((message) => message.role === "tool");
+    expect(second[tool + 1]).toEqual({ role: "user", content: "Answer in French" });
   });
 
   it("pauses a turn at a limit that asks, extends it once, and lets another end with the synthesis", async () => {
