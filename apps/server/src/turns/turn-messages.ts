@@ -72,8 +72,11 @@ export class TurnMessages {
       createdAt: new Date(),
       deliveredAt: null,
     };
-    await models.TurnMessage.collection.insertOne({ ...message });
-    const outcome = await store.mutate(turnId, (turn) => {
+    // The message and its name on the turn are stored in one round; a turn found finished
+    // meanwhile takes neither (the stray message is deleted again).
+    const inserted = models.TurnMessage.collection.insertOne({ ...message });
+    inserted.catch(() => undefined);
+    const named = store.mutate(turnId, (turn) => {
       if (isFinalTurnStatus(turn.status)) throw finished(turn);
       const steering = [...(turn.steering ?? []), message._id];
       // A queued turn's work order carries it: the event moves the turn on, so a dispatch that
@@ -86,7 +89,15 @@ export class TurnMessages {
           }
         : { set: { steering } };
     });
-    const turn = outcome?.turn;
+    const [stored, outcome] = await Promise.allSettled([inserted, named]);
+    if (outcome.status === "rejected") {
+      if (stored.status === "fulfilled") {
+        await models.TurnMessage.deleteOne({ _id: message._id }).catch(() => undefined);
+      }
+      throw outcome.reason;
+    }
+    if (stored.status === "rejected") throw stored.reason;
+    const turn = outcome.value?.turn;
     if (turn?.drone && activeTurnStatuses.includes(turn.status)) {
       this.send(String(turn.drone), turnId, [message]);
     }

@@ -50,6 +50,8 @@ export interface ScriptedDroneOptions {
   heartbeatMs?: number;
   /** Answer to each work order; default accept. */
   onWorkOrder?: (order: IWorkOrder) => Ack | Promise<Ack> | "ignore";
+  /** Hears each steering message as it arrives (it is always accepted). */
+  onTurnMessage?: (message: TurnSteering) => void;
   /** Answer to file requests; default `not_found`. */
   onFileRequest?: (
     request: FileRequest,
@@ -198,6 +200,7 @@ export class ScriptedDrone {
     });
     socket.on("turn_message", (message, ack) => {
       this.turnMessages.push(message);
+      options.onTurnMessage?.(message);
       ack({ ok: true });
     });
     socket.on("approval_decision", (decision, ack) => {
