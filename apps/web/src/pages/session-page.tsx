@@ -145,6 +145,7 @@ export function SessionPage({ projectId, sessionId }: { projectId: string; sessi
     if (ended > 0) readSessionAgain();
   }, [ended, readSessionAgain]);
 
+  const lastTurnId = stores.at(-1)?.id;
   const actionsFor = (store: TurnStore): TurnActions => ({
     cancel: () => api.cancelTurn(store.id),
     resume: async () => {
@@ -177,6 +178,16 @@ export function SessionPage({ projectId, sessionId }: { projectId: string; sessi
       const { session: forked } = await api.forkSession(sessionId, store.id);
       navigate(`/projects/${projectId}/sessions/${forked._id}`);
     },
+    ...(store.id === lastTurnId
+      ? {
+          resend: async (prompt: string) => {
+            const { turn: last } = store.getSnapshot();
+            await api.rewindSession(sessionId, store.id, true);
+            await api.createTurn(sessionId, { prompt, providerId: last.provider });
+            await turns.load();
+          },
+        }
+      : {}),
   });
   // The turn a steering message goes to: the session's oldest one that a drone has or will
   // take next (queued turns behind it wait for it).

@@ -70,6 +70,29 @@ describe("turn controls", () => {
     expect(screen.queryByRole("button", { name: "Rewind to here" })).toBeNull();
   });
 
+  it("edits and resends the last prompt", async () => {
+    const sent: string[] = [];
+    const user = userEvent.setup();
+    const done = turnRecord({ status: "completed", prompt: "Add a README" });
+    render(
+      <TurnPanel
+        snapshot={snapshot(done)}
+        actions={{
+          ...actions([]),
+          resend: async (prompt) => {
+            sent.push(prompt);
+          },
+        }}
+      />,
+    );
+    await user.click(screen.getByRole("button", { name: "Edit and resend" }));
+    const box = screen.getByRole("textbox", { name: /Prompt to send again/ });
+    await user.clear(box);
+    await user.type(box, "Add a short README");
+    await user.click(screen.getByRole("button", { name: "Rewind and send" }));
+    await waitFor(() => expect(sent).toEqual(["Add a short README"]));
+  });
+
   it("shows the messages the turn took while it ran", () => {
     const turn = turnRecord({ status: "processing" });
     const events = numbered([["user_message", { messageId: "m1", text: "Use tabs" }]]);

@@ -65,18 +65,59 @@ export function QueuedControls({
   );
 }
 
-/** A finished turn's Rewind to here (code and conversation) and Fork from here. */
+/**
+ * A finished turn's Rewind to here (code and conversation) and Fork from here; on the session's
+ * last turn, Edit and resend (rewind, then the edited prompt as a new turn).
+ */
 export function HistoryControls({
+  prompt,
   rewind,
   fork,
+  resend,
 }: {
+  prompt: string;
   rewind: () => Promise<void>;
   fork: () => Promise<void>;
+  resend?: ((prompt: string) => Promise<void>) | undefined;
 }) {
   const back = useMutation({ mutationFn: rewind });
   const branch = useMutation({ mutationFn: fork });
+  const [editing, setEditing] = useState(false);
+  const [text, setText] = useState(prompt);
+  const again = useMutation({
+    mutationFn: () => (resend ? resend(text.trim()) : Promise.resolve()),
+    onSuccess: () => setEditing(false),
+  });
+  if (editing) {
+    return (
+      <form
+        className="history-controls"
+        onSubmit={(event) => {
+          event.preventDefault();
+          if (text.trim()) again.mutate();
+        }}
+      >
+        <label>
+          Prompt to send again{" "}
+          <textarea value={text} onChange={(event) => setText(event.target.value)} rows={2} />
+        </label>
+        <button type="submit" className="button small primary" disabled={again.isPending}>
+          {again.isPending ? "Sending…" : "Rewind and send"}
+        </button>
+        <button type="button" className="button small" onClick={() => setEditing(false)}>
+          Keep as it was
+        </button>
+        <ErrorNote error={again.error} title="That did not work" />
+      </form>
+    );
+  }
   return (
     <div className="history-controls">
+      {resend ? (
+        <button type="button" className="button small" onClick={() => setEditing(true)}>
+          Edit and resend
+        </button>
+      ) : null}
       <button
         type="button"
         className="button small"

@@ -32,6 +32,8 @@ export interface TurnActions {
   rewind?(): Promise<void>;
   /** A new session from this turn. */
   fork?(): Promise<void>;
+  /** The session's last turn only: rewinds it and sends `prompt` as a new turn. */
+  resend?(prompt: string): Promise<void>;
 }
 
 export interface TurnPanelProps {
@@ -130,7 +132,12 @@ export function TurnPanel({ snapshot, actions, showDebug = false }: TurnPanelPro
           <RevertControl turn={turn} changedFiles={changeCount} revert={actions.revert} />
         ) : null}
         {final && !turn.rewoundAt && actions.rewind && actions.fork ? (
-          <HistoryControls rewind={actions.rewind} fork={actions.fork} />
+          <HistoryControls
+            prompt={turn.prompt}
+            rewind={actions.rewind}
+            fork={actions.fork}
+            resend={actions.resend}
+          />
         ) : null}
         {turn.status === "queued" && actions.edit ? (
           <QueuedControls turn={turn} edit={actions.edit} remove={actions.cancel} />
