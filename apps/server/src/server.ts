@@ -15,8 +15,10 @@ import { SessionWorktrees } from "./delivery/session-worktrees.ts";
 import { Dispatcher, type DispatchJob } from "./dispatch/dispatcher.ts";
 import { labelWaits } from "./dispatch/label-waits.ts";
 import { SessionQueues } from "./dispatch/session-queues.ts";
+import { DronePackages } from "./downloads/drone-package.ts";
 import { EphemeralDrones } from "./drones/ephemeral-drones.ts";
 import { PresenceStore } from "./drones/presence.ts";
+import { createForgeEvents } from "./forge-events/wire.ts";
 import { createHttpApp } from "./http/app.ts";
 import { Lifecycle } from "./lifecycle.ts";
 import { ProjectRemotes } from "./manage/project-remotes.ts";
@@ -94,6 +96,9 @@ export interface GadgetServer {
  */
 export async function createGadgetServer(input: ServerConfig): Promise<GadgetServer> {
   const config = resolveConfig(input);
+  // Hashed at start (a missing or misnamed package fails here, not at a user's install).
+  const dronePackages = new DronePackages(config.dronePackage);
+  await dronePackages.current();
   const logger = (input.logger ?? silentLogger).child({ serverId: config.serverId });
   // During an outage an operation fails within a few seconds (and is retried where idempotent)
   // instead of queueing in mongoose: requests and drones get `unavailable` while it lasts.
@@ -172,11 +177,9 @@ export async function createGadgetServer(input: ServerConfig): Promise<GadgetSer
   const providerQuirks = new ProviderQuirks(models);
   // One policy for every request the server sends out: provider checks and webhooks.
   const outbound = new OutboundPolicy({ allowPrivateNetwork: config.allowPrivateNetwork });
-  const providerChecks = new ProviderChecks(
-    { models, presence, config, drones },
-    outbound,
-    providerQuirks,
-  );
+  // What asks the user's drones (the one holding a session's worktree): checks, reverts, rewinds.
+  const holders = { models, presence, store, config, drones };
+  const providerChecks = new ProviderChecks(holders, outbound, providerQuirks);
   const webhooks = new Webhooks({
     config,
     logger,
@@ -204,13 +207,13 @@ export async function createGadgetServer(input: ServerConfig): Promise<GadgetSer
     orders: new DroneOrders(drones, config),
     lifecycle,
   });
-  // What asks the drone holding a session's worktree: revert, rewind, deliver.
-  const holders = { models, presence, store, config, drones };
   const reverts = new TurnReverts(holders);
   const rewinds = new SessionRewinds({ ...holders, locks });
   const turnUpdates = new TurnUpdates(ide, config.turnUpdateIntervalMs);
   const turnParts = { config, models, store, dispatcher, seqs, turnIndex, drones };
   const turns = new TurnService({ ...turnParts, steering: { locks, logger } });
+  const forgeParts = { models, secretBox, logger, lifecycle, turns, outbound };
+  const forgeEvents = createForgeEvents(forgeParts, () => publicUrl);
   const ingest = new TurnIngest({ seqs, store, turnIndex, droneGraceMs: config.droneGraceMs });
   const sweeper = new LeaseSweeper(
     {
@@ -259,14 +262,11 @@ export async function createGadgetServer(input: ServerConfig): Promise<GadgetSer
     .on("written", ({ turn, statusChanged }) => webhooks.turnChanged(turn, statusChanged))
     .on("finished", (turn) => {
       metrics.turnsFinished.inc({ status: turn.status });
+      forgeEvents.turnFinished(turn);
       ephemeralDrones.retire(turn).catch((error: unknown) => {
         logger.error({ err: error }, "could not retire an ephemeral drone");
       });
       void turns.finished(turn);
-      // A drone slot was freed (or a queued turn ended): start the user's next queued turn.
-      dispatcher.kickUser(String(turn.user)).catch((error: unknown) => {
-        logger.error({ err: error }, "could not re-enqueue queued turns");
-      });
     });
   // The session's next turns prefer the drone that took this one. Not waited for: the work order
   // need not wait on a preference for later turns.
@@ -279,6 +279,7 @@ export async function createGadgetServer(input: ServerConfig): Promise<GadgetSer
 
   const http = createHttpApp(
     {
+      dronePackages,
       removals,
       projectRemotes,
       sessionDelivery,
@@ -302,6 +303,7 @@ export async function createGadgetServer(input: ServerConfig): Promise<GadgetSer
       reverts,
       rewinds,
       webhooks,
+      forgeEvents,
       publicUrl: () => publicUrl,
       drones,
       droneChanged: async (droneId, userId) => {

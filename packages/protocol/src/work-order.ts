@@ -70,6 +70,8 @@ export const workOrderSchema = z.object({
       .string()
       .regex(/^[0-9a-f]{7,64}$/, "must be a commit hash")
       .optional(),
+    /** The forge issue the session works on: its pull request's body says it closes it. */
+    closesIssue: z.number().int().positive().optional(),
   }),
   provider: z.object({
     /** The provider's name, for messages (a provider that cannot be reached is named). */

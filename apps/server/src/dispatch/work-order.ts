@@ -95,6 +95,7 @@ export function buildWorkOrder(
           ? { pullRequest: { url: session.pullRequest.url, number: session.pullRequest.number } }
           : {}),
         ...(session.forkedFrom?.commit ? { startFrom: session.forkedFrom.commit } : {}),
+        ...(session.forgeIssue ? { closesIssue: session.forgeIssue } : {}),
       },
       provider: {
         name: provider.name,

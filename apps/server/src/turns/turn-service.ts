@@ -1,5 +1,7 @@
 // What users and drones do to turns: create, cancel, resume, approve, and what the server does
 // when a drone loses a turn (interrupt). Every write goes through TurnStore.mutate.
+
+import { setTimeout as delay } from "node:timers/promises";
 import { activeTurnStatuses, type ChatTurnDocument, type Models } from "@gadget/db";
 import {
   type Ack,
@@ -18,11 +20,15 @@ import type { Dispatcher } from "../dispatch/dispatcher.ts";
 import { ownedBy } from "../owned.ts";
 import { quotaExceeded } from "../quotas.ts";
 import { type DronesNamespace, droneRoom } from "../sockets/rooms.ts";
+import { commandOf } from "./approval-command.ts";
 import type { SeqStore } from "./store/seq-store.ts";
 import type { TurnIndex } from "./store/turn-index.ts";
 import { resolveApproval } from "./store/turn-state.ts";
 import type { TurnStore } from "./store/turn-store.ts";
 import { TurnMessages, type TurnMessagesDependencies } from "./turn-messages.ts";
+
+/** How long a decision waits for its turn to record an approval event already stored. */
+const approvalSettleMs = 2000;
 
 const notFound = (what: string) => new UserError("not_found", `${what} not found`);
 
@@ -186,7 +192,8 @@ export class TurnService {
 
   /**
    * A turn finished: the messages it did not take join its session's queue, then the session's
-   * next turn may start. Never throws (what fails is logged).
+   * next turn may start, and the user's other queued turns may take its drone's slot. Never
+   * throws (what fails is logged).
    */
   async finished(turn: ChatTurnDocument): Promise<void> {
     const { dispatcher, steering } = this.dependencies;
@@ -195,6 +202,10 @@ export class TurnService {
     });
     await dispatcher.turnFinished(turn).catch((error: unknown) => {
       steering.logger.error({ err: error }, "could not start the session's next turn");
+    });
+    // A drone slot was freed (or a queued turn ended): start the user's next queued turn.
+    await dispatcher.kickUser(String(turn.user)).catch((error: unknown) => {
+      steering.logger.error({ err: error }, "could not re-enqueue queued turns");
     });
   }
 
@@ -336,13 +347,11 @@ export class TurnService {
   /** Relays an approval decision to the drone holding the turn. */
   async decide(userId: string, turnId: string, approvalId: string, body: ApprovalDecisionBody) {
     const { store, config } = this.dependencies;
-    const turn = await store.findOwned(userId, turnId);
-    if (!turn) throw notFound("Turn");
-    if (!turn.pendingApprovals?.some((approval) => approval.id === approvalId)) {
-      throw notFound("Pending approval");
-    }
+    const turn = await this.withPendingApproval(userId, turnId, approvalId);
     // The command comes from the turn's own approval event, never from the request.
-    const command = body.alwaysAllow ? await this.commandOf(turn, approvalId) : null;
+    const command = body.alwaysAllow
+      ? await commandOf(this.dependencies.models, turn, approvalId)
+      : null;
     let answers: Ack[];
     try {
       answers = await this.dependencies.drones
@@ -382,34 +391,31 @@ export class TurnService {
     });
   }
 
-  /** The exact command of a pending run_command approval; 400 for any other call. */
-  private async commandOf(turn: ChatTurnDocument, approvalId: string): Promise<string> {
-    const events = await this.dependencies.models.TurnEvent.find({
-      turn: turn._id,
-      type: "approval",
-    })
-      .sort({ seq: -1 })
-      .limit(20)
-      .lean();
-    for (const event of events) {
-      const approvals = (event.data as { approvals?: unknown[] } | null)?.approvals ?? [];
-      for (const approval of approvals as Array<{
-        id?: unknown;
-        tool?: unknown;
-        params?: unknown;
-      }>) {
-        if (approval.id !== approvalId) continue;
-        const command = (approval.params as { command?: unknown } | null)?.command;
-        if (approval.tool === "run_command" && typeof command === "string" && command) {
-          return command;
-        }
-        throw new UserError(
-          "validation_failed",
-          "Invalid approval decision: alwaysAllow: only a run_command call can be always allowed",
-          { details: [{ path: "alwaysAllow", message: "not a run_command call" }] },
-        );
+  /**
+   * The turn, once `approvalId` is pending on it. An approval event is readable a moment before the
+   * turn records it (events are stored first, the turn's fields right after, on whichever server
+   * process holds the drone), so a client that decides as soon as it reads the event waits for that.
+   */
+  private async withPendingApproval(
+    userId: string,
+    turnId: string,
+    approvalId: string,
+  ): Promise<ChatTurnDocument> {
+    const deadline = Date.now() + approvalSettleMs;
+    for (;;) {
+      const turn = await this.dependencies.store.findOwned(userId, turnId);
+      if (!turn) throw notFound("Turn");
+      if (turn.pendingApprovals?.some((approval) => approval.id === approvalId)) return turn;
+      if (isFinalTurnStatus(turn.status) || Date.now() >= deadline) {
+        throw notFound("Pending approval");
       }
+      const announced = await this.dependencies.models.TurnEvent.exists({
+        turn: turn._id,
+        type: "approval",
+        seq: { $gt: turn.lastSeq ?? 0 },
+      });
+      if (!announced) throw notFound("Pending approval");
+      await delay(50);
     }
-    throw notFound("Pending approval");
   }
 }

@@ -195,11 +195,28 @@ export class ApiClient {
   createRegistrationToken() {
     return this.call(rest.drones.createRegistrationToken);
   }
+  /** Whether a drone registered with the token (by its id, the token's hash), and its status. */
+  registrationTokenStatus(tokenId: string) {
+    return this.call(rest.drones.registrationTokenStatus, { params: { id: tokenId } });
+  }
+  /** The drone package this server hands out (404 when it has none). */
+  dronePackageInfo() {
+    return this.call(rest.downloads.dronePackageInfo);
+  }
   updateDrone(droneId: string, body: UpdateDroneBody) {
     return this.call(rest.drones.update, { params: { id: droneId }, body });
   }
   revokeDrone(droneId: string): Promise<void> {
     return this.call(rest.drones.revoke, { params: { id: droneId } });
+  }
+
+  // ---------- forge events ----------
+  /** A new webhook secret for the project's forge, with its URL: shown once. */
+  createForgeEventsSecret(projectId: string) {
+    return this.call(rest.forgeEvents.createSecret, { params: { id: projectId } });
+  }
+  listForgeEvents(projectId: string) {
+    return this.call(rest.forgeEvents.list, { params: { id: projectId } });
   }
 
   // ---------- webhooks ----------
