@@ -142,6 +142,9 @@ export function toSession(session: ChatSessionDocument): ChatSession {
     mode: session.mode,
     approval: session.approval,
     allowedCommands: session.allowedCommands ?? [],
+    forkedFrom: session.forkedFrom
+      ? { session: String(session.forkedFrom.session), turn: String(session.forkedFrom.turn) }
+      : null,
     createdAt: session.createdAt,
   };
 }
@@ -173,6 +176,7 @@ export function toTurn(turn: ChatTurnDocument): ChatTurn {
     finishedAt: turn.finishedAt ?? null,
     revertedAt: turn.revertedAt ?? null,
     revertCommit: turn.revertCommit ?? null,
+    rewoundAt: turn.rewoundAt ?? null,
   };
 }
 

@@ -70,6 +70,7 @@ export function emptyTurnView(): TurnView {
     warnings: [],
     attemptStart: { draft: 0, thinking: 0, draftPass: 0 },
     adaptations: [],
+    userMessages: [],
     debug: [],
   };
 }
@@ -264,6 +265,9 @@ function applyInOrder(draft: Draft, event: TurnEvent): void {
       break;
     case "response":
       draft.response = event.data.message;
+      break;
+    case "user_message":
+      draft.userMessages.push({ ...event.data });
       break;
     case "changes":
       draft.changes = { ...event.data };
