@@ -12,51 +12,21 @@ import {
 import { isAbortError, linkedController } from "./abort.ts";
 import { approvalIdFor } from "./approvals.ts";
 import { askToExtend } from "./budget-ask.ts";
-import { openAIChatModel } from "./chat-model.ts";
-import {
-  compactContext,
-  contextWindowFromError,
-  estimateTokens,
-  overThreshold,
-} from "./compaction.ts";
+import { callNeedsApproval, prepareCall } from "./call-preparation.ts";
 import { maybeEscalate, recordProgress } from "./escalation.ts";
 import { checkExitConditions } from "./exit-conditions.ts";
-import { StateDocument } from "./living-document.ts";
-import { callModel, type ModelReply } from "./model-call.ts";
+import { callForPass, uniqueCallIds } from "./pass-call.ts";
 import { preEnrich } from "./pre-enrichment.ts";
-import {
-  buildPassMessages,
-  buildSystemPrompt,
-  historyMessages,
-  toolDefinitions,
-} from "./prompt.ts";
 import { ProviderError } from "./provider-error.ts";
-import { createTurnState, parseTurnState, stateFromMessages, type TurnState } from "./state.ts";
+import { createTurnState, type TurnState } from "./state.ts";
 import { SteeringInterrupt } from "./steering.ts";
 import { takeSteering } from "./steering-step.ts";
 import { duplicateVerdict, wasExecuted } from "./stuck-detection.ts";
 import { synthesize } from "./synthesis.ts";
-import {
-  answerWithoutRunning,
-  callNeedsApproval,
-  duplicateOutput,
-  executePendingCalls,
-  prepareCall,
-} from "./tool-execution.ts";
-import {
-  accountUsage,
-  checkpoint,
-  modelCallSettings,
-  samplingOf,
-  type TurnContext,
-} from "./turn-context.ts";
-import {
-  type EngineLogger,
-  resolveTunables,
-  type TurnInput,
-  type TurnOptions,
-  type TurnOutcome,
-} from "./turn-input.ts";
+import { answerWithoutRunning, duplicateOutput, executePendingCalls } from "./tool-execution.ts";
+import { accountUsage, checkpoint, type TurnContext } from "./turn-context.ts";
+import type { TurnInput, TurnOptions, TurnOutcome } from "./turn-input.ts";
+import { createTurnContext } from "./turn-setup.ts";
 
 /** What one step of the loop decided (openai-agents-js runner/steps.ts). */
 export type StepOutcome =
@@ -64,13 +34,6 @@ export type StepOutcome =
   | { type: "respond"; message: string }
   | { type: "pause"; approvals: ApprovalRequest[] }
   | { type: "exit"; reason: ExitReason; detail: string; error?: { code: string; message: string } };
-
-const silentLogger: EngineLogger = {
-  debug: () => undefined,
-  info: () => undefined,
-  warn: () => undefined,
-  error: () => undefined,
-};
 
 /**
  * Runs one turn, yielding its events as they happen and returning the outcome. Always ends
@@ -103,78 +66,6 @@ export async function* runTurn(
     // Stops whatever is still running if the consumer stopped iterating early.
     controller.abort();
   }
-}
-
-function createTurnContext(
-  input: TurnInput,
-  options: TurnOptions,
-  signal: AbortSignal,
-): TurnContext {
-  if (typeof input.goal !== "string") throw new TypeError("input.goal must be a string");
-  if (!input.provider?.modelId) throw new TypeError("input.provider.modelId is required");
-  if (typeof input.workspace !== "string") throw new TypeError("input.workspace must be a path");
-  const tunables = resolveTunables(options.tunables);
-  const logger = options.logger ?? silentLogger;
-  const now = options.now ?? (() => new Date());
-  const mode = input.mode ?? "agent";
-  const approval = input.approval ?? "auto";
-  const allTools = input.tools ?? [];
-  const tools = mode === "ask" ? allTools.filter((tool) => tool.permission === "read") : allTools;
-
-  const fresh = { goal: input.goal, mode, model: input.provider.modelId, now: now() };
-  let state: TurnState;
-  const saved = parseTurnState(input.resume?.state);
-  if (saved) state = saved;
-  else {
-    if (input.resume?.state !== undefined)
-      logger.warn({}, "saved turn state is invalid or of another version; resuming from messages");
-    const messages = input.resume?.messages ?? [];
-    state =
-      messages.length > 0 ? stateFromMessages({ ...fresh, messages }) : createTurnState(fresh);
-  }
-  const definitions = toolDefinitions(tools);
-  return {
-    goal: input.goal,
-    history: input.history ?? [],
-    // A copy: the engine may learn the context window from a provider error.
-    provider: { ...input.provider },
-    mode,
-    approval,
-    allowedCommands: new Set(input.allowedCommands ?? []),
-    // A copy: a budget that asks may extend them.
-    limits: { ...(input.limits ?? {}) },
-    workspace: input.workspace,
-    contextSources: input.contextSources ?? [],
-    options,
-    tunables,
-    logger,
-    now,
-    signal,
-    state,
-    document: new StateDocument(state, tunables.maxDocumentSectionChars),
-    tools,
-    toolsByName: new Map(tools.map((tool) => [tool.name, tool])),
-    allToolNames: new Set(allTools.map((tool) => tool.name)),
-    toolDefinitions: definitions,
-    toolDefinitionTokens: Math.ceil(JSON.stringify(definitions).length / 4),
-    systemPrompt: buildSystemPrompt({
-      mode,
-      workspace: input.workspace,
-      tools,
-      approvalOnWrite: approval === "on-write",
-    }),
-    historyParams: historyMessages(input.history ?? []),
-    model:
-      options.model ??
-      openAIChatModel({
-        baseUrl: input.provider.baseUrl,
-        apiKey: input.provider.apiKey,
-        timeoutMs: tunables.requestTimeoutMs,
-        ...(options.fetch ? { fetch: options.fetch } : {}),
-      }),
-    quirks: new Set(input.provider.quirks ?? []),
-    knownDecisions: new Map(Object.entries(input.approvalDecisions ?? {})),
-  };
 }
 
 async function* failBeforeStart(
@@ -358,49 +249,6 @@ async function* runPass(turn: TurnContext): AsyncGenerator<AgentEvent, StepOutco
     state.stuckSignal !== null || (results.length > 0 && results.every((result) => !result.ok));
   recordProgress(turn, low ? "low" : "progress");
   return { type: "run_again" };
-}
-
-/** Gives repeated call ids in one response distinct ids (some local servers reuse `call_0`). */
-function uniqueCallIds(reply: ModelReply): ModelReply["toolCalls"] {
-  const seen = new Set<string>();
-  return reply.toolCalls.map((call, position) => {
-    const id = seen.has(call.id) ? `${call.id}-${position + 1}` : call.id;
-    seen.add(id);
-    return id === call.id ? call : { ...call, id };
-  });
-}
-
-/** The pass's model call: compacts first when the prompt is near the window, and once more if the provider says it is too long. */
-async function* callForPass(
-  turn: TurnContext,
-  pass: number,
-): AsyncGenerator<AgentEvent, ModelReply> {
-  const { state } = turn;
-  const request = () => ({
-    model: state.activeModel,
-    messages: buildPassMessages(turn, pass),
-    tools: turn.toolDefinitions,
-    ...samplingOf(turn),
-  });
-  let next = request();
-  if (overThreshold(turn, next.messages)) {
-    yield* compactContext(turn, "proactive", pass);
-    next = request();
-  }
-  const settings = modelCallSettings(turn, true, `call-${pass}`);
-  try {
-    return yield* callModel(next, settings);
-  } catch (error) {
-    if (!(error instanceof ProviderError) || error.code !== "context_length_exceeded") throw error;
-    turn.logger.warn(
-      { pass, estimate: estimateTokens(next.messages) },
-      "provider reported context overflow",
-    );
-    const stated = contextWindowFromError(error.message);
-    if (stated && !turn.provider.contextWindow) turn.provider.contextWindow = stated;
-    yield* compactContext(turn, "reactive", pass);
-    return yield* callModel(request(), settings);
-  }
 }
 
 function failureStep(turn: TurnContext, error: unknown): StepOutcome {
