@@ -1,6 +1,7 @@
 // @gadget/protocol: everything that crosses a process boundary, as zod schemas and inferred types.
 export * from "./activity.ts";
 export * from "./api.ts";
+export * from "./api-providers.ts";
 export * from "./chat.ts";
 export * from "./common.ts";
 export * from "./delivery.ts";

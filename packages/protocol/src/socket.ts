@@ -1,8 +1,9 @@
 // Typed Socket.IO event maps for the /drones and /ide namespaces, with a schema behind each payload.
 import { z } from "zod";
 import type { TurnActivity } from "./activity.ts";
-import type { Drone, ProviderCheckRequest, ProviderCheckResult } from "./api.ts";
+import type { Drone } from "./api.ts";
 import { fileContentSchema, fileEntrySchema } from "./api.ts";
+import type { ProviderCheckRequest, ProviderCheckResult } from "./api-providers.ts";
 import { turnMessageSchema } from "./chat.ts";
 import { dateSchema, objectIdSchema, sandboxInfoSchema } from "./common.ts";
 import type {

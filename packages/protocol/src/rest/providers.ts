@@ -1,14 +1,14 @@
 // OpenAI-compatible providers: the API key goes in and never comes out; checks ask the provider
 // through one of the user's drones (or the server), 30 a minute per user.
 import { z } from "zod";
+import { pageQuerySchema } from "../api.ts";
 import {
   createProviderBodySchema,
-  pageQuerySchema,
   providerCheckBodySchema,
   providerCheckResultSchema,
   providerSchema,
   updateProviderBodySchema,
-} from "../api.ts";
+} from "../api-providers.ts";
 import { defineRoute, idParams, listAnswer, noContent, optionalBody } from "./route.ts";
 
 const providerAnswer = z.object({ provider: providerSchema });
