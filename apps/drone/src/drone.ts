@@ -11,6 +11,7 @@ import {
   DRONE_SOCKET_PATH,
   DRONES_NAMESPACE,
   droneAuthorization,
+  droneReconciledSchema,
   type IWorkOrder,
   PROTOCOL_VERSION,
   relayedCode,
@@ -90,6 +91,12 @@ export class Drone {
   private heartbeat: NodeJS.Timeout | undefined;
   /** Senders of journals left by an earlier run of the drone, by turn id. */
   private leftoverSenders = new Map<string, EventSender>();
+  /**
+   * Whether this connection was reconciled: events go out only then, since the server may have
+   * numbered a turn's events of its own (`drone_lost`, `drone_back`) while it was away.
+   */
+  private reconciled = false;
+  private reconcileFallback: NodeJS.Timeout | undefined;
   private rejectStart: ((error: Error) => void) | undefined;
   private resolveStopped!: (error: Error) => void;
 
@@ -181,6 +188,13 @@ export class Drone {
         this.turns.get(turnId)?.cancel();
         return {};
       }),
+      reconciled: ackHandler(log, droneReconciledSchema, "reconciled", async ({ rebased }) => {
+        for (const rebase of rebased) {
+          this.turns.get(rebase.turnId)?.rebase(rebase.storedUpTo, rebase.nextSeq);
+        }
+        this.linkUp();
+        return {};
+      }),
       approval_decision: ackHandler(
         log,
         approvalDecisionSchema,
@@ -203,11 +217,26 @@ export class Drone {
   private connected(): void {
     this.settings.logger.info({ server: this.settings.config.server }, "connected");
     this.settings.onConnection?.({ connected: true });
+    // Events wait for the server's `reconciled`; a server that never says it is not waited on long.
+    clearTimeout(this.reconcileFallback);
+    this.reconcileFallback = setTimeout(() => this.linkUp(), 10_000);
+    this.reconcileFallback.unref();
+  }
+
+  /** The connection is reconciled: unacknowledged events go out. */
+  private linkUp(): void {
+    clearTimeout(this.reconcileFallback);
+    if (!this.socket.connected) return;
+    this.reconciled = true;
     for (const turn of this.turns.values()) turn.resend();
     for (const sender of this.leftoverSenders.values()) sender.notify();
   }
 
+  /** Whether events may be sent now. */
+  private readonly canSend = (): boolean => this.socket.connected && this.reconciled;
+
   private disconnected(reason: string): void {
+    this.reconciled = false;
     this.settings.logger.warn({ reason }, "disconnected");
     if (reason === "io client disconnect") return; // we closed it on purpose
     this.settings.onConnection?.({ connected: false, reason });
@@ -274,7 +303,7 @@ export class Drone {
       secretValues: [this.settings.config.credential],
       ...(this.settings.mcp ? { mcp: this.settings.mcp } : {}),
       ...(this.settings.tunables ? { tunables: this.settings.tunables } : {}),
-      ...(this.settings.sending ? { sending: this.settings.sending } : {}),
+      sending: { ...this.settings.sending, canSend: this.canSend },
       ...(this.settings.verifyRepairAttempts === undefined
         ? {}
         : { verifyRepairAttempts: this.settings.verifyRepairAttempts }),
@@ -336,7 +365,10 @@ export class Drone {
         await journal.remove();
         continue;
       }
-      const sender = new EventSender(this.socket, journal, this.settings.sending);
+      const sender = new EventSender(this.socket, journal, {
+        ...this.settings.sending,
+        canSend: this.canSend,
+      });
       this.leftoverSenders.set(journal.turnId, sender);
       void sender.drained().then(async () => {
         if (this.leftoverSenders.get(journal.turnId) !== sender) return; // superseded by a new dispatch

@@ -29,7 +29,7 @@ export type DroneRequestHandlers<E extends DroneRequest = DroneRequest> = {
 };
 
 /** The requests about a turn, which the drone answers itself. */
-type TurnRequest = "work_order" | "turn_cancel" | "approval_decision";
+type TurnRequest = "work_order" | "turn_cancel" | "approval_decision" | "reconciled";
 
 /**
  * The handlers of the machine's requests, in `workspace` (the drone's workspace root).

@@ -107,6 +107,11 @@ export class ActiveTurn {
     this.approvals.decide(approvalId, decision);
   }
 
+  /** Renumbers the turn's unsent events after the server's (it waited for this drone). */
+  rebase(storedUpTo: number, nextSeq: number): void {
+    this.journal?.rebase(storedUpTo, nextSeq);
+  }
+
   /** Re-sends unacknowledged events (after a reconnect). */
   resend(): void {
     this.sender?.notify();

@@ -27,6 +27,7 @@ import {
   compareVersions,
   DEFAULT_BRANCH_PREFIX,
   emptyTurnStats,
+  isFinalTurnStatus,
   maskedGitUrl,
   mergeLabels,
   RELEASE_VERSION,
@@ -162,6 +163,10 @@ export function toTurn(turn: ChatTurnDocument): ChatTurn {
     finishedAt: turn.finishedAt ?? null,
     revertedAt: turn.revertedAt ?? null,
     revertCommit: turn.revertCommit ?? null,
+    // A live turn always says what it waits on (null clears an earlier wait in browsers).
+    ...(isFinalTurnStatus(turn.status)
+      ? {}
+      : { waiting: (turn.waiting ?? null) as ChatTurn["waiting"] }),
   };
 }
 

@@ -36,6 +36,7 @@ import { createSocketServers } from "./sockets/io.ts";
 import { userRoom } from "./sockets/rooms.ts";
 import { TurnUpdates } from "./sockets/turn-updates.ts";
 import { StorageHealth } from "./storage/health.ts";
+import { DroneLoss } from "./turns/drone-loss.ts";
 import { TurnIngest } from "./turns/ingest.ts";
 import { LeaseSweeper } from "./turns/lease-sweeper.ts";
 import { LiveRelay } from "./turns/live/live-relay.ts";
@@ -205,6 +206,7 @@ export async function createGadgetServer(input: ServerConfig): Promise<GadgetSer
   const turnUpdates = new TurnUpdates(ide, config.turnUpdateIntervalMs);
   const turns = new TurnService({ config, models, store, dispatcher, seqs, turnIndex, drones });
   const ingest = new TurnIngest({ seqs, store, turnIndex, droneGraceMs: config.droneGraceMs });
+  const loss = new DroneLoss({ store, droneGraceMs: config.droneGraceMs });
   const sweeper = new LeaseSweeper(
     {
       models,
@@ -317,6 +319,7 @@ export async function createGadgetServer(input: ServerConfig): Promise<GadgetSer
     store,
     turns,
     ingest,
+    loss,
     health,
     metrics,
     lifecycle,

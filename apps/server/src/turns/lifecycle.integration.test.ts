@@ -100,6 +100,8 @@ describe("leases", () => {
       "dispatched",
       "status",
       "token",
+      // Said as soon as the connection dropped, with the time the turn waits for it.
+      "drone_lost",
       "status",
       "error",
       "done",

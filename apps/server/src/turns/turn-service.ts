@@ -193,8 +193,13 @@ export class TurnService {
             : []),
           { type: "done", data: { reason, passes: turn.stats.passes, totalCost: turn.stats.cost } },
         ],
-        set:
-          reason === "cancelled" ? { cancelRequestedAt: turn.cancelRequestedAt ?? new Date() } : {},
+        set: {
+          waiting: null,
+          lostSeq: null,
+          ...(reason === "cancelled"
+            ? { cancelRequestedAt: turn.cancelRequestedAt ?? new Date() }
+            : {}),
+        },
       };
     });
     if (outcome?.changed && outcome.turn.drone && reason === "interrupted") {
@@ -230,6 +235,8 @@ export class TurnService {
           finishedAt: null,
           leaseExpiresAt: null,
           cancelRequestedAt: null,
+          waiting: null,
+          lostSeq: null,
           pendingApprovals: [],
           queuedAt: now,
         },

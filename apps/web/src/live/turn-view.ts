@@ -44,6 +44,7 @@ export function emptyTurnView(): TurnView {
     phase: "waiting",
     statusMessage: null,
     waitingForWorktree: false,
+    droneLost: null,
     droneId: null,
     droneName: null,
     preEnrichment: null,
@@ -277,7 +278,20 @@ function applyInOrder(draft: Draft, event: TurnEvent): void {
     case "delivery":
       draft.delivery = event.data;
       break;
+    case "drone_lost": {
+      const since = Date.parse(event.data.since) || at;
+      draft.droneLost = {
+        since,
+        until: since + event.data.graceMs,
+        droneName: event.data.droneName ?? draft.droneName,
+      };
+      break;
+    }
+    case "drone_back":
+      draft.droneLost = null;
+      break;
     case "done":
+      draft.droneLost = null;
       draft.done = { ...event.data, at };
       // Approvals still open when the turn ends can no longer be decided.
       if (event.data.reason !== "approval_needed") {

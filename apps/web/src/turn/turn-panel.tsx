@@ -14,7 +14,7 @@ import { ApprovalCard } from "./approval-card.tsx";
 import { RevertControl } from "./revert-control.tsx";
 import { CostMeters, DeliveryLine, StatusLine, TurnStats } from "./turn-status.tsx";
 import { TurnSteps } from "./turn-steps.tsx";
-import { errorTitle, guardOf } from "./turn-words.ts";
+import { droneOfflineOf, droneOfflineWords, errorTitle, guardOf } from "./turn-words.ts";
 
 export interface TurnActions {
   cancel(): Promise<void>;
@@ -54,6 +54,7 @@ export function TurnPanel({ snapshot, actions, showDebug = false }: TurnPanelPro
   const answer = streamed ?? (answered ? view.draft : "");
   const narration = streamed === null && !answered ? view.draft : "";
   const guard = guardOf(turn, view);
+  const offline = droneOfflineOf(turn, view);
   const errors = [
     ...view.errors,
     ...(turn.error && !view.errors.some((error) => error.message === turn.error?.message)
@@ -118,7 +119,13 @@ export function TurnPanel({ snapshot, actions, showDebug = false }: TurnPanelPro
         ) : null}
         <CostMeters turn={turn} view={view} />
         {view.preEnrichment && !final ? <p className="muted small">{view.preEnrichment}</p> : null}
-        {turn.waiting && !final ? (
+        {offline ? (
+          <div className="warning-note" role="status">
+            <strong>Drone offline</strong>: {offline.droneName ?? "the turn's drone"} lost its
+            connection. The turn waits for it and goes on where it was;{" "}
+            {droneOfflineWords(offline, now)}.
+          </div>
+        ) : turn.waiting?.on && !final ? (
           <div className="warning-note" role="status">
             Reconnecting to the {turn.waiting.on === "database" ? "database" : "server's Redis"}…
             the drone keeps this turn's events and sends them again; nothing is lost.

@@ -82,7 +82,9 @@ export function turnRoutes(
 
   serve(app, rest.turns.get, async (request) => {
     const turn = toTurn(await ownedTurn(userOf(request), request.params.id));
-    return { turn: { ...turn, waiting: dependencies.health.waitingOf(turn._id) } };
+    return {
+      turn: { ...turn, waiting: dependencies.health.waitingOf(turn._id) ?? turn.waiting ?? null },
+    };
   });
 
   serve(app, rest.turns.events, async (request) => {

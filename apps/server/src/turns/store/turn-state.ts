@@ -35,8 +35,10 @@ export function finalStatusFor(reason: ExitReason): TurnStatus {
     case "cancelled":
       return "cancelled";
     case "interrupted":
+    case "drone_shutdown":
       return "interrupted";
     case "error":
+    case "quota_wait_exceeded":
       return "failed";
     default:
       // Limits and the other stops still end with a synthesised answer (synthesis: docs/architecture.md, "The engine").
