@@ -148,6 +148,7 @@ export class Drone {
             workspaces,
             labels: this.settings.labels ?? [],
             ephemeral: this.settings.ephemeral ?? false,
+            draining: this.draining,
           }),
         );
       },
@@ -339,6 +340,7 @@ export class Drone {
       const answer = (await this.socket.timeout(10_000).emitWithAck("heartbeat", {
         activeTurns: [...this.turns.keys()],
         workspaces: await this.workspaces(),
+        draining: this.draining,
       })) as Ack<{
         cancelledTurns: string[];
       }>;
@@ -391,19 +393,27 @@ export class Drone {
    */
   shutdown(options: { cancel: boolean }): Promise<void> {
     this.accepting = false;
+    if (!this.draining) {
+      // The server hears at once: no new turn comes, and the drones page says `draining`.
+      this.draining = true;
+      void this.beat();
+    }
     if (options.cancel) this.cancelAll();
     this.shuttingDown ??= this.drainAndClose();
     return this.shuttingDown;
   }
 
   private shuttingDown: Promise<void> | undefined;
+  /** Stopping: running turns finish, no new one is taken. */
+  private draining = false;
   private cancelRequested: (() => void) | undefined;
   private readonly cancelling = new Promise<void>((resolve) => {
     this.cancelRequested = resolve;
   });
 
+  /** Ends the running turns as `drone_shutdown` (the drone is stopping, not the user). */
   private cancelAll(): void {
-    for (const turn of this.turns.values()) turn.cancel();
+    for (const turn of this.turns.values()) turn.shutDown();
     this.cancelRequested?.();
   }
 

@@ -46,7 +46,7 @@ export function toDrone(
   return {
     _id: String(drone._id),
     name: drone.name,
-    status: presence?.online ? "online" : "offline",
+    status: presence?.online ? (presence.draining ? "draining" : "online") : "offline",
     activeTurns,
     capacity: presence?.capacity ?? drone.capacity,
     lastSeenAt: presence?.lastSeenAt ?? drone.lastSeenAt ?? null,

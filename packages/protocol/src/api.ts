@@ -85,7 +85,8 @@ export const registerDroneBodySchema = z.object({
 });
 export type RegisterDroneBody = z.infer<typeof registerDroneBodySchema>;
 
-export const droneStatusSchema = z.enum(["online", "offline"]);
+/** `draining`: online but stopping (its first Ctrl-C or SIGTERM): it takes no new turn. */
+export const droneStatusSchema = z.enum(["online", "draining", "offline"]);
 
 export const droneSchema = z.object({
   _id: z.string(),

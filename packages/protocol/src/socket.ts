@@ -65,6 +65,8 @@ export const droneHandshakeSchema = z.object({
   labels: droneLabelsSchema.default([]),
   /** `start --ephemeral`: takes one turn, sees it through and exits; unregistered after. */
   ephemeral: z.boolean().default(false),
+  /** Stopping: it finishes its running turns and takes no new one. */
+  draining: z.boolean().default(false),
 });
 export type DroneHandshake = z.infer<typeof droneHandshakeSchema>;
 
@@ -135,6 +137,8 @@ export type TurnCheckpoint = z.infer<typeof turnCheckpointSchema>;
 export const heartbeatSchema = z.object({
   activeTurns: z.array(objectIdSchema).max(64),
   workspaces: z.array(z.string()).max(1000).optional(),
+  /** The drone is stopping (draining): no new turn for it. */
+  draining: z.boolean().optional(),
 });
 export type Heartbeat = z.infer<typeof heartbeatSchema>;
 

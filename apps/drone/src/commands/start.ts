@@ -176,7 +176,16 @@ export async function start(options: StartOptions): Promise<number> {
   pruner.start();
   mcp.start();
   try {
-    await Promise.race([drone.start(), drone.stopped.then((error) => Promise.reject(error))]);
+    // Stopped before it ever connected (a server that is down): a clean stop all the same.
+    const began = await Promise.race([
+      drone.start().then(() => "connected" as const),
+      drone.stopped.then((error) => Promise.reject(error)),
+      shutdownDone.then(() => "stopped" as const),
+    ]);
+    if (began === "stopped") {
+      terminal.say("stopped");
+      return 0;
+    }
     await saveRuntime();
     if (options.ephemeral) terminal.say("ephemeral: taking one turn, then exiting");
     const outcome = await Promise.race([

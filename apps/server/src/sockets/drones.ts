@@ -161,6 +161,7 @@ export function attachDroneNamespace(
             workspaces: auth.workspaces,
             labels: mergeLabels(drone.labels ?? [], auth.labels),
             ephemeral: auth.ephemeral,
+            draining: auth.draining,
           }),
           // Dispatch counts used slots in Redis; fill them from the document if Redis lost them.
           dependencies.dispatcher.slots.load(droneId, (drone.activeTurns ?? []).map(String)),
@@ -252,7 +253,10 @@ export function attachDroneNamespace(
             socket.id,
             beat.workspaces,
             beat.activeTurns,
+            beat.draining,
           );
+          // Stopping (or not any more): the drones page and pickers show it at once.
+          if (current === "changed") await publishDrone(dependencies, droneId);
           // Not the holder any more (presence expired or was lost with Redis): this socket takes
           // it again, unless the drone was revoked (the tombstone, or the document if Redis lost it).
           if (!current) {
@@ -275,6 +279,7 @@ export function attachDroneNamespace(
               workspaces: beat.workspaces ?? auth.workspaces,
               labels: mergeLabels(drone.labels ?? [], auth.labels),
               ephemeral: auth.ephemeral,
+              draining: beat.draining ?? auth.draining,
             });
             if (!online) {
               socket.disconnect(true);
