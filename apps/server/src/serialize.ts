@@ -132,6 +132,7 @@ export function toSession(session: ChatSessionDocument): ChatSession {
     mode: session.mode,
     approval: session.approval,
     allowedCommands: session.allowedCommands ?? [],
+    autoResume: session.autoResume ?? "same-drone",
     createdAt: session.createdAt,
   };
 }

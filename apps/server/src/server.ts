@@ -36,6 +36,7 @@ import { createSocketServers } from "./sockets/io.ts";
 import { userRoom } from "./sockets/rooms.ts";
 import { TurnUpdates } from "./sockets/turn-updates.ts";
 import { StorageHealth } from "./storage/health.ts";
+import { AutoResumer } from "./turns/auto-resume.ts";
 import { DroneLoss } from "./turns/drone-loss.ts";
 import { TurnIngest } from "./turns/ingest.ts";
 import { LeaseSweeper } from "./turns/lease-sweeper.ts";
@@ -207,19 +208,11 @@ export async function createGadgetServer(input: ServerConfig): Promise<GadgetSer
   const turns = new TurnService({ config, models, store, dispatcher, seqs, turnIndex, drones });
   const ingest = new TurnIngest({ seqs, store, turnIndex, droneGraceMs: config.droneGraceMs });
   const loss = new DroneLoss({ store, droneGraceMs: config.droneGraceMs });
+  const autoResumer = new AutoResumer({ models, store, dispatcher });
+  const { sweepIntervalMs, droneGraceMs } = config;
   const sweeper = new LeaseSweeper(
-    {
-      models,
-      store,
-      turnIndex,
-      dispatcher,
-      presence,
-      locks,
-      lifecycle,
-      logger,
-      sweepIntervalMs: config.sweepIntervalMs,
-      droneGraceMs: config.droneGraceMs,
-    },
+    { models, store, turnIndex, dispatcher, presence, locks, lifecycle, logger, autoResumer },
+    { sweepIntervalMs, droneGraceMs },
     turns,
   );
   const ephemeralDrones = new EphemeralDrones({ models, presence, locks, logger });
@@ -320,6 +313,7 @@ export async function createGadgetServer(input: ServerConfig): Promise<GadgetSer
     turns,
     ingest,
     loss,
+    autoResumer,
     health,
     metrics,
     lifecycle,

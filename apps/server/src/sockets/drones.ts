@@ -21,6 +21,7 @@ import type { Lifecycle } from "../lifecycle.ts";
 import type { Metrics } from "../metrics/metrics.ts";
 import type { Locks } from "../redis/locks.ts";
 import type { StorageHealth } from "../storage/health.ts";
+import type { AutoResumer } from "../turns/auto-resume.ts";
 import type { DroneLoss } from "../turns/drone-loss.ts";
 import type { TurnIngest } from "../turns/ingest.ts";
 import type { TurnStore } from "../turns/store/turn-store.ts";
@@ -42,6 +43,8 @@ export interface DroneSocketDependencies {
   ingest: TurnIngest;
   /** What a drone's running turns say when its connection drops and comes back. */
   loss: DroneLoss;
+  /** Gives a restarted drone back the turns it lost with its process. */
+  autoResumer: AutoResumer;
   health: StorageHealth;
   metrics: Metrics;
   lifecycle: Lifecycle;
@@ -201,7 +204,12 @@ export function attachDroneNamespace(
       }
       for (const turnId of heldIds) {
         if (running.includes(turnId)) continue;
-        // Dispatched a moment ago, or lost by a restarted drone: only the latter has no recent lease.
+        // Dispatched a moment ago, or lost by a restarted drone: only the latter has started. That
+        // one continues on it from its last checkpoint, unless its session says otherwise.
+        const turn = await dependencies.store.read(turnId);
+        if (!turn || !(await turns.hasStarted(turn))) continue;
+        if (await dependencies.autoResumer.restarted({ id, name: socket.data.droneName }, turnId))
+          continue;
         await turns.finishNow(
           turnId,
           "interrupted",

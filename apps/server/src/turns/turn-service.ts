@@ -17,6 +17,7 @@ import type { Dispatcher } from "../dispatch/dispatcher.ts";
 import { ownedBy } from "../owned.ts";
 import { quotaExceeded } from "../quotas.ts";
 import { type DronesNamespace, droneRoom } from "../sockets/rooms.ts";
+import { requeue } from "./auto-resume.ts";
 import type { SeqStore } from "./store/seq-store.ts";
 import type { TurnIndex } from "./store/turn-index.ts";
 import { resolveApproval } from "./store/turn-state.ts";
@@ -223,24 +224,7 @@ export class TurnService {
           `Only interrupted or failed turns can be resumed; this one is ${turn.status}`,
         );
       }
-      const now = new Date();
-      return {
-        events: [{ type: "queued", data: { message: "Resumed; waiting for a drone" } }],
-        set: {
-          status: "queued",
-          drone: null,
-          requestedDrone: null,
-          error: null,
-          exitReason: null,
-          finishedAt: null,
-          leaseExpiresAt: null,
-          cancelRequestedAt: null,
-          waiting: null,
-          lostSeq: null,
-          pendingApprovals: [],
-          queuedAt: now,
-        },
-      };
+      return requeue("Resumed; waiting for a drone");
     });
     await dispatcher.enqueue(turnId);
     return outcome?.turn ?? owned;

@@ -180,6 +180,7 @@ function applyInOrder(draft: Draft, event: TurnEvent): void {
 
   switch (event.type) {
     case "queued":
+      draft.droneLost = null; // Back in the queue: it waits for a drone, not for that one.
       if (draft.done) resumed(draft);
       if (draft.phase === "waiting") draft.phase = "queued";
       draft.statusMessage = event.data.message ?? "Waiting for a drone";
