@@ -11,6 +11,7 @@ import {
   defaultWorkspaceRoot,
   heartbeatMs,
   logLevel,
+  maxQuotaWaitMs,
   mcpIdleMinutes,
   mcpTimeoutSeconds,
   patienceMs,
@@ -147,6 +148,7 @@ program
           logLevel: logLevel(),
           heartbeatMs: heartbeatMs(),
           patienceMs: patienceMs(),
+          maxQuotaWaitMs: maxQuotaWaitMs(),
         }),
       ),
   );

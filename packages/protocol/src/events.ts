@@ -152,6 +152,11 @@ export const turnEventDataSchemas = {
     since: z.string(),
     graceMs: z.number().int().nonnegative(),
   }),
+  /**
+   * The provider's rate limit outlasted the call's retries: the turn waits until `until` (from
+   * its `Retry-After` or `x-ratelimit-reset-*` headers) and calls again by itself.
+   */
+  quota_wait: z.object({ since: z.string(), until: z.string(), message: z.string() }),
   /** The turn's drone is connected again and goes on with the turn. */
   drone_back: z.object({
     drone: z.string(),

@@ -27,6 +27,8 @@ export interface StartOptions {
   heartbeatMs?: number | undefined;
   /** How long turns wait out an unavailable server; default 5 minutes. */
   patienceMs?: number | undefined;
+  /** How long, in all, a turn waits out a provider's rate limit; default 6 hours. */
+  maxQuotaWaitMs?: number | undefined;
   /** Days an unused session worktree is kept; default: the config's, else 7. */
   worktreeRetentionDays?: number | undefined;
   /** Take exactly one turn, see it through, then exit 0 (the server unregisters the drone). */
@@ -108,6 +110,9 @@ export async function start(options: StartOptions): Promise<number> {
     logger,
     ...(options.heartbeatMs ? { heartbeatMs: options.heartbeatMs } : {}),
     ...(options.patienceMs ? { sending: { patienceMs: options.patienceMs } } : {}),
+    ...(options.maxQuotaWaitMs === undefined
+      ? {}
+      : { tunables: { retry: { maxQuotaWaitMs: options.maxQuotaWaitMs } } }),
     onConnection: (state) => {
       if (state.connected !== connected || !state.connected) {
         terminal.say(

@@ -73,6 +73,8 @@ export interface TurnView {
    * unless it comes back (ms since the epoch); null once it is back or the turn ended.
    */
   droneLost: { since: number; until: number; droneName: string | null } | null;
+  /** The provider rate-limited the turn: it calls again at `until` (ms); null once it answers. */
+  quotaWait: { until: number; message: string } | null;
   droneId: string | null;
   droneName: string | null;
   preEnrichment: string | null;

@@ -45,6 +45,7 @@ export function emptyTurnView(): TurnView {
     statusMessage: null,
     waitingForWorktree: false,
     droneLost: null,
+    quotaWait: null,
     droneId: null,
     droneName: null,
     preEnrichment: null,
@@ -177,6 +178,8 @@ function applyInOrder(draft: Draft, event: TurnEvent): void {
 
   if (event.type !== "status" && event.type !== "debug" && event.type !== "queued")
     draft.waitingForWorktree = false;
+  // The provider answered again (or the turn moved on): the rate-limit wait is over.
+  if (event.type !== "quota_wait" && event.type !== "debug") draft.quotaWait = null;
 
   switch (event.type) {
     case "queued":
@@ -290,6 +293,9 @@ function applyInOrder(draft: Draft, event: TurnEvent): void {
     }
     case "drone_back":
       draft.droneLost = null;
+      break;
+    case "quota_wait":
+      draft.quotaWait = { until: Date.parse(event.data.until) || at, message: event.data.message };
       break;
     case "done":
       draft.droneLost = null;

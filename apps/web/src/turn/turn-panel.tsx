@@ -14,7 +14,14 @@ import { ApprovalCard } from "./approval-card.tsx";
 import { RevertControl } from "./revert-control.tsx";
 import { CostMeters, DeliveryLine, StatusLine, TurnStats } from "./turn-status.tsx";
 import { TurnSteps } from "./turn-steps.tsx";
-import { droneOfflineOf, droneOfflineWords, errorTitle, guardOf } from "./turn-words.ts";
+import {
+  droneOfflineOf,
+  droneOfflineWords,
+  errorTitle,
+  guardOf,
+  quotaWaitOf,
+  quotaWaitWords,
+} from "./turn-words.ts";
 
 export interface TurnActions {
   cancel(): Promise<void>;
@@ -55,6 +62,7 @@ export function TurnPanel({ snapshot, actions, showDebug = false }: TurnPanelPro
   const narration = streamed === null && !answered ? view.draft : "";
   const guard = guardOf(turn, view);
   const offline = droneOfflineOf(turn, view);
+  const quota = quotaWaitOf(turn, view);
   const errors = [
     ...view.errors,
     ...(turn.error && !view.errors.some((error) => error.message === turn.error?.message)
@@ -119,6 +127,12 @@ export function TurnPanel({ snapshot, actions, showDebug = false }: TurnPanelPro
         ) : null}
         <CostMeters turn={turn} view={view} />
         {view.preEnrichment && !final ? <p className="muted small">{view.preEnrichment}</p> : null}
+        {quota && !offline ? (
+          <div className="warning-note" role="status">
+            <strong>Rate-limited by the provider</strong>: the turn {quotaWaitWords(quota, now)}.
+            Stop cancels it.
+          </div>
+        ) : null}
         {offline ? (
           <div className="warning-note" role="status">
             <strong>Drone offline</strong>: {offline.droneName ?? "the turn's drone"} lost its

@@ -41,6 +41,7 @@ export function statusWordOf(turn: ChatTurn, view: TurnView): string {
   const guard = guardOf(turn, view);
   if (guard) return `Stopped by a guard: ${guardWords[guard]}`;
   if (droneOfflineOf(turn, view)) return "Drone offline";
+  if (quotaWaitOf(turn, view)) return "Waiting for the provider's rate limit";
   if (view.waitingForWorktree && !isFinalTurnStatus(turn.status))
     return "Waiting for the session's worktree";
   return statusWords[turn.status];
@@ -109,4 +110,19 @@ export function droneOfflineWords(offline: { until: number }, now: number): stri
   return now < offline.until
     ? `interrupted in ${timeLeft(offline.until, now)} unless it comes back`
     : "interrupting it now";
+}
+
+/** A live turn waiting out its provider's rate limit: when it calls again. */
+export function quotaWaitOf(turn: ChatTurn, view: TurnView): { until: number } | null {
+  if (isFinalTurnStatus(turn.status)) return null;
+  if (view.quotaWait) return view.quotaWait;
+  const waiting = turn.waiting;
+  if (waiting?.reason !== "provider_rate_limit" || !waiting.until) return null;
+  return { until: timeOf(waiting.until) ?? 0 };
+}
+
+/** "goes on by itself at 14:05:09 (in 0:42)". */
+export function quotaWaitWords(wait: { until: number }, now: number): string {
+  const at = new Date(wait.until).toLocaleTimeString();
+  return `goes on by itself at ${at} (in ${timeLeft(wait.until, now)})`;
 }

@@ -65,6 +65,7 @@ export function stateOf(turn: ChatTurnDocument): TurnState {
     startedAt: turn.startedAt ?? null,
     finishedAt: turn.finishedAt ?? null,
     leaseExpiresAt: turn.leaseExpiresAt ?? null,
+    waiting: turn.waiting ?? null,
   };
 }
 
