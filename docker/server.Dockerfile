@@ -11,8 +11,10 @@ RUN corepack enable pnpm
 COPY package.json pnpm-lock.yaml pnpm-workspace.yaml .npmrc ./
 RUN pnpm fetch
 COPY . .
-RUN pnpm install --offline --frozen-lockfile --filter "@gadget/server..." --filter "@gadget/web..."
+RUN pnpm install --offline --frozen-lockfile --filter "@gadget/server..." --filter "@gadget/web..." --filter "gadget-drone..."
 RUN pnpm --filter @gadget/web build && pnpm --filter @gadget/server build
+# The drone package of this release, handed out at /install.sh and /downloads.
+RUN scripts/pack-drone.sh /repo/drone-package
 
 FROM node:20-bookworm-slim
 # HOST: listen on every interface of the container. GADGET_DATA_DIR is only used when
@@ -21,10 +23,12 @@ ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=3000 \
     GADGET_WEB_DIR=/app/web \
+    GADGET_DRONE_PACKAGE=/app/drone \
     GADGET_DATA_DIR=/data
 WORKDIR /app
 COPY --from=build /repo/apps/server/dist/ /app/
 COPY --from=build /repo/apps/web/dist/ /app/web/
+COPY --from=build /repo/drone-package/ /app/drone/
 RUN ln -s /app/gadget-code.mjs /usr/local/bin/gadget-code \
  && mkdir -p /data && chown node:node /data
 USER node

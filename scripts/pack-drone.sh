@@ -1,13 +1,25 @@
 #!/usr/bin/env bash
-# Builds the publishable `gadget-drone` npm package (apps/drone/scripts/build.mjs: one bundle, the
-# workspace packages inlined) and packs it into a tarball that `npm install --global` takes.
+# Builds the `gadget-drone` package (apps/drone/scripts/build.mjs: one self-contained bundle) and
+# packs it into gadget-drone-<version>.tgz, which the server hands out (/install.sh,
+# `gadget-drone update`) and `npm install --global` takes as well.
 # Usage: scripts/pack-drone.sh [output directory, default apps/drone/dist]
-# `pnpm drone:pack` runs it; `npm install --global <tarball>` installs it, `npm publish <tarball>`
-# releases it. (The drone image, docker/drone.Dockerfile, does the same two steps itself.)
+# GADGET_DRONE_VERSION=<v> packs another version number (tests of updates).
+# `pnpm drone:pack` runs it; the server runs it at start when its cached package is stale.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 out="$(mkdir -p "${1:-$root/apps/drone/dist}" && cd "${1:-$root/apps/drone/dist}" && pwd)"
-pnpm --dir "$root" --filter gadget-drone build >&2
-cd "$root/apps/drone/dist"
-tarball="$(npm pack --silent --pack-destination "$out")"
-echo "$out/$tarball"
+staging="$(mktemp -d "${TMPDIR:-/tmp}/gadget-drone-pack.XXXXXX")"
+trap 'rm -rf "$staging"' EXIT
+node "$root/apps/drone/scripts/build.mjs" "$staging/package" \
+  ${GADGET_DRONE_VERSION:+--version "$GADGET_DRONE_VERSION"} >&2
+version="$(node -p 'require(process.argv[1]).version' "$staging/package/package.json")"
+# A tarball like npm pack's (package/ inside), with fixed owners and times so a rebuild of the
+# same code hashes the same.
+if tar --version 2>/dev/null | grep -q GNU; then
+  tar -C "$staging" --sort=name --owner=0 --group=0 --numeric-owner --mtime='2000-01-01 00:00Z' \
+    -cf - package | gzip -n >"$staging/gadget-drone-$version.tgz"
+else
+  tar -C "$staging" -cf - package | gzip -n >"$staging/gadget-drone-$version.tgz"
+fi
+mv "$staging/gadget-drone-$version.tgz" "$out/gadget-drone-$version.tgz"
+echo "$out/gadget-drone-$version.tgz"

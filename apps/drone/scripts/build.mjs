@@ -1,6 +1,8 @@
-// Builds the publishable `gadget-drone` npm package into dist/: one ESM bundle with the workspace
-// packages (@gadget/*) inlined and third-party packages left as dependencies, plus its package.json.
-import { chmodSync, copyFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+// Builds the publishable `gadget-drone` package into dist/ (or the directory given): one ESM bundle
+// with every dependency inlined, so the package installs by unpacking, with no registry and no
+// npm (the server's /install.sh and `gadget-drone update` do exactly that), plus its package.json.
+// Usage: node scripts/build.mjs [outdir] [--version <v>] (another version number: tests of updates).
+import { chmodSync, copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
@@ -9,37 +11,16 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, "..");
 const repo = path.resolve(root, "..", "..");
 const manifest = JSON.parse(readFileSync(path.join(root, "package.json"), "utf8"));
+const flag = process.argv.indexOf("--version");
+const version = flag >= 0 ? process.argv[flag + 1] : manifest.version;
+const positional = process.argv.slice(2).filter((_, index, all) => all[index - 1] !== "--version");
+const outArgument = positional.find((argument) => argument !== "--version");
 
-/** Catalog versions, so the published package pins what the workspace tested. */
-function catalog() {
-  const text = readFileSync(path.join(repo, "pnpm-workspace.yaml"), "utf8");
-  const versions = {};
-  let inside = false;
-  for (const line of text.split("\n")) {
-    if (/^catalog:/.test(line)) inside = true;
-    else if (/^\S/.test(line)) inside = false;
-    else if (inside) {
-      const match = /^\s+"?([^":#\s]+)"?:\s*(\S+)/.exec(line);
-      if (match) versions[match[1]] = match[2];
-    }
-  }
-  return versions;
-}
+// Optional native speed-ups of ws that it loads in a try/catch; the bundle goes without them.
+const optional = ["bufferutil", "utf-8-validate"];
 
-const versions = catalog();
-const runtime = Object.keys(manifest.dependencies).filter(
-  (name) => !name.startsWith("@gadget/") && name !== "tsx",
-);
-const dependencies = Object.fromEntries(
-  runtime.map((name) => {
-    const declared = manifest.dependencies[name];
-    const version = declared === "catalog:" ? versions[name] : declared;
-    if (!version) throw new Error(`no catalog version for ${name}`);
-    return [name, version];
-  }),
-);
-
-const outdir = path.join(root, "dist");
+const outdir = path.resolve(outArgument ?? path.join(root, "dist"));
+rmSync(path.join(outdir, "main.js"), { force: true });
 mkdirSync(outdir, { recursive: true });
 await build({
   entryPoints: [path.join(root, "src", "main.ts")],
@@ -48,12 +29,15 @@ await build({
   platform: "node",
   target: "node20",
   format: "esm",
-  // Third-party packages stay imports; everything of ours is inlined.
-  external: runtime,
+  external: optional,
   // Some dependencies are CommonJS and call require(); give the ESM bundle one.
   banner: {
     js: 'import { createRequire as __createRequire } from "node:module"; const require = __createRequire(import.meta.url);',
   },
+  legalComments: "none",
+  // Smaller to download and quicker to parse at every start; names stay, so stack traces read.
+  minifyWhitespace: true,
+  minifySyntax: true,
   logLevel: "warning",
 });
 
@@ -65,15 +49,14 @@ copyFileSync(
 chmodSync(path.join(outdir, "bin", "gadget-drone.js"), 0o755);
 const published = {
   name: manifest.name,
-  version: manifest.version,
+  version,
   description: manifest.description,
   type: "module",
   license: manifest.license,
   bin: { "gadget-drone": "./bin/gadget-drone.js" },
   engines: { node: ">=20.19" },
-  dependencies,
 };
 writeFileSync(path.join(outdir, "package.json"), `${JSON.stringify(published, null, 2)}\n`);
 console.log(
-  `built ${path.relative(repo, outdir)}/ (${Object.keys(dependencies).length} runtime dependencies)`,
+  `built ${path.relative(repo, outdir) || "."}/ (gadget-drone ${version}, self-contained)`,
 );

@@ -107,3 +107,41 @@ export function gitEnvironment(): Record<string, string> {
   }
   return environment;
 }
+
+/** Where systemd looks for the user's units: $XDG_CONFIG_HOME/systemd/user (~/.config/systemd/user). */
+export function systemdUserDirectory(): string {
+  const base = process.env.XDG_CONFIG_HOME || path.join(homedir(), ".config");
+  return path.join(base, "systemd", "user");
+}
+
+/** Where launchd looks for the user's agents: ~/Library/LaunchAgents. */
+export function launchAgentsDirectory(): string {
+  return path.join(homedir(), "Library", "LaunchAgents");
+}
+
+/** The PATH a service of the drone gets: the one it was installed from (bwrap, git, toolchains). */
+export function servicePath(): string {
+  return process.env.PATH || "/usr/local/bin:/usr/bin:/bin";
+}
+
+/** The user's login name, for the `loginctl enable-linger` hint. */
+export function userName(): string {
+  return process.env.USER || process.env.LOGNAME || "$USER";
+}
+
+/**
+ * GADGET_DRONE_UPDATE_CHECK_MS: how often `start --auto-update` asks its server for a newer
+ * package; default 900 000 (15 minutes), at least 200.
+ */
+export function updateCheckMs(): number {
+  const value = Number(process.env.GADGET_DRONE_UPDATE_CHECK_MS);
+  return Number.isInteger(value) && value >= 200 ? value : 900_000;
+}
+
+/** Set by `start --auto-update` for the drone it runs and restarts after an update. */
+export const supervisedVariable = "GADGET_DRONE_SUPERVISED";
+
+/** Whether this process is the drone a `start --auto-update` supervisor runs. */
+export function isSupervised(): boolean {
+  return process.env[supervisedVariable] === "1";
+}

@@ -1,23 +1,29 @@
 // gadget-drone: the CLI a developer runs to lend this machine to Gadget Code.
 import { readFileSync } from "node:fs";
 import { GadgetError } from "@gadget/protocol";
-import { Command, InvalidArgumentError } from "commander";
+import { Command, InvalidArgumentError, Option } from "commander";
 import { register } from "./commands/register.ts";
+import { type ServiceAction, service } from "./commands/service.ts";
 import { start } from "./commands/start.ts";
 import { status } from "./commands/status.ts";
 import { unregister } from "./commands/unregister.ts";
+import { update } from "./commands/update.ts";
 import {
   defaultConfigFile,
   defaultWorkspaceRoot,
   heartbeatMs,
+  isSupervised,
   logLevel,
   maxQuotaWaitMs,
   mcpIdleMinutes,
   mcpTimeoutSeconds,
   patienceMs,
+  updateCheckMs,
   worktreeRetentionDays,
 } from "./env.ts";
 import { collectLabel } from "./labels.ts";
+import { findInstallation } from "./update/installation.ts";
+import { stopWithSupervisor, supervise } from "./update/supervisor.ts";
 
 /** The package's version: published, package.json sits beside main.js; in the repository, one folder up. */
 function packageVersion(): string {
@@ -129,17 +135,36 @@ program
     "how long an MCP server may take to start and list its tools before the turn goes on without it (default: the config's mcpTimeoutSeconds, else 10)",
     positiveNumber,
   )
+  .option(
+    "--auto-update",
+    "update itself from its server between turns: verified, started beside this version, rolled back if it fails its start check",
+    false,
+  )
   .action(
     ({
       sandbox,
       worktreeRetentionDays: retentionDays,
       mcpIdleMinutes: idle,
       mcpTimeoutSeconds: timeout,
+      autoUpdate,
       ...options
     }) =>
-      run(() =>
-        start({
+      run(async () => {
+        const installation = autoUpdate ? findInstallation(process.argv[1] ?? "") : null;
+        if (autoUpdate && !installation) {
+          console.error(
+            "gadget-drone: --auto-update needs an installation made by the server's /install.sh; running without it",
+          );
+        }
+        // The person's (or the service's) process supervises; the drone it runs does the work.
+        if (installation && !isSupervised()) {
+          const args = process.argv.slice(process.argv.indexOf("start") + 1);
+          return supervise(installation, args, (line) => console.error(`gadget-drone: ${line}`));
+        }
+        if (installation) stopWithSupervisor();
+        return start({
           ...options,
+          autoUpdate: installation ? { installation, intervalMs: updateCheckMs() } : undefined,
           worktreeRetentionDays: retentionDays ?? worktreeRetentionDays(),
           mcpIdleMinutes: idle ?? mcpIdleMinutes(),
           mcpTimeoutSeconds: timeout ?? mcpTimeoutSeconds(),
@@ -149,8 +174,26 @@ program
           heartbeatMs: heartbeatMs(),
           patienceMs: patienceMs(),
           maxQuotaWaitMs: maxQuotaWaitMs(),
-        }),
-      ),
+        });
+      }),
+  );
+
+program
+  .command("update")
+  .description(
+    "Install the package the drone's server hands out: verified, beside this version, switched to when its start check passes.",
+  )
+  .option("--check", "only say whether the server hands out a newer version", false)
+  .option("--config <file>", "config file (names the server)", defaultConfigFile())
+  .action((options) =>
+    run(() =>
+      update({
+        config: options.config,
+        check: options.check,
+        command: process.argv[1] ?? "",
+        version,
+      }),
+    ),
   );
 
 program
@@ -164,5 +207,39 @@ program
   .description("Revoke this drone's credential on the server and delete the local config.")
   .option("--config <file>", "config file", defaultConfigFile())
   .action((options) => run(() => unregister(options.config)));
+
+program
+  .command("service")
+  .description(
+    "Run the drone as your service: a systemd user unit (Linux) or a launchd agent (macOS) that runs gadget-drone start.",
+  )
+  .argument("<action>", "install, uninstall or status", (value: string) => {
+    if (!["install", "uninstall", "status"].includes(value)) {
+      throw new InvalidArgumentError("must be install, uninstall or status");
+    }
+    return value as ServiceAction;
+  })
+  .option("--config <file>", "config file of the drone it runs", defaultConfigFile())
+  .option("--print", "write the unit (or plist) to stdout instead of installing it", false)
+  .option("--no-auto-update", "do not update itself between turns from its server")
+  .addOption(
+    new Option("--platform <platform>", "which service manager's file")
+      .default(process.platform)
+      .hideHelp(),
+  )
+  .action((action: ServiceAction, options) =>
+    run(async () => {
+      const outcome = await service(action, {
+        config: options.config,
+        print: options.print,
+        autoUpdate: options.autoUpdate,
+        platform: options.platform,
+        node: process.execPath,
+        command: process.argv[1] ?? "gadget-drone",
+      });
+      (outcome.code === 0 ? console.log : console.error)(outcome.output);
+      return outcome.code;
+    }),
+  );
 
 await program.parseAsync(process.argv);

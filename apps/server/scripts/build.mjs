@@ -1,7 +1,7 @@
 // Builds the server for its container image (docker/server.Dockerfile): one self-contained ESM
 // bundle, `gadget-code.mjs`, with every dependency inlined, so the image needs no node_modules
 // (docs/decisions/0009-container-images.md). Usage: node scripts/build.mjs [--outdir <dir>]
-import { chmodSync, rmSync } from "node:fs";
+import { chmodSync, copyFileSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -75,6 +75,8 @@ await build({
   logLevel: "warning",
 });
 chmodSync(path.join(outdir, "gadget-code.mjs"), 0o755);
+// The install script is read beside the bundle (src/downloads/install-script.ts).
+copyFileSync(path.join(root, "src", "downloads", "install.sh"), path.join(outdir, "install.sh"));
 
 for (const [name, entry] of Object.entries(workers)) {
   await build({

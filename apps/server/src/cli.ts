@@ -26,7 +26,8 @@ Environment: PORT (3000), HOST (127.0.0.1), PUBLIC_URL, MONGO_URL, REDIS_URL,
 GADGET_SECRET (required when NODE_ENV=production), LOG_LEVEL (info), DRONE_GRACE_MS (60000),
 GADGET_DATA_DIR (.gadget), GADGET_REDIS_PREFIX (gadget), GADGET_WEB_DIR (apps/web/dist),
 GADGET_SIGNUP (open; closed in production), GADGET_TOKEN_TTL_DAYS (30),
-GADGET_ALLOW_PRIVATE_NETWORK (false), GADGET_TRUST_PROXY (false).
+GADGET_ALLOW_PRIVATE_NETWORK (false), GADGET_TRUST_PROXY (false), GADGET_DRONE_PACKAGE (built
+from this checkout into GADGET_DATA_DIR/drone-package).
 When MONGO_URL or REDIS_URL is unset, the services \`pnpm start\` or \`pnpm services:up\` run are
 used, or private ones are started with data under GADGET_DATA_DIR.`;
 

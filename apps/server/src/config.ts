@@ -54,6 +54,11 @@ export interface ServerConfig {
   trustProxy?: boolean | string[];
   /** The web IDE build (apps/web/dist) served at `/`; null or absent serves none. */
   webDir?: string | null;
+  /**
+   * The drone package (`gadget-drone-<version>.tgz`) served at /downloads for /install.sh and
+   * `gadget-drone update`, or a directory whose newest one is served; null or absent serves none.
+   */
+  dronePackage?: string | null;
   /** Identifies this process in logs and presence; default a random id. */
   serverId?: string;
   /**
@@ -140,6 +145,7 @@ export function resolveConfig(config: ServerConfig): ResolvedConfig {
     dispatchConcurrency: config.dispatchConcurrency ?? 8,
     bodyLimitBytes: config.bodyLimitBytes ?? 1024 * 1024,
     webDir: config.webDir ?? null,
+    dronePackage: config.dronePackage ?? null,
     trustProxy: config.trustProxy ?? false,
     serverId: config.serverId ?? `server-${Math.random().toString(36).slice(2, 10)}`,
     storageRetryMs: config.storageRetryMs ?? 5_000,

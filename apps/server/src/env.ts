@@ -22,6 +22,7 @@ const envSchema = sharedEnvironmentSchema.extend({
   PUBLIC_URL: z.url({ protocol: /^https?$/ }).optional(),
   GADGET_SECRET: z.string().min(32, "must be at least 32 characters").optional(),
   GADGET_WEB_DIR: z.string().min(1).optional(),
+  GADGET_DRONE_PACKAGE: z.string().min(1).optional(),
   GADGET_TRUST_PROXY: z
     .string()
     .regex(/^(true|false|[0-9a-fA-F.:/]+(,[0-9a-fA-F.:/]+)*)$/, {
@@ -56,6 +57,11 @@ export interface ServerEnv {
   trustProxy: boolean | string[];
   /** The web IDE build served at `/`. */
   webDir: string;
+  /**
+   * GADGET_DRONE_PACKAGE: the drone package to hand out (a .tgz, or a directory: its newest);
+   * unset: built from this checkout into GADGET_DATA_DIR/drone-package when missing or stale.
+   */
+  dronePackage: string | undefined;
   redisPrefix: string;
   logLevel: string;
   droneGraceMs: number;
@@ -110,6 +116,7 @@ export function loadEnv(source: NodeJS.ProcessEnv): ServerEnv {
     dataDir,
     trustProxy: parseTrustProxy(env.GADGET_TRUST_PROXY),
     webDir: path.resolve(env.GADGET_WEB_DIR ?? path.join(findRepoRoot(), "apps/web/dist")),
+    dronePackage: env.GADGET_DRONE_PACKAGE ? path.resolve(env.GADGET_DRONE_PACKAGE) : undefined,
     redisPrefix: env.GADGET_REDIS_PREFIX,
     logLevel: env.LOG_LEVEL,
     droneGraceMs: env.DRONE_GRACE_MS,

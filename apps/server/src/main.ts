@@ -4,6 +4,7 @@ import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { createLogger } from "@gadget/logging";
 import { databaseUrl, findRepoRoot, pingMongo, pingRedis, startServices } from "@gadget/services";
+import { ensureDronePackage } from "./downloads/build-drone-package.ts";
 import type { ServerEnv } from "./env.ts";
 import { createGadgetServer } from "./server.ts";
 
@@ -56,12 +57,35 @@ async function runningServices(
   }
 }
 
+/**
+ * The drone package to hand out: GADGET_DRONE_PACKAGE (a .tgz or a directory with one), else this
+ * checkout's, built when missing or stale; null (no /install.sh download) when neither exists.
+ */
+async function findDronePackage(
+  env: ServerEnv,
+  log: (line: string) => void,
+): Promise<string | null> {
+  if (env.dronePackage) return env.dronePackage;
+  try {
+    return await ensureDronePackage({
+      rootDir: findRepoRoot(),
+      cacheDir: path.join(env.dataDir, "drone-package"),
+      log,
+    });
+  } catch (error) {
+    // The server runs without it: only /install.sh's download and `gadget-drone update` miss it.
+    log(`no drone package to hand out: ${(error as Error).message}`);
+    return null;
+  }
+}
+
 /** Runs the server until a signal stops it. */
 export async function serve(env: ServerEnv): Promise<void> {
   const logger = createLogger({ name: "gadget-code", level: env.logLevel });
   const services = await resolveServices(env, (line) => logger.info(line));
   const { mongoUrl, redisUrl } = services;
   const stopServices = services.stop;
+  const dronePackage = await findDronePackage(env, (line) => logger.info(line));
   const server = await createGadgetServer({
     port: env.port,
     host: env.host,
@@ -73,6 +97,7 @@ export async function serve(env: ServerEnv): Promise<void> {
     logger,
     droneGraceMs: env.droneGraceMs,
     webDir: env.webDir,
+    dronePackage,
     trustProxy: env.trustProxy,
     signup: env.signup,
     tokenTtlDays: env.tokenTtlDays,

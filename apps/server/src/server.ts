@@ -14,6 +14,7 @@ import { SessionDelivery } from "./delivery/session-delivery.ts";
 import { SessionWorktrees } from "./delivery/session-worktrees.ts";
 import { Dispatcher, type DispatchJob } from "./dispatch/dispatcher.ts";
 import { labelWaits } from "./dispatch/label-waits.ts";
+import { DronePackages } from "./downloads/drone-package.ts";
 import { EphemeralDrones } from "./drones/ephemeral-drones.ts";
 import { PresenceStore } from "./drones/presence.ts";
 import { createHttpApp } from "./http/app.ts";
@@ -94,6 +95,9 @@ export interface GadgetServer {
  */
 export async function createGadgetServer(input: ServerConfig): Promise<GadgetServer> {
   const config = resolveConfig(input);
+  // Hashed at start (a missing or misnamed package fails here, not at a user's install).
+  const dronePackages = new DronePackages(config.dronePackage);
+  await dronePackages.current();
   const logger = (input.logger ?? silentLogger).child({ serverId: config.serverId });
   // During an outage an operation fails within a few seconds (and is retried where idempotent)
   // instead of queueing in mongoose: requests and drones get `unavailable` while it lasts.
@@ -271,6 +275,7 @@ export async function createGadgetServer(input: ServerConfig): Promise<GadgetSer
 
   const http = createHttpApp(
     {
+      dronePackages,
       removals,
       projectRemotes,
       sessionDelivery,

@@ -67,9 +67,14 @@ export const signInSchema = z.object({
 export type SignIn = z.infer<typeof signInSchema>;
 
 export const registrationTokenResponseSchema = z.object({
+  /** The token's id (its hash): `GET /api/drones/registration-tokens/:id` follows it. */
+  _id: z.string(),
   token: z.string(),
   expiresAt: dateSchema,
+  /** `gadget-drone register …`, for a machine that has gadget-drone already. */
   command: z.string(),
+  /** The one line to paste: `curl -fsSL <server>/install.sh | sh -s -- --token <token>`. */
+  install: z.string(),
 });
 export type RegistrationTokenResponse = z.infer<typeof registrationTokenResponseSchema>;
 

@@ -66,6 +66,8 @@ export const droneErrorCodes = [
   "invalid_token",
   "not_registered",
   "unregister_failed",
+  "update_refused",
+  "update_unavailable",
   "bad_response",
   "server_unreachable",
   "forge_failed",
@@ -81,6 +83,9 @@ export const processErrorCodes = [
   "sandbox_failed",
 ] as const;
 
+/** Why a client (the web IDE, a CLI) got no usable answer from the server. */
+export const clientErrorCodes = ["network", "timeout", "bad_response"] as const;
+
 /**
  * Every code a GadgetError can carry, in one table so a code is never spelled two ways. Codes
  * outside `errorCodes` answer HTTP 500 at a REST edge.
@@ -90,7 +95,8 @@ export type GadgetErrorCode =
   | ToolErrorCode
   | ProviderErrorCode
   | (typeof droneErrorCodes)[number]
-  | (typeof processErrorCodes)[number];
+  | (typeof processErrorCodes)[number]
+  | (typeof clientErrorCodes)[number];
 
 /**
  * A code another process sent (an ack, an API error body) that this one raises again. It is

@@ -6,7 +6,7 @@ import { open, stat } from "node:fs/promises";
 import { ToolError } from "@gadget/agent";
 import picomatch from "picomatch";
 import type { GrepFile, GrepLine, GrepQuery, GrepResult } from "./grep-result.ts";
-import { windowAround } from "./text.ts";
+import { countNewlines, windowAround } from "./text.ts";
 import { walk } from "./walk.ts";
 import { toRelative } from "./workspace-path.ts";
 
@@ -46,16 +46,6 @@ function lastLines(text: string, count: number, lastNumber: number, max: number)
     end = previous;
   }
   return result;
-}
-
-function countNewlines(text: string): number {
-  let count = 0;
-  let index = text.indexOf("\n");
-  while (index !== -1) {
-    count++;
-    index = text.indexOf("\n", index + 1);
-  }
-  return count;
 }
 
 /** Finds matching lines in a file fed to it chunk by chunk, with before/after context. */

@@ -1,4 +1,5 @@
 // Keeps the head and the tail of a command's output within a budget, counting what was left out.
+import { countNewlines } from "./text.ts";
 
 export interface OutputLimits {
   /** Characters kept in all (about bytes for ASCII), split evenly between head and tail. */
@@ -50,11 +51,11 @@ export class OutputCapture {
           if (this.headLines >= this.headLineLimit) this.headFull = true;
         }
       }
-      this.countNewlines(rest.slice(0, taken));
+      this.totalNewlines += countNewlines(rest.slice(0, taken));
       rest = rest.slice(taken);
       if (rest.length === 0) return;
     }
-    this.countNewlines(rest);
+    this.totalNewlines += countNewlines(rest);
     this.tailChunks.push(rest);
     this.tailLength += rest.length;
     // Keep the tail buffer bounded; trimming to lines happens when rendering.
@@ -65,14 +66,6 @@ export class OutputCapture {
       const joined = this.tailChunks.join("").slice(-this.tailBytes * 2);
       this.tailChunks = [joined];
       this.tailLength = joined.length;
-    }
-  }
-
-  private countNewlines(text: string): void {
-    let index = text.indexOf("\n");
-    while (index !== -1) {
-      this.totalNewlines++;
-      index = text.indexOf("\n", index + 1);
     }
   }
 
@@ -112,14 +105,4 @@ export class OutputCapture {
     const separator = this.head.endsWith("\n") || this.head.length === 0 ? "" : "\n";
     return `${this.head}${separator}… [${omittedLines} lines (${omittedLength} characters) of output omitted] …\n${tail}`;
   }
-}
-
-function countNewlines(text: string): number {
-  let count = 0;
-  let index = text.indexOf("\n");
-  while (index !== -1) {
-    count++;
-    index = text.indexOf("\n", index + 1);
-  }
-  return count;
 }

@@ -67,9 +67,14 @@ function parseRaw(output: string): RawEntry[] {
  * private index).
  * @example const { changed, leftOut } = await stageAll({ cwd: worktree }, "HEAD");
  */
-export async function stageAll(options: GitOptions, base: string): Promise<StagingResult> {
-  // A named pipe called .gitignore would hold `git add` in open() for good.
-  const defused = await defuseGitControlFiles(options.cwd);
+export async function stageAll(
+  options: GitOptions,
+  base: string,
+  // A named pipe called .gitignore would hold `git add` in open() for good. A caller may start
+  // this walk earlier, beside work that reads no file of the worktree.
+  defusing: Promise<string[]> = defuseGitControlFiles(options.cwd),
+): Promise<StagingResult> {
+  const defused = await defusing;
   const added = await runGit(["add", "--all", "--verbose", "--ignore-errors", "--", "."], options);
   const refused = refusedPaths(added.stderr);
   if (added.code !== 0 && refused.length === 0) {

@@ -78,15 +78,21 @@ export function plural(count: number, noun: string): string {
   return `${count} ${noun}${/(s|x|ch|sh)$/.test(noun) ? "es" : "s"}`;
 }
 
-/** Number of lines in a text as an editor counts them (a final newline ends, not starts, a line). */
-export function countLines(text: string): number {
-  if (text.length === 0) return 0;
+/** Number of newline characters in a text. */
+export function countNewlines(text: string): number {
   let count = 0;
   let index = text.indexOf("\n");
   while (index !== -1) {
     count++;
     index = text.indexOf("\n", index + 1);
   }
+  return count;
+}
+
+/** Number of lines in a text as an editor counts them (a final newline ends, not starts, a line). */
+export function countLines(text: string): number {
+  if (text.length === 0) return 0;
+  const count = countNewlines(text);
   return text.endsWith("\n") ? count : count + 1;
 }
 

@@ -221,7 +221,7 @@ describe("web IDE with a real drone", () => {
     expect(new URL(page.url()).pathname).toBe("/");
   });
 
-  it("registers and starts gadget-drone from the displayed command; it appears online without a reload", async () => {
+  it("registers and starts gadget-drone from the displayed command; the panel says registered, then online, without a reload", async () => {
     await page.getByRole("link", { name: "Drones" }).click();
     await page.getByText("No drones yet.").waitFor();
     await page.getByRole("button", { name: "Add a drone" }).click();
@@ -234,6 +234,9 @@ describe("web IDE with a real drone", () => {
     );
     expect(registered.output).toContain('Registered drone "e2e-laptop"');
     expect(registered.code).toBe(0);
+    // The panel follows the token: registered, before the drone ever connected.
+    await page.getByText("Registered as e2e-laptop.").waitFor({ timeout: 10_000 });
+    expect(await page.getByTestId("start-command").textContent()).toBe("gadget-drone start");
 
     drone = spawn(path.join(binDir, "gadget-drone"), ["start", "--config", droneConfig], {
       env: droneEnvironment(),
@@ -247,7 +250,10 @@ describe("web IDE with a real drone", () => {
 
     const row = page.getByRole("row", { name: /e2e-laptop/ });
     await row.getByText("online", { exact: true }).waitFor({ timeout: 30_000 });
-    await expect.poll(() => page.getByTestId("register-command").count()).toBe(0);
+    await page.getByText("e2e-laptop is online").waitFor({ timeout: 10_000 });
+    expect(await page.getByTestId("service-command").textContent()).toBe(
+      "gadget-drone service install",
+    );
     await screenshot(page, "drones");
   }, 90_000);
 

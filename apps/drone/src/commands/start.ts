@@ -13,6 +13,9 @@ import { automaticLabels } from "../labels.ts";
 import { McpManager } from "../mcp/mcp-manager.ts";
 import { describeSandbox, openSandbox } from "../sandbox.ts";
 import { Terminal } from "../terminal.ts";
+import { AutoUpdater } from "../update/auto-update.ts";
+import { type Installation, switchTo } from "../update/installation.ts";
+import { restartForUpdate } from "../update/supervisor.ts";
 import { WorktreePruner } from "../workspace/prune.ts";
 import { type RuntimeStatus, runtimeFile } from "./status.ts";
 
@@ -37,6 +40,13 @@ export interface StartOptions {
   mcpIdleMinutes?: number | undefined;
   /** Seconds an MCP server may take to start; default: the config's, else 10. */
   mcpTimeoutSeconds?: number | undefined;
+  /** `--auto-update` under its supervisor: switch to the server's newer package between turns. */
+  autoUpdate?: { installation: Installation; intervalMs: number } | undefined;
+}
+
+/** Resolves once no turn runs (checked every 200 ms). */
+async function idle(drone: Drone): Promise<void> {
+  while (drone.turns.size > 0) await new Promise((resolve) => setTimeout(resolve, 200));
 }
 
 const dayMs = 86_400_000;
@@ -176,6 +186,27 @@ export async function start(options: StartOptions): Promise<number> {
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
 
+  const updater = options.autoUpdate
+    ? new AutoUpdater({
+        installation: options.autoUpdate.installation,
+        server: config.server,
+        intervalMs: options.autoUpdate.intervalMs,
+        logger,
+        say: (line) => terminal.say(line),
+      })
+    : null;
+  // Ready to switch: once no turn runs, take no new one, switch, and let the supervisor restart.
+  const updated = updater
+    ? updater.ready.then(async (version) => {
+        terminal.say(`update: gadget-drone ${version} is ready; switching once no turn runs`);
+        await idle(drone);
+        await drone.shutdown({ cancel: false });
+        await switchTo(options.autoUpdate!.installation, version);
+        terminal.say(`update: switched to gadget-drone ${version}; restarting`);
+        return { error: undefined, restart: true };
+      })
+    : new Promise<never>(() => {});
+
   terminal.say(`connecting to ${config.server}…`);
   // Local housekeeping: it goes on while the server is unreachable.
   pruner.start();
@@ -193,7 +224,9 @@ export async function start(options: StartOptions): Promise<number> {
     }
     await saveRuntime();
     if (options.ephemeral) terminal.say("ephemeral: taking one turn, then exiting");
-    const outcome = await Promise.race([
+    updater?.start();
+    const outcome: { error: Error | undefined; restart?: boolean } = await Promise.race([
+      updated,
       drone.stopped.then((error) => ({ error })),
       shutdownDone.then(() => ({ error: undefined })),
       // Its one turn ended and every event of it is stored: done (the server unregisters it).
@@ -207,6 +240,7 @@ export async function start(options: StartOptions): Promise<number> {
       terminal.say(outcome.error.message);
       return 1;
     }
+    if (outcome.restart) return restartForUpdate;
     terminal.say("stopped");
     return 0;
   } catch (error) {
@@ -214,6 +248,7 @@ export async function start(options: StartOptions): Promise<number> {
     drone.close();
     return 1;
   } finally {
+    updater?.stop();
     await mcp.close();
     await pruner.stop();
     terminal.close();

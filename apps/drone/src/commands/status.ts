@@ -63,7 +63,7 @@ export async function status(configFile: string): Promise<string[]> {
   const labels = record?.labels.length ? record.labels : [...(config.labels ?? []), ...own];
   lines.push(`labels:     ${labels.join(" ") || "none"}`);
   if (record?.outdated) {
-    lines.push("version:    older than the server's: upgrade gadget-drone");
+    lines.push("version:    older than the server's: gadget-drone update installs the server's");
   }
   const runtime = await readFile(runtimeFile(configFile), "utf8")
     .then((text) => JSON.parse(text) as RuntimeStatus)

@@ -47,11 +47,7 @@ export async function describeSessionWorktree(
     ahead = left ?? 0;
     behind = right ?? 0;
   }
-  // A named pipe under a git control file's name would hold `git status` in open() for good.
-  if (present) await defuseGitControlFiles(directory);
-  const dirty = present
-    ? (await repository.raw(["status", "--porcelain", "--untracked-files=normal"])).trim() !== ""
-    : false;
+  const dirty = present ? await holdsChanges(directory) : false;
   return {
     branch: record.branch,
     head,
@@ -84,4 +80,36 @@ async function baseOf(
     if (found.trim()) return candidate;
   }
   return null;
+}
+
+/** How long `git status` may go without finishing before a named pipe is suspected. */
+const statusPatienceMs = 5000;
+
+/**
+ * Whether the worktree holds uncommitted changes. A named pipe under a git control file's name
+ * (the model's `mkfifo .gitignore`) would hold `git status` in open() for good; rather than walk
+ * the whole worktree for one on every call, a status that takes too long is stopped, such files
+ * are removed, and it runs again.
+ */
+async function holdsChanges(directory: string): Promise<boolean> {
+  const status = async (signal?: AbortSignal) => {
+    const repository = await droneGit(directory, { signal }, true);
+    // No optional lock: a status stopped midway leaves no index.lock behind.
+    return (
+      await repository.raw([
+        "--no-optional-locks",
+        "status",
+        "--porcelain",
+        "--untracked-files=normal",
+      ])
+    ).trim();
+  };
+  const patience = AbortSignal.timeout(statusPatienceMs);
+  try {
+    return (await status(patience)) !== "";
+  } catch (error) {
+    if (!patience.aborted) throw error;
+    await defuseGitControlFiles(directory);
+    return (await status()) !== "";
+  }
 }

@@ -1,5 +1,6 @@
+import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
-import { readdir, readFile, rm, utimes, writeFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, rm, utimes, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { makeTempDir } from "@gadget/testkit";
 import { describe, expect, it } from "vitest";
@@ -185,6 +186,22 @@ describe("session worktrees", () => {
       describeSessionWorktree(workspaceRoot, { ...request, sessionId: second._id }),
     ).rejects.toMatchObject({ code: "not_found", details: { reason: "no_worktree" } });
   });
+
+  it("is never held by a named pipe under a git control file's name: it is removed and the state answered", async () => {
+    const { workspaceRoot, worktree } = await project();
+    const made = await worktree(first);
+    await mkdir(path.join(made.directory, "sub"));
+    execFileSync("mkfifo", [path.join(made.directory, "sub", ".gitignore")]);
+    const state = await describeSessionWorktree(workspaceRoot, {
+      projectSlug: "demo",
+      sessionId: first._id,
+    });
+    expect(state).toMatchObject({ branch: made.branch, dirty: false });
+    expect(existsSync(path.join(made.directory, "sub", ".gitignore"))).toBe(false);
+    // The stopped status left no lock behind: the next commit goes through.
+    await writeFile(path.join(made.directory, "sub", "after.txt"), "after\n");
+    expect(await commitSessionWork(made.directory, "After the pipe")).toMatch(/^[0-9a-f]{40}$/);
+  }, 30_000);
 
   it("sets aside a worktree whose clone was deleted, and starts the session again from the new clone", async () => {
     const { remote, workspaceRoot, clone, worktree } = await project();

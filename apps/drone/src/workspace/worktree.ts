@@ -5,7 +5,7 @@ import { existsSync } from "node:fs";
 import { mkdir, readdir, readFile, realpath, rename, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { type CommitAuthor, SystemError, sessionBranch } from "@gadget/protocol";
-import { type LeftOut, stageAll } from "@gadget/tools";
+import { defuseGitControlFiles, type LeftOut, stageAll } from "@gadget/tools";
 import { type DroneGitOptions, droneGit, firstLine } from "./git.ts";
 
 /** Where a session's worktree lives: `<workspaceRoot>/.worktrees/<slug>/<sessionId>`. */
@@ -280,7 +280,12 @@ export async function commitSessionWork(
     onLeftOut?: (leftOut: LeftOut[]) => void;
   } = {},
 ): Promise<string | null> {
-  const worktree = await droneGit(directory, options, true);
+  // The walk for named pipes reads no ref: it runs while git's config and HEAD are read.
+  const defusing = defuseGitControlFiles(directory);
+  const worktree = await droneGit(directory, options, true).catch(async (error: unknown) => {
+    await defusing;
+    throw error;
+  });
   // Against HEAD: what a failed commit left staged goes in with the next turn that commits.
   const head = await worktree
     .raw(["rev-parse", "--verify", "--quiet", "HEAD^{commit}"])
@@ -289,6 +294,7 @@ export async function commitSessionWork(
   const staged = await stageAll(
     { cwd: directory, ...(options.signal ? { signal: options.signal } : {}) },
     head ?? "HEAD",
+    defusing,
   );
   if (staged.leftOut.length > 0) options.onLeftOut?.(staged.leftOut);
   if (!staged.changed) return null;

@@ -46,13 +46,19 @@ export async function askHolders<T>(
   dependencies: AskHoldersDependencies,
   ask: AskHolders<T>,
 ): Promise<{ answered: true; result: T } | { answered: false; holders: number }> {
-  const holders = (
-    await onlineDrones(dependencies, ask.userId, (presence) =>
-      presence.workspaces.includes(ask.projectSlug),
+  const holders =
+    // The preferred drone ran the session's last turn: it holds the worktree even before its next
+    // heartbeat lists a checkout it cloned moments ago.
+    (
+      await onlineDrones(
+        dependencies,
+        ask.userId,
+        (presence, droneId) =>
+          droneId === ask.preferred || presence.workspaces.includes(ask.projectSlug),
+      )
     )
-  )
-    .map(({ droneId }) => droneId)
-    .sort((a, b) => Number(b === ask.preferred) - Number(a === ask.preferred));
+      .map(({ droneId }) => droneId)
+      .sort((a, b) => Number(b === ask.preferred) - Number(a === ask.preferred));
   for (const droneId of holders) {
     let answers: Array<Ack<{ result: unknown }>>;
     try {

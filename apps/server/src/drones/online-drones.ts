@@ -9,13 +9,13 @@ import type { Presence, PresenceStore } from "./presence.ts";
 export async function onlineDrones(
   dependencies: { presence: PresenceStore; models: Models },
   userId: string,
-  accept: (presence: Presence) => boolean = () => true,
+  accept: (presence: Presence, droneId: string) => boolean = () => true,
 ): Promise<Array<{ droneId: string; presence: Presence }>> {
   const droneIds = await dependencies.presence.onlineOf(userId);
   const presences = await dependencies.presence.read(droneIds);
   const candidates = droneIds.flatMap((droneId, index) => {
     const presence = presences[index];
-    return presence?.online && accept(presence) ? [{ droneId, presence }] : [];
+    return presence?.online && accept(presence, droneId) ? [{ droneId, presence }] : [];
   });
   if (candidates.length === 0) return [];
   // One query for all of them: still the user's and not revoked.

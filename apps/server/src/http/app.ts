@@ -10,6 +10,7 @@ import { contractError, useContract } from "./contract.ts";
 import { type ActivityRouteDependencies, activityRoutes } from "./routes/activity.ts";
 import { type AuthRouteDependencies, accountRoutes, signInRoutes } from "./routes/auth.ts";
 import { type DeliveryRouteDependencies, deliveryRoutes } from "./routes/deliveries.ts";
+import { type DownloadRouteDependencies, downloadRoutes } from "./routes/downloads.ts";
 import { type DroneRouteDependencies, droneRoutes, droneSelfRoutes } from "./routes/drones.ts";
 import { type FileRouteDependencies, fileRoutes } from "./routes/files.ts";
 import { type HealthRouteDependencies, healthRoutes } from "./routes/health.ts";
@@ -61,6 +62,7 @@ export type HttpDependencies = ActivityRouteDependencies &
   HealthRouteDependencies &
   AuthRouteDependencies &
   DeliveryRouteDependencies &
+  DownloadRouteDependencies &
   DroneRouteDependencies &
   FileRouteDependencies &
   ProjectRouteDependencies &
@@ -151,6 +153,7 @@ export function createHttpApp(dependencies: HttpDependencies, turns: TurnService
       healthRoutes(open, dependencies);
       accountRoutes(open, dependencies);
       droneSelfRoutes(open, dependencies, turns);
+      downloadRoutes(open, dependencies);
     }),
   );
   app.register(

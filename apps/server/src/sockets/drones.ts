@@ -73,7 +73,7 @@ export function attachDroneNamespace(
       next(
         refusal(
           "protocol_mismatch",
-          `This server speaks protocol ${PROTOCOL_VERSION}; gadget-drone ${version} speaks protocol ${claimed.protocolVersion}. Install gadget-drone ${RELEASE_VERSION} (npm install --global gadget-drone@${RELEASE_VERSION}), or a server of its release`,
+          `This server speaks protocol ${PROTOCOL_VERSION}; gadget-drone ${version} speaks protocol ${claimed.protocolVersion}. Install gadget-drone ${RELEASE_VERSION} from this server (gadget-drone update, or its /install.sh), or a server of its release`,
         ),
       );
       return;

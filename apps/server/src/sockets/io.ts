@@ -94,7 +94,7 @@ export function createSocketServers(options: SocketServersOptions): SocketServer
       next(
         refusal(
           "protocol_mismatch",
-          `This server speaks protocol ${PROTOCOL_VERSION}; this drone is older. Upgrade gadget-drone: npm install --global gadget-drone@${RELEASE_VERSION}`,
+          `This server speaks protocol ${PROTOCOL_VERSION}; this drone is older. Install gadget-drone ${RELEASE_VERSION} from this server: curl -fsSL <server>/install.sh | sh`,
         ),
       ),
     );

@@ -1,5 +1,7 @@
 // What users and drones do to turns: create, cancel, resume, approve, and what the server does
 // when a drone loses a turn (interrupt). Every write goes through TurnStore.mutate.
+
+import { setTimeout as delay } from "node:timers/promises";
 import { activeTurnStatuses, type ChatTurnDocument, type Models } from "@gadget/db";
 import {
   type Ack,
@@ -22,6 +24,9 @@ import type { SeqStore } from "./store/seq-store.ts";
 import type { TurnIndex } from "./store/turn-index.ts";
 import { resolveApproval } from "./store/turn-state.ts";
 import type { TurnStore } from "./store/turn-store.ts";
+
+/** How long a decision waits for its turn to record an approval event already stored. */
+const approvalSettleMs = 2000;
 
 const notFound = (what: string) => new UserError("not_found", `${what} not found`);
 
@@ -233,11 +238,7 @@ export class TurnService {
   /** Relays an approval decision to the drone holding the turn. */
   async decide(userId: string, turnId: string, approvalId: string, body: ApprovalDecisionBody) {
     const { store, config } = this.dependencies;
-    const turn = await store.findOwned(userId, turnId);
-    if (!turn) throw notFound("Turn");
-    if (!turn.pendingApprovals?.some((approval) => approval.id === approvalId)) {
-      throw notFound("Pending approval");
-    }
+    const turn = await this.withPendingApproval(userId, turnId, approvalId);
     // The command comes from the turn's own approval event, never from the request.
     const command = body.alwaysAllow ? await this.commandOf(turn, approvalId) : null;
     let answers: Ack[];
@@ -277,6 +278,34 @@ export class TurnService {
       const next = resolveApproval(current, approvalId);
       return { set: { pendingApprovals: next.pendingApprovals, status: next.status } };
     });
+  }
+
+  /**
+   * The turn, once `approvalId` is pending on it. An approval event is readable a moment before the
+   * turn records it (events are stored first, the turn's fields right after, on whichever server
+   * process holds the drone), so a client that decides as soon as it reads the event waits for that.
+   */
+  private async withPendingApproval(
+    userId: string,
+    turnId: string,
+    approvalId: string,
+  ): Promise<ChatTurnDocument> {
+    const deadline = Date.now() + approvalSettleMs;
+    for (;;) {
+      const turn = await this.dependencies.store.findOwned(userId, turnId);
+      if (!turn) throw notFound("Turn");
+      if (turn.pendingApprovals?.some((approval) => approval.id === approvalId)) return turn;
+      if (isFinalTurnStatus(turn.status) || Date.now() >= deadline) {
+        throw notFound("Pending approval");
+      }
+      const announced = await this.dependencies.models.TurnEvent.exists({
+        turn: turn._id,
+        type: "approval",
+        seq: { $gt: turn.lastSeq ?? 0 },
+      });
+      if (!announced) throw notFound("Pending approval");
+      await delay(50);
+    }
   }
 
   /** The exact command of a pending run_command approval; 400 for any other call. */

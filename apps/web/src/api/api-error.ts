@@ -1,22 +1,21 @@
 // The one error the web app shows: an API error body, a network failure or a bad answer, in words.
-import type { FieldIssue } from "@gadget/protocol";
+import { type FieldIssue, GadgetError, relayedCode } from "@gadget/protocol";
 
-/** Codes the browser adds to the server's own (errorCodes in @gadget/protocol). */
-export type ClientErrorCode = "network" | "bad_response" | "timeout";
-
-/** An error from talking to the server, with a message fit to show a person. */
-export class ApiError extends Error {
-  readonly code: string;
-  /** HTTP status, or 0 when no answer arrived. */
-  readonly status: number;
-  readonly details: unknown;
+/**
+ * An error from talking to the server, with a message fit to show a person: the server's own
+ * code, or one of the client's (`network`, `timeout`, `bad_response`).
+ */
+export class ApiError extends GadgetError {
+  /** HTTP status as it came, or 0 when no answer arrived. */
+  private readonly answeredStatus: number;
 
   constructor(code: string, message: string, status: number, details?: unknown) {
-    super(message);
-    this.name = "ApiError";
-    this.code = code;
-    this.status = status;
-    this.details = details;
+    super(relayedCode(code), message, details === undefined ? undefined : { details });
+    this.answeredStatus = status;
+  }
+
+  override get status(): number {
+    return this.answeredStatus;
   }
 
   /** Field problems of a 400 answer, when the server named them. */

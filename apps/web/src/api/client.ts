@@ -195,6 +195,14 @@ export class ApiClient {
   createRegistrationToken() {
     return this.call(rest.drones.createRegistrationToken);
   }
+  /** Whether a drone registered with the token (by its id, the token's hash), and its status. */
+  registrationTokenStatus(tokenId: string) {
+    return this.call(rest.drones.registrationTokenStatus, { params: { id: tokenId } });
+  }
+  /** The drone package this server hands out (404 when it has none). */
+  dronePackageInfo() {
+    return this.call(rest.downloads.dronePackageInfo);
+  }
   updateDrone(droneId: string, body: UpdateDroneBody) {
     return this.call(rest.drones.update, { params: { id: droneId }, body });
   }

@@ -45,6 +45,37 @@ export function useSaveDrone() {
   });
 }
 
+/**
+ * Follows a registration token until its drone is online: asked every 1.5 s, and not at all once
+ * the live list (kept by the socket) shows the drone online.
+ */
+export function useRegistrationStatus(
+  tokenId: string | undefined,
+  liveStatus: (droneId: string) => string | undefined,
+) {
+  const api = useApi();
+  return useQuery({
+    queryKey: [...keys.drones, "registration", tokenId ?? ""],
+    queryFn: () => api.registrationTokenStatus(tokenId!),
+    enabled: Boolean(tokenId),
+    refetchInterval: (query) => {
+      const drone = query.state.data?.drone;
+      const online = drone && (drone.status === "online" || liveStatus(drone._id) === "online");
+      return online ? false : 1_500;
+    },
+  });
+}
+
+/** The drone package the server hands out, for the manual install; null when it has none. */
+export function useDronePackage() {
+  const api = useApi();
+  return useQuery({
+    queryKey: ["downloads", "gadget-drone"],
+    queryFn: () => api.dronePackageInfo().catch(() => null),
+    staleTime: 60_000,
+  });
+}
+
 /** A one-time registration command; nothing is cached (the drone itself appears live). */
 export function useRegistrationToken() {
   const api = useApi();

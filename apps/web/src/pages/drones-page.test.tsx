@@ -1,11 +1,13 @@
-// The drones page's parts: the live table, the registration command, and merging live updates.
+// The drones page's parts: the live table, the Add a drone panel following its token, and
+// merging live updates.
 import type { Drone } from "@gadget/protocol";
 import userEvent from "@testing-library/user-event";
 import { describe, expect, it } from "vitest";
 import { ApiError } from "../api/api-error.ts";
 import { mergeDrone } from "../data/drones.ts";
 import { render, screen } from "../test/render.tsx";
-import { DroneTable, RegistrationCommand } from "./drones-page.tsx";
+import { AddDronePanel } from "./add-drone-panel.tsx";
+import { DroneTable } from "./drones-page.tsx";
 
 const laptop: Drone = {
   _id: "d1",
@@ -34,6 +36,19 @@ const server: Drone = {
   ephemeral: false,
   outdated: false,
 };
+
+const command = "gadget-drone register --server http://127.0.0.1:3000 --token gdr_abc123";
+const install = "curl -fsSL http://127.0.0.1:3000/install.sh | sh -s -- --token gdr_abc123";
+
+function registration(expiresInMs = 15 * 60_000) {
+  return {
+    _id: "f".repeat(64),
+    token: "gdr_abc123",
+    command,
+    install,
+    expiresAt: new Date(Date.now() + expiresInMs),
+  };
+}
 
 describe("drones", () => {
   it("shows a drone's labels, ephemeral and outdated ones, and edits the user's labels only", async () => {
@@ -93,35 +108,91 @@ describe("drones", () => {
     expect(await screen.findByRole("alert")).toHaveTextContent("This drone was already removed.");
   });
 
-  it("shows the exact registration command with a copy button and the expiry", () => {
-    const command = "gadget-drone register --server http://127.0.0.1:3000 --token reg_abc123";
+  it("shows the one line first, with the name it takes, and the manual way after it", () => {
     render(
-      <RegistrationCommand
-        registration={{
-          token: "reg_abc123",
-          command,
-          expiresAt: new Date(Date.now() + 15 * 60_000),
+      <AddDronePanel
+        registration={registration()}
+        status={{ used: false }}
+        dronePackage={{
+          version: "0.1.0",
+          protocol: 4,
+          sha256: "a".repeat(64),
+          size: 1000,
+          url: "http://127.0.0.1:3000/downloads/gadget-drone-0.1.0.tgz",
         }}
         onNewToken={() => {}}
+        onDone={() => {}}
       />,
     );
+    const panel = screen.getByRole("region", { name: "Add a drone" });
+    expect(screen.getByTestId("install-command")).toHaveTextContent(install);
+    // The one line comes before the manual way.
+    const text = panel.textContent ?? "";
+    expect(text.indexOf(install)).toBeLessThan(text.indexOf("The manual way"));
+    expect(panel).toHaveTextContent("registers it under the machine's hostname; add --name <name>");
     expect(screen.getByTestId("register-command")).toHaveTextContent(command);
-    expect(screen.getByRole("button", { name: "Copy" })).toBeInTheDocument();
+    expect(panel).toHaveTextContent(
+      "npm install --global http://127.0.0.1:3000/downloads/gadget-drone-0.1.0.tgz",
+    );
+    expect(panel).toHaveTextContent("--workspace <dir>");
+    expect(panel).toHaveTextContent("--config <file>");
     expect(screen.getByText(/expires in 1[45]:\d\d/)).toBeInTheDocument();
+    expect(screen.getByRole("status")).toHaveTextContent("Waiting for the drone to register");
+    expect(screen.queryByTestId("start-command")).not.toBeInTheDocument();
   });
 
-  it("offers a new command once the token has expired", async () => {
+  it("follows the token: registered as its name, then online, with the start and service commands", () => {
+    const view = render(
+      <AddDronePanel
+        registration={registration()}
+        status={{ used: false }}
+        dronePackage={null}
+        onNewToken={() => {}}
+        onDone={() => {}}
+      />,
+    );
+    view.rerender(
+      <AddDronePanel
+        registration={registration()}
+        status={{ used: true, drone: { _id: "d9", name: "laptop-2", status: "offline" } }}
+        dronePackage={null}
+        onNewToken={() => {}}
+        onDone={() => {}}
+      />,
+    );
+    expect(screen.getByRole("status")).toHaveTextContent(
+      "Registered as laptop-2. Start it on that machine:",
+    );
+    expect(screen.getByTestId("start-command")).toHaveTextContent("gadget-drone start");
+    expect(screen.getByTestId("service-command")).toHaveTextContent("gadget-drone service install");
+    view.rerender(
+      <AddDronePanel
+        registration={registration()}
+        status={{ used: true, drone: { _id: "d9", name: "laptop-2", status: "online" } }}
+        dronePackage={null}
+        onNewToken={() => {}}
+        onDone={() => {}}
+      />,
+    );
+    expect(screen.getByRole("status")).toHaveTextContent("laptop-2 is online and takes turns now.");
+    expect(screen.queryByText(/expires in/)).not.toBeInTheDocument();
+    expect(screen.getByRole("region", { name: "Add a drone" })).toHaveTextContent(
+      "The token has been used.",
+    );
+    expect(screen.getByTestId("service-command")).toBeInTheDocument();
+  });
+
+  it("offers a new command once the token has expired unused", async () => {
     let asked = 0;
     render(
-      <RegistrationCommand
-        registration={{
-          token: "t",
-          command: "gadget-drone register …",
-          expiresAt: new Date(Date.now() - 1000),
-        }}
+      <AddDronePanel
+        registration={registration(-1000)}
+        status={{ used: false }}
+        dronePackage={null}
         onNewToken={() => {
           asked += 1;
         }}
+        onDone={() => {}}
       />,
     );
     expect(screen.getByText("expired")).toBeInTheDocument();

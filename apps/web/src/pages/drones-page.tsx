@@ -1,6 +1,6 @@
-// Drones: the live fleet (online, busy, capacity, version, last seen), adding one by its
-// registration command, and revoking one.
-import type { Drone, RegistrationTokenResponse } from "@gadget/protocol";
+// Drones: the live fleet (online, busy, capacity, version, last seen), adding one (the panel in
+// add-drone-panel.tsx), and revoking one.
+import type { Drone } from "@gadget/protocol";
 import { automaticLabelKeys, updateDroneBodySchema } from "@gadget/protocol";
 import { zodResolver } from "@hookform/resolvers/zod";
 import { useMutation } from "@tanstack/react-query";
@@ -10,12 +10,19 @@ import { z } from "zod";
 import { useConnection } from "../app/live.tsx";
 import { useNow } from "../app/use-now.ts";
 import { ConfirmButton } from "../components/confirm-button.tsx";
-import { CopyButton } from "../components/copy-button.tsx";
 import { ErrorNote } from "../components/error-note.tsx";
-import { useDrones, useRegistrationToken, useRevokeDrone, useSaveDrone } from "../data/drones.ts";
+import {
+  useDronePackage,
+  useDrones,
+  useRegistrationStatus,
+  useRegistrationToken,
+  useRevokeDrone,
+  useSaveDrone,
+} from "../data/drones.ts";
 import { showServerProblems } from "../forms/server-problems.ts";
 import { wordList } from "../forms/text-values.ts";
 import { formatAgo, timeOf } from "../lib/format.ts";
+import { AddDronePanel } from "./add-drone-panel.tsx";
 
 /** The table of drones; `onRevoke` rejects with an error to show. */
 export function DroneTable({
@@ -84,7 +91,7 @@ export function DroneTable({
               {drone.outdated ? (
                 <span
                   className="pill pill-unsandboxed"
-                  title="Older than the server: upgrade gadget-drone"
+                  title="Older than the server: run gadget-drone update on it, or start it with --auto-update"
                 >
                   upgrade
                 </span>
@@ -126,50 +133,6 @@ export function DroneTable({
   );
 }
 
-function expiresIn(expiresAt: number, now: number): string {
-  const seconds = Math.max(0, Math.round((expiresAt - now) / 1000));
-  if (seconds === 0) return "expired";
-  return `expires in ${Math.floor(seconds / 60)}:${String(seconds % 60).padStart(2, "0")}`;
-}
-
-/** The registration command with its copy button and a live expiry countdown. */
-export function RegistrationCommand({
-  registration,
-  onNewToken,
-}: {
-  registration: RegistrationTokenResponse;
-  onNewToken: () => void;
-}) {
-  const now = useNow();
-  const expiresAt = timeOf(registration.expiresAt) ?? now;
-  const expired = expiresAt <= now;
-  return (
-    <div className="card register-card">
-      <h3>Run this on the machine that should work for you</h3>
-      <p className="muted small">
-        It registers a drone with this server. The token works once and{" "}
-        <strong>{expiresIn(expiresAt, now)}</strong> (at {new Date(expiresAt).toLocaleTimeString()}
-        ). Then start it with <code>gadget-drone start</code>.
-      </p>
-      <div className="command-row">
-        <pre className="command" data-testid="register-command">
-          {registration.command}
-        </pre>
-        <CopyButton text={registration.command} />
-      </div>
-      {expired ? (
-        <button type="button" className="button small" onClick={onNewToken}>
-          Make a new command
-        </button>
-      ) : (
-        <p className="muted small">
-          Waiting for the drone to connect… it appears below the moment it does.
-        </p>
-      )}
-    </div>
-  );
-}
-
 export function DronesPage() {
   const connection = useConnection();
   const drones = useDrones();
@@ -191,10 +154,21 @@ export function DronesPage() {
       if (known.current.has(drone._id)) return;
       known.current.add(drone._id);
       setFresh((current) => new Set(current).add(drone._id));
-      // The new drone has used the one-time token: the command is no longer needed.
-      forgetRegistration();
     });
-  }, [connection, forgetRegistration]);
+  }, [connection]);
+
+  // The token followed until its drone is online: the live list's status wins over the poll's.
+  const polled = useRegistrationStatus(
+    registration.data?._id,
+    (droneId) => drones.data?.find((drone) => drone._id === droneId)?.status,
+  );
+  const followed = polled.data?.drone;
+  const live = followed && drones.data?.find((drone) => drone._id === followed._id);
+  const status = polled.data && {
+    ...polled.data,
+    ...(followed ? { drone: { ...followed, ...(live ? { status: live.status } : {}) } } : {}),
+  };
+  const dronePackage = useDronePackage();
 
   return (
     <div className="page">
@@ -212,9 +186,12 @@ export function DronesPage() {
       </div>
       <ErrorNote error={registration.error} title="Could not make a registration command" />
       {registration.data ? (
-        <RegistrationCommand
+        <AddDronePanel
           registration={registration.data}
+          status={status}
+          dronePackage={dronePackage.data}
           onNewToken={() => registration.mutate()}
+          onDone={forgetRegistration}
         />
       ) : null}
       {drones.error ? (

@@ -23,6 +23,15 @@ export const registrationTokenSchema = z.object({
 });
 export type RegistrationToken = z.infer<typeof registrationTokenSchema>;
 
+/** `GET /api/drones/registration-tokens/:id`: whether a drone registered with it, and which. */
+export const registrationTokenStatusSchema = z.object({
+  used: z.boolean(),
+  drone: z
+    .object({ _id: z.string(), name: z.string(), status: droneSchema.shape.status })
+    .optional(),
+});
+export type RegistrationTokenStatus = z.infer<typeof registrationTokenStatusSchema>;
+
 const hashParams = z.object({
   id: z.string().regex(/^[0-9a-f]{64}$/, "Registration token not found"),
 });
@@ -30,7 +39,7 @@ const hashParams = z.object({
 const droneAnswer = z.object({ drone: droneSchema });
 
 export const droneRoutes = {
-  /** The token is in the answer this once, with the `gadget-drone register` command. */
+  /** The token is in the answer this once, with the `gadget-drone register` command and the install line. */
   createRegistrationToken: defineRoute({
     method: "POST",
     path: "/api/drones/registration-tokens",
@@ -47,6 +56,14 @@ export const droneRoutes = {
     path: "/api/drones/registration-tokens",
     caller: "user",
     answers: { 200: z.object({ registrationTokens: z.array(registrationTokenSchema) }) },
+  }),
+  /** Whether a drone registered with the token yet (the Add a drone panel follows it). */
+  registrationTokenStatus: defineRoute({
+    method: "GET",
+    path: "/api/drones/registration-tokens/:id",
+    caller: "user",
+    params: hashParams,
+    answers: { 200: registrationTokenStatusSchema },
   }),
   /** No drone registers with it any more; the drones it registered stay. */
   revokeRegistrationToken: defineRoute({

@@ -1,6 +1,7 @@
 // The REST contract: every route of the server, by resource. The server serves exactly these
 // (apps/server/src/http), and the web app and the tests' clients call them by name.
 import { accountRoutes } from "./accounts.ts";
+import { downloadRoutes } from "./downloads.ts";
 import { droneRoutes } from "./drones.ts";
 import { fileRoutes } from "./files.ts";
 import { healthRoutes } from "./health.ts";
@@ -11,7 +12,17 @@ import { sessionRoutes } from "./sessions.ts";
 import { turnRoutes } from "./turns.ts";
 import { webhookRoutes } from "./webhooks.ts";
 
-export { type RegistrationToken, registrationTokenSchema } from "./drones.ts";
+export {
+  type DronePackageInfo,
+  dronePackageFileSchema,
+  dronePackageInfoSchema,
+} from "./downloads.ts";
+export {
+  type RegistrationToken,
+  type RegistrationTokenStatus,
+  registrationTokenSchema,
+  registrationTokenStatusSchema,
+} from "./drones.ts";
 export { type Readiness, readinessSchema } from "./health.ts";
 export * from "./route.ts";
 
@@ -23,6 +34,7 @@ export const rest = {
   health: healthRoutes,
   accounts: accountRoutes,
   drones: droneRoutes,
+  downloads: downloadRoutes,
   providers: providerRoutes,
   projects: projectRoutes,
   files: fileRoutes,

@@ -99,10 +99,12 @@ export function registerFixtureTools(server: McpServer, label: string): void {
     "crash",
     { description: "Answers, then exits (a server that dies mid-session).", inputSchema: {} },
     async () => {
-      setTimeout(() => {
-        process.stderr.write("fixture exiting on request\n");
-        process.exit(1);
-      }, 20);
+      // Reads nothing more, so a call sent after this answer meets a dead server however the
+      // machine schedules the exit; the reason goes out first so the drone can quote it.
+      process.stderr.write("fixture exiting on request\n");
+      process.stdin.pause();
+      process.stdin.removeAllListeners("data");
+      setTimeout(() => process.exit(1), 20);
       return { content: [{ type: "text", text: "exiting" }] };
     },
   );

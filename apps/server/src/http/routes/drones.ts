@@ -10,6 +10,7 @@ import { requireDrone } from "../../auth/drone-credential.ts";
 import type { SignIns } from "../../auth/sign-ins.ts";
 import type { ResolvedConfig } from "../../config.ts";
 import { randomSecret, sha256 } from "../../crypto/tokens.ts";
+import { installLine, shellQuote } from "../../downloads/install-script.ts";
 import { viewDrones } from "../../drones/drone-view.ts";
 import type { PresenceStore } from "../../drones/presence.ts";
 import { ownedBy } from "../../owned.ts";
@@ -20,11 +21,6 @@ import type { TurnService } from "../../turns/turn-service.ts";
 import { type ContractApp, serve } from "../contract.ts";
 import { pageOf, pageRows } from "../pages.ts";
 import { userOf } from "../scopes.ts";
-
-/** Quotes a shell argument when it needs it. */
-function shellQuote(value: string): string {
-  return /^[A-Za-z0-9_:/.=@%+-]+$/.test(value) ? value : `'${value.replaceAll("'", `'\\''`)}'`;
-}
 
 export interface DroneRouteDependencies extends QuotaDependencies {
   config: Pick<ResolvedConfig, "quotas" | "registrationTokenTtlMs">;
@@ -131,9 +127,11 @@ export function droneRoutes(
         }),
     );
     const command = `gadget-drone register --server ${shellQuote(dependencies.publicUrl())} --token ${token}`;
-    // The token itself is shown this once; its id (the hash) lists and revokes it.
+    // The token itself is shown this once; its id (the hash) lists, follows and revokes it.
     return reply.status(201).send({
+      _id: tokenHash,
       token,
+      install: installLine(dependencies.publicUrl(), token),
       expiresAt,
       command,
       registrationToken: toRegistrationToken({
@@ -157,6 +155,24 @@ export function droneRoutes(
       .limit(100)
       .lean();
     return { registrationTokens: tokens.map(toRegistrationToken) };
+  });
+
+  /** Whether a drone registered with the token yet, and that drone as the fleet list shows it. */
+  serve(app, rest.drones.registrationTokenStatus, async (request) => {
+    const registration = await models.RegistrationToken.findOne({
+      _id: request.params.id,
+      user: new Types.ObjectId(userOf(request)),
+    }).lean();
+    if (!registration) throw new UserError("not_found", "Registration token not found");
+    const drone = registration.drone
+      ? await models.Drone.findOne({
+          _id: registration.drone,
+          revokedAt: null,
+        }).lean<DroneDocument>()
+      : null;
+    if (!drone) return { used: Boolean(registration.usedAt) };
+    const [view] = await viewDrones(dependencies, [drone]);
+    return { used: true, drone: { _id: view!._id, name: view!.name, status: view!.status } };
   });
 
   /** Revokes a registration token: no drone registers with it any more (registered ones stay). */
@@ -279,6 +295,8 @@ export function droneSelfRoutes(
         { _id: registration._id },
         { $set: { usedAt: new Date(), drone: drone._id } },
       );
+      // Browsers hear of it at once: the Add a drone panel and the list show it registered.
+      await dependencies.droneChanged(String(drone._id), String(registration.user));
       const [view] = await viewDrones(dependencies, [drone.toObject() as DroneDocument]);
       return reply.status(201).send({ drone: view!, credential });
     },
