@@ -3,7 +3,6 @@
 export * from "./drone-package.ts";
 export * from "./forge-stand-in.ts";
 export * from "./git-http-server.ts";
-export * from "./network-link.ts";
 export * from "./processes.ts";
 export * from "./scripted-model.ts";
 export * from "./temp-dirs.ts";

@@ -6,13 +6,12 @@ import path from "node:path";
 import type { GadgetServer } from "@gadget/server";
 import { startTestServer } from "@gadget/server/testing";
 import {
-  type NetworkLink,
   processesWithArgument,
   type ScriptedModel,
-  startNetworkLink,
   startScriptedModel,
   waitingCommand,
 } from "@gadget/testkit";
+import { type NetworkLink, startNetworkLink } from "@gadget/testkit/browser";
 import { type ApiClient, signup, waitFor } from "@gadget/testkit/wire";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import {
@@ -89,7 +88,7 @@ describe("a drone's lost connection", () => {
     const turnId = created.body.turn._id as string;
     await waitFor(() => processesWithArgument(word).length > 0, 20_000, "the command to start");
 
-    link.cut();
+    link.setDown(true);
     const lost = await waitFor(
       async () => {
         const turn = (await user.get(`/api/turns/${turnId}`)).body.turn;
@@ -114,7 +113,7 @@ describe("a drone's lost connection", () => {
       "the command to end offline",
     );
 
-    link.restore();
+    link.setDown(false);
     const turn = await waitForTurn(user, turnId, ["completed", "failed", "interrupted"], 30_000);
     expect(turn.status).toBe("completed");
     expect(turn.waiting ?? null).toBeNull();
