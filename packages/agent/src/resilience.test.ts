@@ -74,6 +74,20 @@ describe("provider errors", () => {
     expect(Date.parse(waits[0]!.until)).toBeGreaterThanOrEqual(Date.parse(waits[0]!.since));
   });
 
+  it("a rate-limit wait is cancellable: the turn ends cancelled at once", async () => {
+    model.setHandler(() => ({
+      error: { status: 429, message: "slow down", headers: { "retry-after": "3600" } },
+    }));
+    const run = await runAndAbortOn(baseInput(model), (event) => event.type === "quota_wait", {
+      tunables: {
+        ...fastTunables,
+        retry: { maxRetries: 0, baseDelayMs: 1, maxQuotaWaitMs: 24 * 3_600_000 },
+      },
+    });
+    expect(run.types()).toContain("quota_wait");
+    expect(run.outcome.reason).toBe("cancelled");
+  });
+
   it("fails as quota_wait_exceeded when the rate limit lasts longer than it may wait", async () => {
     model.setHandler(() => ({
       error: { status: 503, message: "overloaded", headers: { "retry-after": "3600" } },
