@@ -115,6 +115,17 @@ export function toProject(project: ProjectDocument): Project {
           kind: project.forge.kind,
           apiUrl: project.forge.apiUrl,
           hasToken: Boolean(project.forge.tokenEncrypted),
+          events: project.forge.events
+            ? {
+                enabled: project.forge.events.enabled,
+                trigger: project.forge.events.trigger,
+                label: project.forge.events.label,
+                assignee: project.forge.events.assignee ?? null,
+                reviewFollowUps: project.forge.events.reviewFollowUps,
+                checkFollowUps: project.forge.events.checkFollowUps,
+              }
+            : null,
+          hasEventsSecret: Boolean(project.forge.eventsSecretEncrypted),
         }
       : null,
     requires: project.requires ?? [],

@@ -17,6 +17,7 @@ import { labelWaits } from "./dispatch/label-waits.ts";
 import { DronePackages } from "./downloads/drone-package.ts";
 import { EphemeralDrones } from "./drones/ephemeral-drones.ts";
 import { PresenceStore } from "./drones/presence.ts";
+import { createForgeEvents } from "./forge-events/wire.ts";
 import { createHttpApp } from "./http/app.ts";
 import { Lifecycle } from "./lifecycle.ts";
 import { ProjectRemotes } from "./manage/project-remotes.ts";
@@ -210,6 +211,8 @@ export async function createGadgetServer(input: ServerConfig): Promise<GadgetSer
   const reverts = new TurnReverts({ models, presence, store, config, drones });
   const turnUpdates = new TurnUpdates(ide, config.turnUpdateIntervalMs);
   const turns = new TurnService({ config, models, store, dispatcher, seqs, turnIndex, drones });
+  const forgeParts = { models, secretBox, logger, lifecycle, turns, outbound };
+  const forgeEvents = createForgeEvents(forgeParts, () => publicUrl);
   const ingest = new TurnIngest({ seqs, store, turnIndex, droneGraceMs: config.droneGraceMs });
   const loss = new DroneLoss({ store, droneGraceMs: config.droneGraceMs });
   const autoResumer = new AutoResumer({ models, store, dispatcher });
@@ -220,14 +223,8 @@ export async function createGadgetServer(input: ServerConfig): Promise<GadgetSer
     turns,
   );
   const ephemeralDrones = new EphemeralDrones({ models, presence, locks, logger });
-  const sessionDelivery = new SessionDelivery({
-    models,
-    presence,
-    store,
-    secretBox,
-    config,
-    drones,
-  });
+  const deliveryParts = { models, presence, store, secretBox, config, drones };
+  const sessionDelivery = new SessionDelivery(deliveryParts);
   const sessionWorktrees = new SessionWorktrees({ models, presence, config, drones });
   const removals = new Removals({ models });
   const projectRemotes = new ProjectRemotes({ models, presence, config, drones });
@@ -256,6 +253,7 @@ export async function createGadgetServer(input: ServerConfig): Promise<GadgetSer
     .on("written", ({ turn, statusChanged }) => webhooks.turnChanged(turn, statusChanged))
     .on("finished", (turn) => {
       metrics.turnsFinished.inc({ status: turn.status });
+      forgeEvents.turnFinished(turn);
       ephemeralDrones.retire(turn).catch((error: unknown) => {
         logger.error({ err: error }, "could not retire an ephemeral drone");
       });
@@ -298,6 +296,7 @@ export async function createGadgetServer(input: ServerConfig): Promise<GadgetSer
       relay,
       reverts,
       webhooks,
+      forgeEvents,
       publicUrl: () => publicUrl,
       drones,
       droneChanged: async (droneId, userId) => {

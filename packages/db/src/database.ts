@@ -5,6 +5,7 @@ import { apiTokenModel } from "./models/api-token.ts";
 import { chatSessionModel } from "./models/chat-session.ts";
 import { chatTurnModel } from "./models/chat-turn.ts";
 import { droneModel } from "./models/drone.ts";
+import { forgeEventModel } from "./models/forge-event.ts";
 import { inviteModel } from "./models/invite.ts";
 import { projectModel } from "./models/project.ts";
 import { providerModel } from "./models/provider.ts";
@@ -29,6 +30,7 @@ export function createModels(connection: Connection) {
     TurnEvent: turnEventModel(connection),
     Webhook: webhookModel(connection),
     WebhookDelivery: webhookDeliveryModel(connection),
+    ForgeEvent: forgeEventModel(connection),
   };
 }
 

@@ -16,6 +16,7 @@ export {
   type PendingApproval,
 } from "./models/chat-turn.ts";
 export type { DroneDocument } from "./models/drone.ts";
+export type { ForgeEventDocument } from "./models/forge-event.ts";
 export type { InviteDocument } from "./models/invite.ts";
 export type {
   ProjectDocument,

@@ -20,6 +20,7 @@ import {
   forgeKindSchema,
   sessionWorktreeStateSchema,
 } from "./delivery.ts";
+import { forgeEventsSettingsSchema } from "./forge-events.ts";
 import { droneLabelsSchema } from "./labels.ts";
 import { envBodySchema, mcpServersBodySchema, projectMcpServerSchema } from "./mcp.ts";
 import { branchPrefixSchema } from "./session-branch.ts";
@@ -253,6 +254,8 @@ export const forgeBodySchema = z
     kind: forgeKindSchema,
     apiUrl: baseUrlSchema,
     token: z.string().trim().min(1).max(4096).optional(),
+    /** Work that starts on the forge; left out keeps the stored settings. */
+    events: forgeEventsSettingsSchema.optional(),
   })
   .strict();
 export type ForgeBody = z.infer<typeof forgeBodySchema>;
@@ -262,6 +265,10 @@ export const projectForgeSchema = z.object({
   kind: forgeKindSchema,
   apiUrl: z.string(),
   hasToken: z.boolean(),
+  /** Null until set: the forge's events start no work. */
+  events: forgeEventsSettingsSchema.nullable().default(null),
+  /** Whether a webhook secret was made (`POST /api/projects/:id/forge-events/secret`). */
+  hasEventsSecret: z.boolean().default(false),
 });
 export type ProjectForge = z.infer<typeof projectForgeSchema>;
 

@@ -24,14 +24,22 @@ export const commitAuthorSchema = z.object({
 });
 export type CommitAuthor = z.infer<typeof commitAuthorSchema>;
 
-/** The forges whose REST API opens pull requests (GitLab: merge requests). */
-export const forgeKindSchema = z.enum(["github", "gitlab"]);
+/** The forges whose REST API opens pull requests (GitLab: merge requests; `gitea`: Forgejo too). */
+export const forgeKindSchema = z.enum(["github", "gitlab", "gitea"]);
 export type ForgeKind = z.infer<typeof forgeKindSchema>;
 
-/** Where each forge's API is on its public service; a self-hosted one names its own. */
+/** Where each forge's API is on its public service; a self-hosted one names its own (Gitea: `/api/v1`). */
 export const DEFAULT_FORGE_API_URLS: Record<ForgeKind, string> = {
   github: "https://api.github.com",
   gitlab: "https://gitlab.com/api/v4",
+  gitea: "https://gitea.com/api/v1",
+};
+
+/** Each forge's name in words a user reads. */
+export const FORGE_NAMES: Record<ForgeKind, string> = {
+  github: "GitHub",
+  gitlab: "GitLab",
+  gitea: "Gitea",
 };
 
 /** The forge as a work order carries it to the drone: with the token, opened for this turn only. */
@@ -51,12 +59,14 @@ export type PullRequestRef = z.infer<typeof pullRequestRefSchema>;
 
 /**
  * The title and body of a session's pull request: the title is the first prompt's first line, the
- * body lists every turn's prompt (its first line), so later turns update it.
+ * body lists every turn's prompt (its first line), so later turns update it, and names the issue
+ * it closes when the session works on one.
  * @example pullRequestText("Login fix", ["Fix the login\nIt fails on Safari", "Add a test"]).title // "Fix the login"
  */
 export function pullRequestText(
   sessionName: string,
   prompts: readonly string[],
+  closesIssue?: number,
 ): { title: string; body: string } {
   const firstLine = (prompt: string) => prompt.split("\n")[0]?.trim().slice(0, 200) ?? "";
   const lines = prompts.map(firstLine).filter(Boolean);
@@ -66,6 +76,8 @@ export function pullRequestText(
     "",
     "Turns:",
     ...lines.map((line, index) => `${index + 1}. ${line}`),
+    // The forges close the issue when the pull request is merged.
+    ...(closesIssue ? ["", `Closes #${closesIssue}`] : []),
   ].join("\n");
   return { title, body };
 }

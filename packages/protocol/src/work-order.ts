@@ -65,6 +65,8 @@ export const workOrderSchema = z.object({
     allowedCommands: z.array(z.string().min(1)).default([]),
     /** The session's pull request, once a turn opened it: later turns update it. */
     pullRequest: pullRequestRefSchema.optional(),
+    /** The forge issue the session works on: its pull request's body says it closes it. */
+    closesIssue: z.number().int().positive().optional(),
   }),
   provider: z.object({
     /** The provider's name, for messages (a provider that cannot be reached is named). */

@@ -19,6 +19,21 @@ export interface ForgeStandInOptions {
   repositories: string[];
   /** Whether `branch` exists in `repository` (GitHub refuses a pull request of a missing head). Default: every branch does. */
   branchExists?: (repository: string, branch: string) => boolean;
+  /** Answer GitHub's pull list whatever its `head=` filter says, as Gitea does. */
+  ignoreHeadFilter?: boolean;
+  /** GitHub: each user's permission on every repository (others: `none`). */
+  permissions?: Record<string, "admin" | "maintain" | "write" | "read" | "none">;
+  /** GitLab: each user id's access level on every project (others: not a member, 404). */
+  members?: Record<number, number>;
+}
+
+/** A comment (GitLab: note) on an issue or pull request, as the stand-in keeps it. */
+export interface StandInComment {
+  repository: string;
+  /** The issue's or pull request's number (GitLab: iid). */
+  number: number;
+  id: number;
+  body: string;
 }
 
 /** A pull request (GitLab: merge request) as the stand-in keeps it. */
@@ -49,6 +64,8 @@ export interface ForgeStandIn {
   pullRequests: () => StandInPullRequest[];
   /** Every request answered so far. */
   requests: () => StandInRequest[];
+  /** Every comment posted through the API, as last edited. */
+  comments: () => StandInComment[];
   /** Closes a pull request, as a person merging or closing it on the forge would. */
   close: (repository: string, number: number) => void;
   stop: () => Promise<void>;
@@ -71,6 +88,7 @@ class Answer {
 export async function startForgeStandIn(options: ForgeStandInOptions): Promise<ForgeStandIn> {
   const pulls: StandInPullRequest[] = [];
   const requests: StandInRequest[] = [];
+  const comments: StandInComment[] = [];
   const numbers = new Map<string, number>();
   const server = createServer((request, response) => {
     void handle(request).then(
@@ -119,6 +137,45 @@ export async function startForgeStandIn(options: ForgeStandInOptions): Promise<F
     return next;
   }
 
+  // GitHub's collaborator permission (https://docs.github.com/rest/collaborators/collaborators)
+  // and issue comments (https://docs.github.com/rest/issues/comments), which Gitea answers alike.
+  function githubComments(
+    method: string,
+    repository: string,
+    path: string[],
+    text: string,
+  ): Answer | null {
+    const [resource, first, second, third] = path;
+    if (resource === "collaborators" && second === "permission" && method === "GET") {
+      const permission = options.permissions?.[first ?? ""] ?? "none";
+      return new Answer(200, { permission, user: { login: first } });
+    }
+    if (resource !== "issues") return null;
+    if (first === "comments" && second && third === undefined && method === "PATCH") {
+      const comment = comments.find(
+        (entry) => entry.repository === repository && String(entry.id) === second,
+      );
+      if (!comment) return new Answer(404, { message: "Not Found" });
+      comment.body = String(githubJson(text).body ?? "");
+      return new Answer(200, { id: comment.id, body: comment.body });
+    }
+    if (first && second === "comments" && third === undefined && method === "POST") {
+      const comment: StandInComment = {
+        repository,
+        number: Number(first),
+        id: 5000 + comments.length + 1,
+        body: String(githubJson(text).body ?? ""),
+      };
+      comments.push(comment);
+      return new Answer(201, {
+        id: comment.id,
+        body: comment.body,
+        html_url: `${url}/${repository}/issues/${first}#issuecomment-${comment.id}`,
+      });
+    }
+    return null;
+  }
+
   // GitHub: https://docs.github.com/rest/pulls/pulls
   function github(
     request: IncomingMessage,
@@ -142,6 +199,11 @@ export async function startForgeStandIn(options: ForgeStandInOptions): Promise<F
     }
     const [repos, owner, repo, resource, number, ...rest] = path;
     const repository = `${owner}/${repo}`;
+    const extra =
+      repos === "repos" && options.repositories.includes(repository)
+        ? githubComments(request.method ?? "GET", repository, path.slice(3), text)
+        : null;
+    if (extra) return extra;
     if (
       repos !== "repos" ||
       resource !== "pulls" ||
@@ -165,7 +227,7 @@ export async function startForgeStandIn(options: ForgeStandInOptions): Promise<F
             (pull) =>
               pull.repository === repository &&
               (state === "all" || pull.state === state) &&
-              (!head || `${owner}:${pull.head}` === head),
+              (!head || options.ignoreHeadFilter || `${owner}:${pull.head}` === head),
           )
           .map(githubPull),
       );
@@ -314,6 +376,35 @@ export async function startForgeStandIn(options: ForgeStandInOptions): Promise<F
     if (projects !== "projects" || !options.repositories.includes(repository)) {
       return new Answer(404, { message: "404 Project Not Found" });
     }
+    const requestMethod = request.method ?? "GET";
+    // Members (https://docs.gitlab.com/api/members/) and notes (https://docs.gitlab.com/api/notes/).
+    if (resource === "members" && iid === "all" && rest.length === 1 && requestMethod === "GET") {
+      const level = options.members?.[Number(rest[0])];
+      return level === undefined
+        ? new Answer(404, { message: "404 Not found" })
+        : new Answer(200, { id: Number(rest[0]), access_level: level });
+    }
+    if (
+      (resource === "issues" || resource === "merge_requests") &&
+      iid &&
+      rest[0] === "notes" &&
+      rest.length <= 2
+    ) {
+      const body = String(gitlabJson(text).body ?? "");
+      if (rest.length === 1 && requestMethod === "POST") {
+        const note = { repository, number: Number(iid), id: 7000 + comments.length + 1, body };
+        comments.push(note);
+        return new Answer(201, { id: note.id, body, noteable_iid: note.number });
+      }
+      const note = comments.find(
+        (entry) => entry.repository === repository && String(entry.id) === rest[1],
+      );
+      if (rest.length === 2 && requestMethod === "PUT" && note) {
+        note.body = body;
+        return new Answer(200, { id: note.id, body });
+      }
+      return new Answer(404, { message: "404 Not found" });
+    }
     if (resource !== "merge_requests" || rest.length > 0) {
       return new Answer(404, { error: "404 Not Found" });
     }
@@ -418,6 +509,7 @@ export async function startForgeStandIn(options: ForgeStandInOptions): Promise<F
     gitlabApiUrl: `${url}/api/v4`,
     pullRequests: () => pulls.map((pull) => ({ ...pull })),
     requests: () => [...requests],
+    comments: () => comments.map((comment) => ({ ...comment })),
     close: (repository, number) => {
       const pull = pulls.find(
         (entry) => entry.repository === repository && entry.number === number,

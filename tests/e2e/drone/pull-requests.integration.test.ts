@@ -101,6 +101,8 @@ describe("pull requests end to end", () => {
       kind: "github",
       apiUrl: forge.githubApiUrl,
       hasToken: true,
+      events: null,
+      hasEventsSecret: false,
     });
   });
 
@@ -215,13 +217,17 @@ describe("pull requests end to end", () => {
     const second = await runTurn(session._id, "Add a signup test", "signup.test.txt");
     expect(second.turn.delivery).toMatchObject({ pullRequestUrl: url, error: null });
     expect(remoteCommit(branch)).toBe(second.turn.delivery.commit);
-    // The server remembered the session's pull request: the drone updated it, opened none.
+    // The server remembered the session's pull request: the drone found it open and updated it,
+    // opened none.
     expect(
       forge
         .requests()
         .slice(before)
         .map((request) => `${request.method} ${request.path} ${request.status}`),
-    ).toEqual([`PATCH /api/v3/repos/ada/project/pulls/${opened?.number} 200`]);
+    ).toEqual([
+      `GET /api/v3/repos/ada/project/pulls/${opened?.number} 200`,
+      `PATCH /api/v3/repos/ada/project/pulls/${opened?.number} 200`,
+    ]);
     expect(forge.pullRequests().find((pull) => pull.head === branch)?.body).toBe(
       'Opened by Gadget Code for the session "Signup".\n\nTurns:\n1. Write the signup page\n2. Add a signup test',
     );

@@ -88,13 +88,46 @@ describe("pull requests on GitHub", () => {
     );
   });
 
+  it("checks the head of each listed pull request, not trusting the forge's head filter", async () => {
+    const careless = await startForgeStandIn({
+      token,
+      repositories: ["ada/engine"],
+      ignoreHeadFilter: true,
+    });
+    try {
+      const options = (head: string) =>
+        github({ head, forge: { kind: "github", apiUrl: careless.githubApiUrl, token } });
+      const other = await openOrUpdatePullRequest(options("gadget/other-111111"));
+      const mine = await openOrUpdatePullRequest(options("gadget/mine-222222"));
+      // Asked again without knowing it: 422, then the list (both, the other first), then its own.
+      const found = await openOrUpdatePullRequest({
+        ...options("gadget/mine-222222"),
+        body: "Found",
+      });
+      expect(found).toEqual({ opened: false, pullRequest: mine.pullRequest });
+      expect(careless.pullRequests().map((pull) => [pull.number, pull.body])).toEqual([
+        [other.pullRequest?.number, "Turns:\n1. Fix the login"],
+        [mine.pullRequest?.number, "Found"],
+      ]);
+    } finally {
+      await careless.stop();
+    }
+  });
+
   it("opens a new pull request when the session's one was closed", async () => {
     const options = github({ head: "gadget/pricing-0a0b0c" });
     const first = await openOrUpdatePullRequest(options);
     forge.close("ada/engine", first.pullRequest?.number ?? 0);
-    const next = await openOrUpdatePullRequest({ ...options, existing: first.pullRequest });
+    const next = await openOrUpdatePullRequest({
+      ...options,
+      body: "Turns:\n1. Later",
+      existing: first.pullRequest,
+    });
     expect(next.opened).toBe(true);
     expect(next.pullRequest?.number).toBe((first.pullRequest?.number ?? 0) + 1);
+    // The closed one is left as it was.
+    const closed = forge.pullRequests().find((pull) => pull.number === first.pullRequest?.number);
+    expect(closed).toMatchObject({ state: "closed", body: options.body });
   });
 
   it("says in words why GitHub refused, never with the token", async () => {

@@ -134,7 +134,7 @@ async function pullRequest(
     forge: order.project.forge,
     gitUrl: order.project.gitUrl,
     base: order.project.defaultBranch,
-    ...pullRequestText(order.session.name, prompts),
+    ...pullRequestText(order.session.name, prompts, order.session.closesIssue),
     existing,
   });
 }

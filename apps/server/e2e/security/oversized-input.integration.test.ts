@@ -210,6 +210,6 @@ describe("finding 4: 15 MiB Socket.IO handshakes", () => {
       sandbox: { kind: "none", version: null, network: "host" },
     });
     expect(old).toMatchObject({ outcome: "refused", code: "protocol_mismatch" });
-    expect(old.message).toMatch(/Upgrade gadget-drone/);
+    expect(old.message).toMatch(/Install gadget-drone .* from this server/);
   });
 });

@@ -24,6 +24,8 @@ describe("a project's forge", () => {
       kind: "github",
       apiUrl: "https://api.github.com",
       hasToken: true,
+      events: null,
+      hasEventsSecret: false,
     });
     for (const answer of [set.body, (await user.get("/api/projects")).body]) {
       expect(JSON.stringify(answer)).not.toContain(token);
@@ -44,6 +46,8 @@ describe("a project's forge", () => {
       kind: "github",
       apiUrl: "https://github.example.com/api/v3",
       hasToken: true,
+      events: null,
+      hasEventsSecret: false,
     });
     const kept = await models.Project.findById(projectId).lean();
     expect(secretBox.open(kept?.forge?.tokenEncrypted ?? "")).toBe(token);
@@ -91,8 +95,22 @@ describe("a project's forge", () => {
       kind: "gitlab",
       apiUrl: "https://gitlab.com/api/v4",
       hasToken: true,
+      events: null,
+      hasEventsSecret: false,
     });
     expect(JSON.stringify(created.body)).not.toContain(token);
+    // Gitea (and Forgejo), whose API is under /api/v1.
+    const gitea = await user.patch(`/api/projects/${projectId}`, {
+      forge: { kind: "gitea", apiUrl: "https://codeberg.org/api/v1", token },
+    });
+    expect(gitea.status, JSON.stringify(gitea.body)).toBe(200);
+    expect(gitea.body.project.forge).toEqual({
+      kind: "gitea",
+      apiUrl: "https://codeberg.org/api/v1",
+      hasToken: true,
+      events: null,
+      hasEventsSecret: false,
+    });
   });
 
   it("sends the token only in a pull-request project's work orders, and the session's pull request in later ones", async () => {

@@ -65,7 +65,11 @@ export class SessionDelivery {
               forge: openForge(project.forge, this.dependencies.secretBox),
               gitUrl: project.gitUrl,
               ...(project.defaultBranch ? { base: project.defaultBranch } : {}),
-              ...pullRequestText(session.name, this.prompts(session, last?.prompt)),
+              ...pullRequestText(
+                session.name,
+                this.prompts(session, last?.prompt),
+                session.forgeIssue ?? undefined,
+              ),
               ...(session.pullRequest
                 ? {
                     existing: {

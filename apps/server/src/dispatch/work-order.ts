@@ -92,6 +92,7 @@ export function buildWorkOrder(
         ...(session.pullRequest
           ? { pullRequest: { url: session.pullRequest.url, number: session.pullRequest.number } }
           : {}),
+        ...(session.forgeIssue ? { closesIssue: session.forgeIssue } : {}),
       },
       provider: {
         name: provider.name,

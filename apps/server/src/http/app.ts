@@ -7,12 +7,18 @@ import type { ResolvedConfig } from "../config.ts";
 import { type StorageHealth, unavailableError } from "../storage/health.ts";
 import type { TurnService } from "../turns/turn-service.ts";
 import { contractError, useContract } from "./contract.ts";
+import { keepRawBody } from "./raw-body.ts";
 import { type ActivityRouteDependencies, activityRoutes } from "./routes/activity.ts";
 import { type AuthRouteDependencies, accountRoutes, signInRoutes } from "./routes/auth.ts";
 import { type DeliveryRouteDependencies, deliveryRoutes } from "./routes/deliveries.ts";
 import { type DownloadRouteDependencies, downloadRoutes } from "./routes/downloads.ts";
 import { type DroneRouteDependencies, droneRoutes, droneSelfRoutes } from "./routes/drones.ts";
 import { type FileRouteDependencies, fileRoutes } from "./routes/files.ts";
+import {
+  type ForgeEventRouteDependencies,
+  forgeEventRoutes,
+  forgeHookRoutes,
+} from "./routes/forge-events.ts";
 import { type HealthRouteDependencies, healthRoutes } from "./routes/health.ts";
 import { type ProjectRouteDependencies, projectRoutes } from "./routes/projects.ts";
 import { type ProviderRouteDependencies, providerRoutes } from "./routes/providers.ts";
@@ -65,6 +71,7 @@ export type HttpDependencies = ActivityRouteDependencies &
   DownloadRouteDependencies &
   DroneRouteDependencies &
   FileRouteDependencies &
+  ForgeEventRouteDependencies &
   ProjectRouteDependencies &
   ProviderRouteDependencies &
   SessionRouteDependencies &
@@ -110,8 +117,10 @@ export function createHttpApp(dependencies: HttpDependencies, turns: TurnService
 
   // An empty JSON body (e.g. POST /cancel with a content type) reads as {}.
   app.removeContentTypeParser("application/json");
-  app.addContentTypeParser("application/json", { parseAs: "string" }, (_request, body, done) => {
+  app.addContentTypeParser("application/json", { parseAs: "string" }, (request, body, done) => {
     const text = String(body);
+    // A forge signs the bytes it sent: its webhook keeps them.
+    keepRawBody(request, text);
     if (text.trim() === "") {
       done(null, {});
       return;
@@ -154,6 +163,7 @@ export function createHttpApp(dependencies: HttpDependencies, turns: TurnService
       accountRoutes(open, dependencies);
       droneSelfRoutes(open, dependencies, turns);
       downloadRoutes(open, dependencies);
+      forgeHookRoutes(open, dependencies);
     }),
   );
   app.register(
@@ -168,6 +178,7 @@ export function createHttpApp(dependencies: HttpDependencies, turns: TurnService
       deliveryRoutes(user, dependencies);
       sessionRoutes(user, dependencies);
       webhookRoutes(user, dependencies);
+      forgeEventRoutes(user, dependencies);
     }),
   );
   registerWebApp(app, dependencies.config.webDir);

@@ -210,6 +210,15 @@ export class ApiClient {
     return this.call(rest.drones.revoke, { params: { id: droneId } });
   }
 
+  // ---------- forge events ----------
+  /** A new webhook secret for the project's forge, with its URL: shown once. */
+  createForgeEventsSecret(projectId: string) {
+    return this.call(rest.forgeEvents.createSecret, { params: { id: projectId } });
+  }
+  listForgeEvents(projectId: string) {
+    return this.call(rest.forgeEvents.list, { params: { id: projectId } });
+  }
+
   // ---------- webhooks ----------
   listWebhooks() {
     return this.listAll(rest.webhooks.list, "webhooks");

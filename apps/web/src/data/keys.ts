@@ -27,6 +27,8 @@ export const keys = {
     [...keys.files(projectId, sessionId), "file", path] as const,
   /** A session with its branch and worktree state. */
   session: (sessionId: string) => ["sessions", sessionId] as const,
+  /** A project's forge deliveries. */
+  forgeEvents: (projectId: string) => ["projects", projectId, "forge-events"] as const,
   webhooks: ["webhooks"] as const,
   deliveries: (webhookId: string) => ["webhooks", webhookId, "deliveries"] as const,
 };

@@ -24,6 +24,7 @@ import { FileEditor } from "../editor/file-editor.tsx";
 import { FileTree } from "../editor/file-tree.tsx";
 import { showServerProblems } from "../forms/server-problems.ts";
 import { formatAgo } from "../lib/format.ts";
+import { ProjectForgeEvents } from "./forge-events-panel.tsx";
 import { CloneNowButton, ProjectManage } from "./project-manage.tsx";
 import { networkWords, ProjectSettings } from "./project-settings.tsx";
 
@@ -176,6 +177,7 @@ export function ProjectPage({ projectId }: { projectId: string }) {
             }}
           />
           <ProjectSettings project={project.data} onSave={update.mutateAsync} />
+          <ProjectForgeEvents project={project.data} onSave={update.mutateAsync} />
         </details>
       ) : null}
       <div className="project-grid">

@@ -99,6 +99,23 @@ describe("project settings", () => {
     ]);
   });
 
+  it("sets a self-hosted Gitea (or Forgejo) forge, whose API is under /api/v1", async () => {
+    const saved: UpdateProjectBody[] = [];
+    render(<ProjectSettings project={project} onSave={async (body) => void saved.push(body)} />);
+    await userEvent.selectOptions(screen.getByRole("combobox", { name: "Forge" }), "gitea");
+    const url = screen.getByRole("textbox", { name: "Forge API URL" });
+    expect(url).toHaveValue("https://gitea.com/api/v1");
+    await userEvent.clear(url);
+    await userEvent.type(url, "https://git.example.org/api/v1");
+    await userEvent.type(screen.getByLabelText("Forge token"), "gitea-secret");
+    await userEvent.click(screen.getByRole("button", { name: "Save settings" }));
+    expect(saved.at(-1)?.forge).toEqual({
+      kind: "gitea",
+      apiUrl: "https://git.example.org/api/v1",
+      token: "gitea-secret",
+    });
+  });
+
   it("sets a forge with its token, which is never shown again: only replaced or removed", async () => {
     const saved: UpdateProjectBody[] = [];
     const { unmount } = render(
@@ -124,7 +141,13 @@ describe("project settings", () => {
     // As the server answers it: the token set, never its value.
     const withForge: Project = {
       ...project,
-      forge: { kind: "github", apiUrl: "https://api.github.com", hasToken: true },
+      forge: {
+        kind: "github",
+        apiUrl: "https://api.github.com",
+        hasToken: true,
+        events: null,
+        hasEventsSecret: false,
+      },
     };
     const second = render(
       <ProjectSettings project={withForge} onSave={async (body) => void saved.push(body)} />,

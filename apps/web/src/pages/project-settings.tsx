@@ -46,6 +46,7 @@ export const forgeWords: Record<ForgeKind | "none", string> = {
   none: "None",
   github: "GitHub",
   gitlab: "GitLab (merge requests)",
+  gitea: "Gitea or Forgejo",
 };
 
 /** Network policy, verification commands and branch prefix of one project, saved with `PATCH /api/projects/:id`. */
@@ -167,7 +168,7 @@ export function ProjectSettings({
       ) : (
         <>
           <Field
-            label="Forge API URL (e.g. https://api.github.com, https://gitlab.com/api/v4)"
+            label="Forge API URL (e.g. https://api.github.com, https://gitlab.com/api/v4, https://gitea.example.org/api/v1)"
             error={errors.forgeUrl}
           >
             <input {...register("forgeUrl")} aria-label="Forge API URL" />

@@ -1,5 +1,5 @@
 // A git project of a user; drones clone it into a workspace named by its slug.
-import type { CommitAuthor, DeliveryMode, ForgeKind } from "@gadget/protocol";
+import type { CommitAuthor, DeliveryMode, ForgeEventsSettings, ForgeKind } from "@gadget/protocol";
 import { type Connection, Schema, type Types } from "mongoose";
 
 /** The project's forge: its token sealed by the server's secret box, never stored in plain text. */
@@ -7,6 +7,10 @@ export interface ProjectForgeDocument {
   kind: ForgeKind;
   apiUrl: string;
   tokenEncrypted: string;
+  /** What the forge's webhook may start; null: nothing. */
+  events?: ForgeEventsSettings | null;
+  /** The webhook's signing secret, sealed (HMAC needs it back); null until made. */
+  eventsSecretEncrypted?: string | null;
 }
 
 /** One of the project's MCP servers: env values and bearer token sealed by the server's secret box. */
@@ -67,7 +71,26 @@ export const projectSchema = new Schema<ProjectDocument>(
     },
     forge: {
       type: new Schema<ProjectForgeDocument>(
-        { kind: String, apiUrl: String, tokenEncrypted: String },
+        {
+          kind: String,
+          apiUrl: String,
+          tokenEncrypted: String,
+          events: {
+            type: new Schema<ForgeEventsSettings>(
+              {
+                enabled: Boolean,
+                trigger: String,
+                label: String,
+                assignee: { type: String, default: null },
+                reviewFollowUps: Boolean,
+                checkFollowUps: Boolean,
+              },
+              { _id: false },
+            ),
+            default: null,
+          },
+          eventsSecretEncrypted: { type: String, default: null },
+        },
         { _id: false },
       ),
       default: null,

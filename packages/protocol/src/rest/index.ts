@@ -4,6 +4,7 @@ import { accountRoutes } from "./accounts.ts";
 import { downloadRoutes } from "./downloads.ts";
 import { droneRoutes } from "./drones.ts";
 import { fileRoutes } from "./files.ts";
+import { forgeEventRoutes } from "./forge-events.ts";
 import { healthRoutes } from "./health.ts";
 import { projectRoutes } from "./projects.ts";
 import { providerRoutes } from "./providers.ts";
@@ -41,6 +42,7 @@ export const rest = {
   sessions: sessionRoutes,
   turns: turnRoutes,
   webhooks: webhookRoutes,
+  forgeEvents: forgeEventRoutes,
 };
 
 /** Every route as one list (the server checks it serves each one exactly once). */

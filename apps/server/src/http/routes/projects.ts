@@ -46,7 +46,14 @@ function storedForge(
   if (!tokenEncrypted) {
     throw new UserError("validation_failed", "Invalid project: forge.token is required");
   }
-  return { kind: body.kind, apiUrl: body.apiUrl, tokenEncrypted };
+  return {
+    kind: body.kind,
+    apiUrl: body.apiUrl,
+    tokenEncrypted,
+    // Events left out keep the stored ones; the webhook secret stays until a new one is made.
+    events: body.events ?? before?.events ?? null,
+    eventsSecretEncrypted: before?.eventsSecretEncrypted ?? null,
+  };
 }
 
 export function projectRoutes(app: ContractApp, dependencies: ProjectRouteDependencies): void {
@@ -119,9 +126,9 @@ export function projectRoutes(app: ContractApp, dependencies: ProjectRouteDepend
   serve(app, rest.projects.update, async (request) => {
     const body = request.body;
     const owner = { _id: request.params.id, user: new Types.ObjectId(userOf(request)) };
-    // A forge without a token, MCP servers or variables may keep stored secrets: read them first.
+    // A forge, MCP servers or variables may keep stored secrets and settings: read them first.
     const before =
-      (body.forge && !body.forge.token) || body.mcpServers || body.env
+      body.forge || body.mcpServers || body.env
         ? await models.Project.findOne(owner).select({ forge: 1, mcpServers: 1, env: 1 }).lean()
         : undefined;
     if (before === null) throw new UserError("not_found", "Project not found");

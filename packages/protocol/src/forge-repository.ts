@@ -1,16 +1,18 @@
 // Which repository on the forge a project is: read from its git URL, in the https and ssh forms
 // people paste (`https://host/owner/repo.git`, `git@host:owner/repo.git`, `ssh://git@host:22/…`).
-import type { ForgeKind } from "@gadget/protocol";
-import { UserError } from "@gadget/protocol";
+import { FORGE_NAMES, type ForgeKind } from "./delivery.ts";
+import { UserError } from "./errors.ts";
 
 /** A repository as its forge's API names it. */
 export interface ForgeRepository {
-  /** `owner/repo` (GitHub) or `group/sub/project` (GitLab): for messages. */
+  /** `owner/repo` (GitHub, Gitea) or `group/sub/project` (GitLab): for messages. */
   name: string;
   /** The API path of the repository: `/repos/owner/repo` or `/projects/group%2Fsub%2Fproject`. */
   apiPath: string;
-  /** GitHub's owner, which a `head` filter names (`owner:branch`). */
+  /** The owner (GitHub's `head` filter names it: `owner:branch`). */
   owner: string;
+  /** The repository's own name (the last path segment). */
+  repo: string;
 }
 
 /** The path segments of a git URL, without `.git` or credentials; null when it has none. */
@@ -45,24 +47,25 @@ export function gitUrlPath(gitUrl: string): string[] | null {
 }
 
 /**
- * The repository `gitUrl` names on a forge of `kind`: GitHub's last two path segments (owner and
- * repository), GitLab's whole path (nested groups), URL-encoded as one segment.
+ * The repository `gitUrl` names on a forge of `kind`: GitHub's and Gitea's last two path segments
+ * (owner and repository), GitLab's whole path (nested groups), URL-encoded as one segment.
  * @example forgeRepository("gitlab", "git@gitlab.com:acme/web/app.git").apiPath // "/projects/acme%2Fweb%2Fapp"
  */
 export function forgeRepository(kind: ForgeKind, gitUrl: string): ForgeRepository {
   const segments = gitUrlPath(gitUrl);
-  if (kind === "github") {
+  if (kind === "github" || kind === "gitea") {
     const [owner, repo] = segments?.slice(-2) ?? [];
     if (!owner || !repo || (segments?.length ?? 0) < 2) {
       throw new UserError(
         "validation_failed",
-        `The project's git URL names no GitHub repository (owner/repo): ${withoutCredentials(gitUrl)}`,
+        `The project's git URL names no ${FORGE_NAMES[kind]} repository (owner/repo): ${withoutCredentials(gitUrl)}`,
       );
     }
     return {
       name: `${owner}/${repo}`,
       apiPath: `/repos/${encodeURIComponent(owner)}/${encodeURIComponent(repo)}`,
       owner,
+      repo,
     };
   }
   if (!segments || segments.length < 2) {
@@ -72,7 +75,12 @@ export function forgeRepository(kind: ForgeKind, gitUrl: string): ForgeRepositor
     );
   }
   const name = segments.join("/");
-  return { name, apiPath: `/projects/${encodeURIComponent(name)}`, owner: segments[0] ?? "" };
+  return {
+    name,
+    apiPath: `/projects/${encodeURIComponent(name)}`,
+    owner: segments[0] ?? "",
+    repo: segments.at(-1) ?? "",
+  };
 }
 
 /** Removes `user:password@` from a URL. */

@@ -18,7 +18,9 @@ describe("the forge repository of a git URL", () => {
         name: "ada/engine",
         apiPath: "/repos/ada/engine",
         owner: "ada",
+        repo: "engine",
       });
+      expect(forgeRepository("gitea", url).apiPath, url).toBe("/repos/ada/engine");
     }
   });
 

@@ -1,0 +1,212 @@
+// The forge against a real Gitea: opening and updating a session's pull request through the
+// drone's client beside the same API calls made by hand with fetch, round by round (which goes
+// first alternating); and a forge event's signed delivery to the server's answer with its turn
+// queued (the sender's permission asked of Gitea in between; Gitea's own webhook latency aside:
+// the deliveries are sent directly).
+import { createHmac } from "node:crypto";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { startTestServer } from "@gadget/server/testing";
+import { findRepoRoot, startGitea, startServices } from "@gadget/services";
+import { markdownTable, summarize, time } from "@gadget/testkit/measure";
+import { signup } from "@gadget/testkit/wire";
+import { openOrUpdatePullRequest } from "gadget-drone/testing";
+
+const rounds = Number(process.env.BENCH_FORGE_ROUNDS ?? 15);
+
+const root = await mkdtemp(path.join(tmpdir(), "gadget-forge-bench-"));
+const gitea = await startGitea();
+const services = await startServices({
+  rootDir: findRepoRoot(),
+  dataDir: path.join(root, "services"),
+  mongoUrl: process.env.MONGO_URL,
+  redisUrl: process.env.REDIS_URL,
+});
+try {
+  const repository = await gitea.createRepository("bench");
+  const token = gitea.admin.token;
+  const forge = { kind: "gitea" as const, apiUrl: gitea.apiUrl, token };
+  const headers = {
+    Authorization: `token ${token}`,
+    Accept: "application/json",
+    "Content-Type": "application/json",
+  };
+  const pulls = `${gitea.apiUrl}/repos/${repository.fullName}/pulls`;
+  // Two branches a round, each with a change (made through the API, not measured).
+  for (let round = 0; round < rounds; round++) {
+    for (const who of ["drone", "hand"]) {
+      const made = await gitea.api(
+        "POST",
+        `/repos/${repository.fullName}/contents/${who}-${round}.txt`,
+        {
+          body: {
+            content: Buffer.from(`${round}\n`).toString("base64"),
+            new_branch: `${who}-${round}`,
+          },
+        },
+      );
+      if (made.status !== 201) throw new Error(`branch ${who}-${round}: ${made.status}`);
+    }
+  }
+  const open = { drone: [] as number[], hand: [] as number[] };
+  const update = { drone: [] as number[], hand: [] as number[] };
+  for (let round = 0; round < rounds; round++) {
+    let droneNumber = 0;
+    let handNumber = 0;
+    const droneOpen = async () => {
+      const outcome = await openOrUpdatePullRequest({
+        forge,
+        gitUrl: repository.cloneUrl,
+        head: `drone-${round}`,
+        base: "main",
+        title: `Drone ${round}`,
+        body: "one",
+      });
+      if (!outcome.pullRequest) throw new Error(outcome.error);
+      droneNumber = outcome.pullRequest.number;
+    };
+    const handOpen = async () => {
+      const response = await fetch(pulls, {
+        method: "POST",
+        headers,
+        body: JSON.stringify({
+          head: `hand-${round}`,
+          base: "main",
+          title: `Hand ${round}`,
+          body: "one",
+        }),
+      });
+      handNumber = ((await response.json()) as { number: number }).number;
+    };
+    const droneUpdate = async () => {
+      const outcome = await openOrUpdatePullRequest({
+        forge,
+        gitUrl: repository.cloneUrl,
+        head: `drone-${round}`,
+        base: "main",
+        title: `Drone ${round}`,
+        body: "two",
+        existing: { url: "", number: droneNumber },
+      });
+      if (outcome.error) throw new Error(outcome.error);
+    };
+    // By hand, the same two calls: is it still open, then the new body.
+    const handUpdate = async () => {
+      await (await fetch(`${pulls}/${handNumber}`, { headers })).json();
+      await (
+        await fetch(`${pulls}/${handNumber}`, {
+          method: "PATCH",
+          headers,
+          body: JSON.stringify({ body: "two" }),
+        })
+      ).json();
+    };
+    const pairs: Array<
+      [() => Promise<void>, () => Promise<void>, { drone: number[]; hand: number[] }]
+    > = [
+      [droneOpen, handOpen, open],
+      [droneUpdate, handUpdate, update],
+    ];
+    for (const [drone, hand, into] of pairs) {
+      if (round % 2 === 0) {
+        into.drone.push(await time(drone));
+        into.hand.push(await time(hand));
+      } else {
+        into.hand.push(await time(hand));
+        into.drone.push(await time(drone));
+      }
+    }
+  }
+
+  // Forge events: a signed issue comment from a writer → 202 with the turn queued.
+  const server = await startTestServer(
+    { mongoUrl: services.mongoUrl, redisUrl: services.redisUrl, allowPrivateNetwork: true },
+    `forge_bench_${process.pid}`,
+  );
+  const answered: number[] = [];
+  try {
+    const user = await signup(server.url, "forge-bench");
+    await user.post("/api/providers", {
+      name: "scripted",
+      baseUrl: "http://127.0.0.1:9/v1",
+      apiKey: "sk-x",
+      modelId: "scripted-model",
+    });
+    const project = (
+      await user.post("/api/projects", {
+        name: "Bench",
+        gitUrl: repository.cloneUrl,
+        forge: { ...forge, events: { enabled: true } },
+      })
+    ).body.project;
+    const { url, secret } = (await user.post(`/api/projects/${project._id}/forge-events/secret`))
+      .body;
+    for (let round = 0; round < rounds; round++) {
+      const issue = await gitea.api<{ number: number; html_url: string }>(
+        "POST",
+        `/repos/${repository.fullName}/issues`,
+        { body: { title: `Issue ${round}`, body: "Do it." } },
+      );
+      const body = JSON.stringify({
+        action: "created",
+        issue: {
+          number: issue.body.number,
+          title: `Issue ${round}`,
+          body: "Do it.",
+          html_url: issue.body.html_url,
+        },
+        comment: { id: round + 1, body: "@gadget go" },
+        sender: { login: gitea.admin.name },
+      });
+      const signature = createHmac("sha256", secret).update(body).digest("hex");
+      answered.push(
+        await time(async () => {
+          const response = await fetch(url, {
+            method: "POST",
+            headers: {
+              "content-type": "application/json",
+              "x-gitea-event": "issue_comment",
+              "x-gitea-delivery": `bench-${round}`,
+              "x-gitea-signature": signature,
+            },
+            body,
+          });
+          if (response.status !== 202) throw new Error(`answered ${response.status}`);
+        }),
+      );
+    }
+  } finally {
+    await server.close();
+  }
+
+  const row = (name: string, values: number[]) => {
+    const summary = summarize(values);
+    return [name, summary.p50.toFixed(1), summary.p95.toFixed(1), summary.max.toFixed(1)];
+  };
+  const ratio = (name: string, drone: number[], hand: number[]) => [
+    name,
+    `${(summarize(drone).p50 / summarize(hand).p50).toFixed(2)}×`,
+    `${(summarize(drone).p95 / summarize(hand).p95).toFixed(2)}×`,
+    "",
+  ];
+  console.log(`\nA real Gitea on loopback, ${rounds} rounds\n`);
+  console.log(
+    markdownTable(
+      ["case", "p50 (ms)", "p95 (ms)", "max (ms)"],
+      [
+        row("open: the drone's client (POST)", open.drone),
+        row("open: by hand with fetch (POST)", open.hand),
+        ratio("open: ratio", open.drone, open.hand),
+        row("update: the drone's client (GET, PATCH)", update.drone),
+        row("update: by hand with fetch (GET, PATCH)", update.hand),
+        ratio("update: ratio", update.drone, update.hand),
+        row("forge event: signed delivery → 202, turn queued", answered),
+      ],
+    ),
+  );
+} finally {
+  await services.stop();
+  await gitea.stop();
+  await rm(root, { recursive: true, force: true });
+}
