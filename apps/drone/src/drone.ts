@@ -15,6 +15,7 @@ import {
   PROTOCOL_VERSION,
   relayedCode,
   turnControlSchema,
+  turnSteeringSchema,
   UserError,
   workOrderSchema,
 } from "@gadget/protocol";
@@ -174,6 +175,14 @@ export class Drone {
           return {};
         },
       ),
+      // Answered once journaled: the server keeps the message pending until the turn's
+      // `user_message` event says the model took it, and sends it again after a reconnect.
+      turn_message: ackHandler(log, turnSteeringSchema, "turn message", async (message) => {
+        const turn = this.turns.get(message.turnId);
+        if (!turn) throw new UserError("not_found", "This drone is not running that turn");
+        await turn.steer(message);
+        return {};
+      }),
       ...machineRequests(log, this.settings.config.workspace, () => this.beat()),
     };
   }

@@ -10,6 +10,7 @@ import {
   gitRemoteCheckRequestSchema,
   projectCloneRequestSchema,
   providerCheckRequestSchema,
+  sessionRewindRequestSchema,
   sessionWorktreeRequestSchema,
   turnRevertRequestSchema,
 } from "@gadget/protocol";
@@ -18,6 +19,7 @@ import { cloneProject } from "./workspace/clone-now.ts";
 import { deliverSession } from "./workspace/delivery.ts";
 import { checkRemote } from "./workspace/remote-check.ts";
 import { revertTurn } from "./workspace/revert.ts";
+import { rewindSession } from "./workspace/rewind.ts";
 import { describeSessionWorktree } from "./workspace/worktree-state.ts";
 
 /** The server's requests to a drone: every event it sends but `revoked`, each answered with an ack. */
@@ -29,7 +31,12 @@ export type DroneRequestHandlers<E extends DroneRequest = DroneRequest> = {
 };
 
 /** The requests about a turn, which the drone answers itself. */
-type TurnRequest = "work_order" | "turn_cancel" | "approval_decision" | "reconciled";
+type TurnRequest =
+  | "work_order"
+  | "turn_cancel"
+  | "approval_decision"
+  | "turn_message"
+  | "reconciled";
 
 /**
  * The handlers of the machine's requests, in `workspace` (the drone's workspace root).
@@ -47,6 +54,9 @@ export function machineRequests(
     })),
     turn_revert: ackHandler(log, turnRevertRequestSchema, "turn revert", async (request) => ({
       result: await revertTurn(workspace, request),
+    })),
+    session_rewind: ackHandler(log, sessionRewindRequestSchema, "rewind", async (request) => ({
+      result: await rewindSession(workspace, request),
     })),
     // Delivery on demand: the session's uncommitted work committed and its branch pushed.
     session_deliver: ackHandler(log, deliverRequestSchema, "deliver request", async (request) => ({

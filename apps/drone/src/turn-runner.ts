@@ -6,6 +6,7 @@ import {
   ApprovalChannel,
   type ApprovalDecision,
   runTurn,
+  SteeringInbox,
   type TurnInput,
   type TurnOptions,
   type TurnOutcome,
@@ -67,6 +68,8 @@ interface Outcome {
 export class ActiveTurn {
   readonly abort = new AbortController();
   readonly approvals = new ApprovalChannel();
+  /** Users' messages to the turn, taken by the engine before its next model call. */
+  readonly steering = new SteeringInbox();
   readonly progress: TurnProgress;
   readonly finished: Promise<void>;
   private sender!: EventSender;
@@ -74,6 +77,7 @@ export class ActiveTurn {
   private checkpoints!: TurnCheckpoints;
   private confinement!: CommandConfinement;
   private mcpLease: McpLease | null = null;
+  private journalOpened: Promise<void> = new Promise(() => undefined);
   /** What every phase is handed: the order, `emit` and the logger. */
   private readonly scope: TurnScope;
   private readonly secretValues: string[];
@@ -121,6 +125,17 @@ export class ActiveTurn {
     this.journal?.rebase(storedUpTo, nextSeq);
   }
 
+  /**
+   * Takes a user's message to the turn: journaled first (answered once on disk), then handed to
+   * the engine. A message re-sent after a reconnect is taken once.
+   */
+  async steer(message: { messageId: string; text: string; interrupt: boolean }): Promise<void> {
+    await this.journalOpened;
+    if (this.journal.messages.some((known) => known.messageId === message.messageId)) return;
+    await this.journal.recordMessage(message);
+    this.steering.push({ id: message.messageId, text: message.text, interrupt: message.interrupt });
+  }
+
   /** Re-sends unacknowledged events (after a reconnect). */
   resend(): void {
     this.sender?.notify();
@@ -137,7 +152,10 @@ export class ActiveTurn {
 
   private async run(): Promise<void> {
     const { settings, scope } = this;
-    await this.openJournal();
+    this.journalOpened = this.openJournal();
+    await this.journalOpened;
+    // Messages sent to the turn before it reached this drone.
+    for (const message of this.order.steering ?? []) await this.steer(message);
     let lock: WorkspaceLock | null = null;
     let worktree: SessionWorktree | null = null;
     let snapshot: WorkspaceSnapshot | null = null;
@@ -297,6 +315,7 @@ export class ActiveTurn {
     const turn = runTurn(input, {
       signal,
       onApproval: this.approvals.handler,
+      steering: this.steering,
       onCheckpoint: (state) => this.checkpoints.record(state),
       logger: settings.logger,
       ...(settings.tunables ? { tunables: settings.tunables } : {}),

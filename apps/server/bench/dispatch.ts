@@ -72,9 +72,15 @@ export async function benchDispatch(env: Env, options: { labelSets?: number } = 
           resolve(at);
         });
       });
+      // A session per turn (made before the clock starts): the turns stay running, and a
+      // session's next turn would wait for them on the server.
+      const session = await users[userIndex]!.post(
+        `/api/projects/${workspaces[userIndex]!.projectId}/sessions`,
+        { name: `bench ${index}` },
+      );
       const start = now();
       const posted = await users[userIndex]!.post(
-        `/api/sessions/${workspaces[userIndex]!.sessionId}/turns`,
+        `/api/sessions/${session.body.session._id}/turns`,
         {
           prompt,
           providerId: workspaces[userIndex]!.providerId,

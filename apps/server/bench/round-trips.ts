@@ -172,10 +172,15 @@ async function main(): Promise<void> {
     for (let index = 0; index < 30; index++) {
       const prompt = `round trip ${index}`;
       const arrived = new Promise<number>((resolve) => arrivals.set(prompt, resolve));
+      // A session per turn (made before the clock starts): the turns stay running, and a
+      // session's next turn would wait for them on the server.
+      const session = await user.post(`/api/projects/${workspace.projectId}/sessions`, {
+        name: `round trip ${index}`,
+      });
       recorded = [];
       recording = true;
       const start = now();
-      const posted = await user.post(`/api/sessions/${workspace.sessionId}/turns`, {
+      const posted = await user.post(`/api/sessions/${session.body.session._id}/turns`, {
         prompt,
         providerId: workspace.providerId,
       });

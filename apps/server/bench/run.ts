@@ -3,7 +3,7 @@
 // catching up on a 20,000-event turn, webhook delivery after a turn's `done`, and the memory of 2,000 idle drones plus 2,000 subscribed
 // browsers. Loopback only; every loop is bounded. Each subject is a module of this folder; this
 // file runs them (`tsx bench/run.ts [dispatch | dispatch-labels | relay | relay:<events/s> | relay-starts |
-// relay-small | catch-up | webhooks | memory]`) and prints one table.
+// relay-small | catch-up | webhooks | steering | memory]`) and prints one table.
 // BENCH_PROFILE=<dir> writes a CPU profile of the server; BENCH_BUCKETS=1 prints each relay run's
 // latencies per half second of sending (where a run's p99 comes from), BENCH_BUCKETS=<ms> per <ms>.
 import { mkdtemp, rm } from "node:fs/promises";
@@ -15,6 +15,7 @@ import { benchDispatch } from "./dispatch.ts";
 import { rows, watchedProcesses } from "./harness.ts";
 import { benchMemory } from "./memory.ts";
 import { benchRelay } from "./relay.ts";
+import { benchSteering } from "./steering.ts";
 import { benchWebhooks } from "./webhooks.ts";
 
 async function main() {
@@ -65,6 +66,7 @@ async function main() {
     }
     if (!only || only === "catch-up") await benchCatchUp(env, 20_000);
     if (!only || only === "webhooks") await benchWebhooks(env);
+    if (!only || only === "steering") await benchSteering(env);
     if (!only || only === "memory") await benchMemory(env, 2_000, 2_000);
   } finally {
     await services.stop();

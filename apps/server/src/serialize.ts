@@ -144,6 +144,9 @@ export function toSession(session: ChatSessionDocument): ChatSession {
     approval: session.approval,
     allowedCommands: session.allowedCommands ?? [],
     autoResume: session.autoResume ?? "same-drone",
+    forkedFrom: session.forkedFrom
+      ? { session: String(session.forkedFrom.session), turn: String(session.forkedFrom.turn) }
+      : null,
     createdAt: session.createdAt,
   };
 }
@@ -179,6 +182,7 @@ export function toTurn(turn: ChatTurnDocument): ChatTurn {
     ...(isFinalTurnStatus(turn.status)
       ? {}
       : { waiting: (turn.waiting ?? null) as ChatTurn["waiting"] }),
+    rewoundAt: turn.rewoundAt ?? null,
   };
 }
 

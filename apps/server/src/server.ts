@@ -14,6 +14,7 @@ import { SessionDelivery } from "./delivery/session-delivery.ts";
 import { SessionWorktrees } from "./delivery/session-worktrees.ts";
 import { Dispatcher, type DispatchJob } from "./dispatch/dispatcher.ts";
 import { labelWaits } from "./dispatch/label-waits.ts";
+import { SessionQueues } from "./dispatch/session-queues.ts";
 import { DronePackages } from "./downloads/drone-package.ts";
 import { EphemeralDrones } from "./drones/ephemeral-drones.ts";
 import { PresenceStore } from "./drones/presence.ts";
@@ -43,6 +44,7 @@ import { DroneLoss } from "./turns/drone-loss.ts";
 import { TurnIngest } from "./turns/ingest.ts";
 import { LeaseSweeper } from "./turns/lease-sweeper.ts";
 import { LiveRelay } from "./turns/live/live-relay.ts";
+import { SessionRewinds } from "./turns/session-rewinds.ts";
 import { EventWriter } from "./turns/store/event-writer.ts";
 import { SeqStore } from "./turns/store/seq-store.ts";
 import { TurnIndex } from "./turns/store/turn-index.ts";
@@ -177,11 +179,9 @@ export async function createGadgetServer(input: ServerConfig): Promise<GadgetSer
   const providerQuirks = new ProviderQuirks(models);
   // One policy for every request the server sends out: provider checks and webhooks.
   const outbound = new OutboundPolicy({ allowPrivateNetwork: config.allowPrivateNetwork });
-  const providerChecks = new ProviderChecks(
-    { models, presence, config, drones },
-    outbound,
-    providerQuirks,
-  );
+  // What asks the user's drones (the one holding a session's worktree): checks, reverts, rewinds.
+  const holders = { models, presence, store, config, drones };
+  const providerChecks = new ProviderChecks(holders, outbound, providerQuirks);
   const webhooks = new Webhooks({
     config,
     logger,
@@ -194,6 +194,7 @@ export async function createGadgetServer(input: ServerConfig): Promise<GadgetSer
     publicUrl: () => publicUrl,
   });
   const dispatcher = new Dispatcher({
+    queues: new SessionQueues({ models, locks }),
     config,
     logger,
     models,
@@ -208,9 +209,11 @@ export async function createGadgetServer(input: ServerConfig): Promise<GadgetSer
     orders: new DroneOrders(drones, config),
     lifecycle,
   });
-  const reverts = new TurnReverts({ models, presence, store, config, drones });
+  const reverts = new TurnReverts(holders);
+  const rewinds = new SessionRewinds({ ...holders, locks });
   const turnUpdates = new TurnUpdates(ide, config.turnUpdateIntervalMs);
-  const turns = new TurnService({ config, models, store, dispatcher, seqs, turnIndex, drones });
+  const turnParts = { config, models, store, dispatcher, seqs, turnIndex, drones };
+  const turns = new TurnService({ ...turnParts, steering: { locks, logger } });
   const forgeParts = { models, secretBox, logger, lifecycle, turns, outbound };
   const forgeEvents = createForgeEvents(forgeParts, () => publicUrl);
   const ingest = new TurnIngest({ seqs, store, turnIndex, droneGraceMs: config.droneGraceMs });
@@ -223,8 +226,7 @@ export async function createGadgetServer(input: ServerConfig): Promise<GadgetSer
     turns,
   );
   const ephemeralDrones = new EphemeralDrones({ models, presence, locks, logger });
-  const deliveryParts = { models, presence, store, secretBox, config, drones };
-  const sessionDelivery = new SessionDelivery(deliveryParts);
+  const sessionDelivery = new SessionDelivery({ ...holders, secretBox });
   const sessionWorktrees = new SessionWorktrees({ models, presence, config, drones });
   const removals = new Removals({ models });
   const projectRemotes = new ProjectRemotes({ models, presence, config, drones });
@@ -232,12 +234,14 @@ export async function createGadgetServer(input: ServerConfig): Promise<GadgetSer
   // Who hears what. A turn's write sets off, in this order: the drone's slot follows its hold
   // (under the turn's lock); a drone's new events are counted and teach the provider's quirks;
   // stored events go live; the user's browsers and webhooks hear of the turn; a finished turn is
-  // counted, retires an ephemeral drone and frees its user's next queued turn.
+  // counted, retires an ephemeral drone, queues the messages it did not take, starts its
+  // session's next turn and frees its user's next queued turn.
   store
     .on("held", ({ turnId, droneId }) => dispatcher.slots.add(droneId, turnId))
     .on("released", ({ turnId, droneId }) => dispatcher.slots.remove(droneId, turnId))
     .on("appended", async ({ turnId, events }) => {
       metrics.eventsIngested.inc(events.length);
+      await turns.messages.taken(events).catch((error: unknown) => health.failed(error, turnId));
       // Not worth failing the batch: the provider refuses again and the drone adapts again.
       await providerQuirks.learnFrom(turnId, events).catch((error: unknown) => {
         health.failed(error, turnId);
@@ -257,10 +261,7 @@ export async function createGadgetServer(input: ServerConfig): Promise<GadgetSer
       ephemeralDrones.retire(turn).catch((error: unknown) => {
         logger.error({ err: error }, "could not retire an ephemeral drone");
       });
-      // A drone slot was freed (or a queued turn ended): start the user's next queued turn.
-      dispatcher.kickUser(String(turn.user)).catch((error: unknown) => {
-        logger.error({ err: error }, "could not re-enqueue queued turns");
-      });
+      void turns.finished(turn);
     });
   // The session's next turns prefer the drone that took this one. Not waited for: the work order
   // need not wait on a preference for later turns.
@@ -295,6 +296,7 @@ export async function createGadgetServer(input: ServerConfig): Promise<GadgetSer
       store,
       relay,
       reverts,
+      rewinds,
       webhooks,
       forgeEvents,
       publicUrl: () => publicUrl,

@@ -117,7 +117,13 @@ describe("two server processes", () => {
       ),
     );
     const ranOn = async (client: ApiClient, requires: string[]) => {
-      const posted = await client.post(`/api/sessions/${workspace.sessionId}/turns`, {
+      // A session of its own: the turns before it in one session would hold it back.
+      const { session } = (
+        await client.post(`/api/projects/${workspace.projectId}/sessions`, {
+          name: requires.join(" "),
+        })
+      ).body;
+      const posted = await client.post(`/api/sessions/${session._id}/turns`, {
         prompt: `needs ${requires.join(" ")}`,
         providerId: workspace.providerId,
         requires,

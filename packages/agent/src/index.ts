@@ -44,6 +44,7 @@ export {
   type TurnState,
   turnStateSchema,
 } from "./state.ts";
+export { SteeringInbox, type SteeringMessage } from "./steering.ts";
 export { gracefulMessage } from "./synthesis.ts";
 export * from "./tool.ts";
 export { duplicateOutput } from "./tool-execution.ts";

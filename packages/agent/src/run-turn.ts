@@ -11,6 +11,7 @@ import {
 } from "@gadget/protocol";
 import { isAbortError, linkedController } from "./abort.ts";
 import { approvalIdFor } from "./approvals.ts";
+import { askToExtend } from "./budget-ask.ts";
 import { openAIChatModel } from "./chat-model.ts";
 import {
   compactContext,
@@ -31,6 +32,8 @@ import {
 } from "./prompt.ts";
 import { ProviderError } from "./provider-error.ts";
 import { createTurnState, parseTurnState, stateFromMessages, type TurnState } from "./state.ts";
+import { SteeringInterrupt } from "./steering.ts";
+import { takeSteering } from "./steering-step.ts";
 import { duplicateVerdict, wasExecuted } from "./stuck-detection.ts";
 import { synthesize } from "./synthesis.ts";
 import {
@@ -138,7 +141,8 @@ function createTurnContext(
     mode,
     approval,
     allowedCommands: new Set(input.allowedCommands ?? []),
-    limits: input.limits ?? {},
+    // A copy: a budget that asks may extend them.
+    limits: { ...(input.limits ?? {}) },
     workspace: input.workspace,
     contextSources: input.contextSources ?? [],
     options,
@@ -212,13 +216,55 @@ async function* mainLoop(turn: TurnContext): AsyncGenerator<AgentEvent, StepOutc
       if ((yield* executePendingCalls(turn)) === "paused") return pauseStep(turn);
       await checkpoint(turn);
     }
+    // The step boundary: users' messages join the conversation before the next model call.
+    yield* takeSteering(turn);
     const exit = checkExitConditions(turn);
-    if (exit) return { type: "exit", reason: exit.reason, detail: exit.detail };
-    const step = yield* runPass(turn);
+    if (exit && !(yield* askToExtend(turn, exit)))
+      return { type: "exit", reason: exit.reason, detail: exit.detail };
+    if (exit) continue;
+    const step = yield* interruptiblePass(turn);
+    // An answer with messages waiting is not the end: the model hears them first.
+    if (step.type === "respond" && turn.options.steering?.size) continue;
     if (step.type !== "run_again") return step;
     const escalation = maybeEscalate(turn);
     if (escalation) yield escalation;
     await checkpoint(turn);
+  }
+}
+
+/**
+ * A pass an interrupting message can stop: its model call or tool calls are aborted (what
+ * streamed stays in the turn's events), calls left without a result are answered as stopped, and
+ * the loop goes on to take the message.
+ */
+async function* interruptiblePass(turn: TurnContext): AsyncGenerator<AgentEvent, StepOutcome> {
+  const inbox = turn.options.steering;
+  if (!inbox) return yield* runPass(turn);
+  const { controller, dispose } = linkedController(turn.signal);
+  const stop = inbox.onInterrupt(() => controller.abort(new SteeringInterrupt()));
+  try {
+    return yield* runPass({ ...turn, signal: controller.signal });
+  } catch (error) {
+    if (turn.signal.aborted || !(controller.signal.reason instanceof SteeringInterrupt))
+      throw error;
+    yield agentEvent("status", {
+      message: "Interrupted by a message from the user",
+      pass: turn.state.passCount,
+      phase: "model",
+    });
+    const stopped = turn.state.pendingCalls.map((pending) => prepareCall(turn, pending));
+    if (stopped.length > 0) {
+      yield* answerWithoutRunning(
+        turn,
+        stopped,
+        "Stopped: the user interrupted this call to send a message.",
+        "stopped: interrupted by the user",
+      );
+    }
+    return { type: "run_again" };
+  } finally {
+    stop();
+    dispose();
   }
 }
 

@@ -15,6 +15,7 @@ import type { ApprovalDecision, ApprovalHandler } from "./approvals.ts";
 import type { ChatModel } from "./chat-model.ts";
 import { defaultRetryPolicy, type RetryPolicy } from "./retry.ts";
 import type { TurnState } from "./state.ts";
+import type { SteeringInbox } from "./steering.ts";
 import type { AnyTool, ContextSource } from "./tool.ts";
 
 /** The model provider of a work order (as `POST /api/providers` takes it). */
@@ -147,6 +148,8 @@ export interface TurnOptions {
    * and is continued later with `resume` + `approvalDecisions`. See {@link ApprovalChannel}.
    */
   onApproval?: ApprovalHandler;
+  /** Users' messages to the running turn, taken before each model call (steering). */
+  steering?: SteeringInbox;
   /** Receives a copy of the serialisable state after each pass and before waiting for approval. */
   onCheckpoint?: (state: TurnState) => void | Promise<void>;
   logger?: EngineLogger;

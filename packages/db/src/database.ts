@@ -10,7 +10,9 @@ import { inviteModel } from "./models/invite.ts";
 import { projectModel } from "./models/project.ts";
 import { providerModel } from "./models/provider.ts";
 import { registrationTokenModel } from "./models/registration-token.ts";
+import { sessionQueueModel } from "./models/session-queue.ts";
 import { turnEventModel } from "./models/turn-event.ts";
+import { turnMessageModel } from "./models/turn-message.ts";
 import { userModel } from "./models/user.ts";
 import { webhookModel } from "./models/webhook.ts";
 import { webhookDeliveryModel } from "./models/webhook-delivery.ts";
@@ -28,6 +30,8 @@ export function createModels(connection: Connection) {
     ChatSession: chatSessionModel(connection),
     ChatTurn: chatTurnModel(connection),
     TurnEvent: turnEventModel(connection),
+    SessionQueue: sessionQueueModel(connection),
+    TurnMessage: turnMessageModel(connection),
     Webhook: webhookModel(connection),
     WebhookDelivery: webhookDeliveryModel(connection),
     ForgeEvent: forgeEventModel(connection),

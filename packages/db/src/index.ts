@@ -25,7 +25,9 @@ export type {
 } from "./models/project.ts";
 export type { ProviderDocument } from "./models/provider.ts";
 export type { RegistrationTokenDocument } from "./models/registration-token.ts";
+export type { SessionQueueDocument } from "./models/session-queue.ts";
 export type { TurnEventDocument } from "./models/turn-event.ts";
+export type { TurnMessageDocument, TurnMessageStatus } from "./models/turn-message.ts";
 export type { UserDocument } from "./models/user.ts";
 export type { WebhookDocument } from "./models/webhook.ts";
 export type { WebhookDeliveryDocument } from "./models/webhook-delivery.ts";

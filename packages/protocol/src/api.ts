@@ -372,6 +372,8 @@ export const chatSessionSchema = z.object({
   /** Commands `run_command` runs without an approval under `on-write` (added from approval cards). */
   allowedCommands: z.array(z.string()).default([]),
   autoResume: autoResumeSchema.default("same-drone"),
+  /** The session and turn it was forked from (POST /api/sessions/:id/fork). */
+  forkedFrom: z.object({ session: z.string(), turn: z.string() }).nullable().optional(),
   createdAt: dateSchema,
 });
 export type ChatSession = z.infer<typeof chatSessionSchema>;

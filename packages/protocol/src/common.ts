@@ -19,6 +19,13 @@ export const turnLimitsSchema = z.object({
   maxToolCalls: z.number().int().positive().optional(),
   tokenBudget: z.number().int().positive().optional(),
   costBudget: z.number().positive().optional(),
+  /**
+   * When one of these limits is reached: `synthesize` (the default) ends the turn with an answer
+   * from what was gathered; `ask` pauses it with a `budget` approval the user can extend it by.
+   */
+  onReach: z.enum(["ask", "synthesize"]).optional(),
+  /** How long an `ask` waits for the user before the turn synthesizes; default 600000 ms. */
+  askTimeoutMs: z.number().int().positive().max(86_400_000).optional(),
 });
 export type TurnLimits = z.infer<typeof turnLimitsSchema>;
 

@@ -41,6 +41,8 @@ export const approvalRequestSchema = z.object({
   tool: z.string().min(1),
   params: z.unknown(),
   description: z.string(),
+  /** `budget`: the turn reached a limit (`params: {limit, used, value}`); approve with `input: {extendBy}`. */
+  kind: z.enum(["tool", "budget"]).optional(),
 });
 export type ApprovalRequest = z.infer<typeof approvalRequestSchema>;
 
@@ -94,6 +96,8 @@ export const turnEventDataSchemas = {
   }),
   approval: z.object({ approvals: z.array(approvalRequestSchema).min(1) }),
   response: z.object({ message: z.string() }),
+  /** A user's message sent to the running turn (POST /api/turns/:id/messages), taken by the model. */
+  user_message: z.object({ messageId: z.string().min(1), text: z.string() }),
   /**
    * The end-of-turn changes report: files (at most MAX_CHANGED_FILES, and at most
    * MAX_CHANGED_PATH_BYTES of paths) and a capped unified diff. `total` counts every changed file

@@ -17,6 +17,7 @@ export * from "./rest/index.ts";
 export * from "./session-branch.ts";
 export * from "./socket.ts";
 export * from "./socket-edge.ts";
+export * from "./steering.ts";
 export * from "./storable.ts";
 export * from "./turn.ts";
 export * from "./version.ts";

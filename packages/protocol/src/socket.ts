@@ -21,6 +21,7 @@ import type {
   ProjectCloneRequest,
   ProjectCloneResult,
 } from "./manage.ts";
+import type { SessionRewindRequest, SessionRewindResult } from "./steering.ts";
 import { storableIssue } from "./storable.ts";
 import type { ChatTurn, TurnWaiting } from "./turn.ts";
 import type { IWorkOrder } from "./work-order.ts";
@@ -175,6 +176,16 @@ export const approvalDecisionSchema = z.object({
 });
 export type ApprovalDecision = z.infer<typeof approvalDecisionSchema>;
 
+/** A user's message to a turn the drone runs: it joins the conversation at the next step. */
+export const turnSteeringSchema = z.object({
+  turnId: objectIdSchema,
+  messageId: z.string().min(1).max(100),
+  text: z.string().min(1).max(100_000),
+  /** Stop the model call or commands in flight first. */
+  interrupt: z.boolean(),
+});
+export type TurnSteering = z.infer<typeof turnSteeringSchema>;
+
 /**
  * The web IDE's file access. With `sessionId`, in that session's worktree (read and write);
  * without, in the project's default-branch checkout, which is read-only.
@@ -246,6 +257,8 @@ export interface DroneServerToClientEvents {
   work_order: (order: IWorkOrder, ack: (result: Ack) => void) => void;
   turn_cancel: (control: TurnControl, ack: (result: Ack) => void) => void;
   approval_decision: (decision: ApprovalDecision, ack: (result: Ack) => void) => void;
+  /** A steering message; answered once the drone has it journaled. */
+  turn_message: (message: TurnSteering, ack: (result: Ack) => void) => void;
   file_request: (
     request: FileRequest,
     ack: (result: Ack<{ result: FileResponse }>) => void,
@@ -259,6 +272,11 @@ export interface DroneServerToClientEvents {
   turn_revert: (
     request: TurnRevertRequest,
     ack: (result: Ack<{ result: TurnRevertResult }>) => void,
+  ) => void;
+  /** Put the session's branch and worktree back as before some turns (rewind), if this drone holds it. */
+  session_rewind: (
+    request: SessionRewindRequest,
+    ack: (result: Ack<{ result: SessionRewindResult }>) => void,
   ) => void;
   /** Commit a session worktree's uncommitted changes and push its branch (`POST /api/sessions/:id/deliver`). */
   session_deliver: (

@@ -70,6 +70,20 @@ export const turnWaitingSchema = z.object({
 });
 export type TurnWaiting = z.infer<typeof turnWaitingSchema>;
 
+/** A queued turn waiting for the turns of its session posted before it (1: it starts next). */
+export const sessionBusyWaitingSchema = z.object({
+  reason: z.literal("session_busy"),
+  position: z.number().int().positive(),
+});
+export type SessionBusyWaiting = z.infer<typeof sessionBusyWaitingSchema>;
+
+/** A turn paused at a limit it was given (`limits.onReach: "ask"`), waiting for the user. */
+export const budgetWaitingSchema = z.object({
+  reason: z.literal("budget"),
+  limit: z.string(),
+  used: z.number(),
+});
+
 export const chatTurnSchema = z.object({
   _id: z.string(),
   session: z.string(),
@@ -104,9 +118,15 @@ export const chatTurnSchema = z.object({
   revertCommit: z.string().nullable().optional(),
   /**
    * Set while the turn's events cannot be stored because the database or Redis is unavailable:
-   * the drone keeps them and sends them again; nothing is lost.
+   * the drone keeps them and sends them again; nothing is lost. Or, for a queued turn, its place
+   * behind the session's unfinished turns.
    */
-  waiting: turnWaitingSchema.nullable().optional(),
+  waiting: z
+    .union([turnWaitingSchema, sessionBusyWaitingSchema, budgetWaitingSchema])
+    .nullable()
+    .optional(),
+  /** When a rewind took the turn back: still readable, left out of later turns' context. */
+  rewoundAt: dateSchema.nullable().optional(),
 });
 export type ChatTurn = z.infer<typeof chatTurnSchema>;
 

@@ -65,6 +65,11 @@ export const workOrderSchema = z.object({
     allowedCommands: z.array(z.string().min(1)).default([]),
     /** The session's pull request, once a turn opened it: later turns update it. */
     pullRequest: pullRequestRefSchema.optional(),
+    /** A forked session's branch starts at this commit (its source's turn) instead of the default. */
+    startFrom: z
+      .string()
+      .regex(/^[0-9a-f]{7,64}$/, "must be a commit hash")
+      .optional(),
     /** The forge issue the session works on: its pull request's body says it closes it. */
     closesIssue: z.number().int().positive().optional(),
   }),
@@ -86,6 +91,10 @@ export const workOrderSchema = z.object({
   limits: turnLimitsSchema.default({}),
   /** The seq the drone gives its first event of this dispatch (the server wrote the ones before). */
   nextSeq: z.number().int().positive().default(1),
+  /** Users' messages sent to the turn before it reached this drone, oldest first (steering). */
+  steering: z
+    .array(z.object({ messageId: z.string().min(1), text: z.string(), interrupt: z.boolean() }))
+    .optional(),
   /** Present when the turn continues where it stopped: the turn's own messages so far. */
   resume: z
     .object({

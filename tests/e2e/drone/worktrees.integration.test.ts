@@ -201,7 +201,7 @@ describe("session worktrees end to end", () => {
     expect(git(clone, "rev-list", "--count", `main..${northBranch}`).trim()).toBe("2");
   });
 
-  it("makes two turns of one session wait for each other, then both land on its branch", async () => {
+  it("makes a session's second turn wait on the server for the first, then both land on its branch", async () => {
     const east = await newSession("East wing");
     let release: () => void = () => {};
     const released = new Promise<void>((resolve) => {
@@ -218,18 +218,20 @@ describe("session worktrees end to end", () => {
         ],
       };
     });
-    const statusOf = async (turnId: string, start: string) =>
+    const statusOf = async (turnId: string, start: string, type = "status") =>
       (await turnEvents(user, turnId)).some(
-        (event) => event.type === "status" && String(event.data.message).startsWith(start),
+        (event) => event.type === type && String(event.data.message).startsWith(start),
       );
     const first = await runTurn(east._id, "Write the alpha file");
     await waitFor(() => statusOf(first, "New branch"), 30_000, "the first turn in its worktree");
     const second = await runTurn(east._id, "Write the omega file");
-    await waitFor(
-      () => statusOf(second, "Waiting for the session's worktree"),
-      30_000,
-      "the second turn to wait for the first",
-    );
+    // The server holds it (no drone has it) until the first has finished.
+    expect(await statusOf(second, "Waiting for the session's earlier turns", "queued")).toBe(true);
+    expect((await user.get(`/api/turns/${second}`)).body.turn).toMatchObject({
+      status: "queued",
+      drone: null,
+      waiting: { reason: "session_busy", position: 1 },
+    });
     release();
     for (const turnId of [first, second]) {
       const turn = await waitForTurn(user, turnId, ["completed", "failed", "interrupted"], 60_000);

@@ -9,7 +9,18 @@ import type { AgentEvent } from "@gadget/protocol";
 /** An event as the drone sends it: numbered per turn, timed when it happened. */
 export type WireEvent = AgentEvent & { seq: number; at: string };
 
-type JournalLine = { event: WireEvent } | { acked: number } | { checkpoint: unknown };
+/** A user's message to the turn (steering), kept until the turn ends. */
+export interface JournaledMessage {
+  messageId: string;
+  text: string;
+  interrupt: boolean;
+}
+
+type JournalLine =
+  | { event: WireEvent }
+  | { acked: number }
+  | { checkpoint: unknown }
+  | { message: JournaledMessage };
 
 /** Rewrite a turn's file once this many acknowledged events have piled up in it. */
 const compactAfter = 2000;
@@ -24,6 +35,7 @@ export class TurnJournal {
   private buffered: string[] = [];
   private ackedLinesInFile = 0;
   private latestCheckpoint: unknown;
+  private readonly steering: JournaledMessage[] = [];
 
   constructor(
     readonly turnId: string,
@@ -57,6 +69,7 @@ export class TurnJournal {
         }
       } else if ("acked" in entry) journal.ackedSeq = Math.max(journal.ackedSeq, entry.acked);
       else if ("checkpoint" in entry) journal.latestCheckpoint = entry.checkpoint;
+      else if ("message" in entry) journal.steering.push(entry.message);
     }
     journal.events = journal.events.filter((event) => event.seq > journal.ackedSeq);
     const last = journal.events.at(-1)?.seq ?? journal.ackedSeq;
@@ -117,6 +130,18 @@ export class TurnJournal {
     this.write({ checkpoint });
   }
 
+  /** Writes a user's message to the turn to disk; resolves once it is there. */
+  async recordMessage(message: JournaledMessage): Promise<void> {
+    this.steering.push(message);
+    this.write({ message });
+    await this.writes;
+  }
+
+  /** The users' messages journaled for the turn, oldest first. */
+  get messages(): readonly JournaledMessage[] {
+    return this.steering;
+  }
+
   /** Events the server has not acknowledged, oldest first. */
   pending(limit = Number.POSITIVE_INFINITY): WireEvent[] {
     return this.events.slice(0, limit);
@@ -158,6 +183,7 @@ export class TurnJournal {
   private compact(): void {
     const lines: JournalLine[] = [{ acked: this.ackedSeq }];
     if (this.latestCheckpoint !== undefined) lines.push({ checkpoint: this.latestCheckpoint });
+    for (const message of this.steering) lines.push({ message });
     for (const event of this.events) lines.push({ event });
     const text = lines.map((line) => `${JSON.stringify(line)}\n`).join("");
     this.ackedLinesInFile = 0;

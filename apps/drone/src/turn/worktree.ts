@@ -84,6 +84,7 @@ export async function prepareWorktree(
       session: { _id: turnSessionId(order), name: order.session.name },
       branchPrefix: order.project.branchPrefix,
       defaultBranch: prepared.defaultBranch,
+      ...(order.session.startFrom ? { startFrom: order.session.startFrom } : {}),
       signal,
     });
     emit(agentEvent("status", { phase: "workspace", message: worktree.message }));

@@ -38,7 +38,11 @@ export interface PushOutcome {
 export async function pushSessionBranch(
   directory: string,
   branch: string,
-  options: DroneGitOptions & { commit?: string | null } = {},
+  options: DroneGitOptions & {
+    commit?: string | null;
+    /** Move the remote branch back too, only if it is still at this commit (a rewind). */
+    leaseFrom?: string;
+  } = {},
 ): Promise<PushOutcome> {
   const worktree = await droneGit(directory, options, true);
   // The turn's commit is the branch's head when it made one; else ask git.
@@ -57,6 +61,9 @@ export async function pushSessionBranch(
       "--recurse-submodules=no",
       "--no-verify",
       "--porcelain",
+      ...(options.leaseFrom
+        ? [`--force-with-lease=refs/heads/${branch}:${options.leaseFrom}`]
+        : []),
       "origin",
       `refs/heads/${branch}:refs/heads/${branch}`,
     ]);

@@ -66,6 +66,8 @@ export interface SessionWorktreeOptions extends DroneGitOptions {
   branchPrefix: string;
   /** The default branch a new session branch starts from; null: the remote's HEAD. */
   defaultBranch: string | null;
+  /** A forked session's new branch starts at this commit, when the clone has it. */
+  startFrom?: string;
 }
 
 export interface SessionWorktree {
@@ -151,7 +153,9 @@ async function findOrAddWorktree(options: SessionWorktreeOptions): Promise<Sessi
         message: `Continuing on branch ${branch} as pushed to origin`,
       };
     }
-    const base = await startPoint(clone, options.defaultBranch);
+    const base =
+      (options.startFrom ? await forkPoint(clone, options.startFrom) : null) ??
+      (await startPoint(clone, options.defaultBranch));
     // --no-track: the session's branch is its own, not a follower of the default branch.
     await clone.raw(["worktree", "add", "--no-track", "-b", branch, directory, base.ref]);
     await clone.raw(["config", ownerKey(branch), options.session._id]);
@@ -237,6 +241,17 @@ async function chooseBranch(
     branch: names.find((name) => !existing.has(name)) ?? (names[1] as string),
     exists: false,
   };
+}
+
+/** A forked session's start: its source's commit, when the clone has it (fetched with the rest). */
+async function forkPoint(
+  repository: Repository,
+  commit: string,
+): Promise<{ ref: string; name: string } | null> {
+  const found = await repository
+    .raw(["rev-parse", "--verify", "--quiet", `${commit}^{commit}`])
+    .catch(() => "");
+  return found.trim() ? { ref: found.trim(), name: `commit ${commit.slice(0, 7)}` } : null;
 }
 
 /** Where a new session branch starts: the fetched default branch, else the clone's HEAD. */

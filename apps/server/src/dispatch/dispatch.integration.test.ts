@@ -192,7 +192,11 @@ describe("dispatch", () => {
       providerId: workspace.providerId,
     });
     expect((await holderDrone.nextWorkOrder()).turnId).toBe(preferred.body.turn._id);
-    const requested = await user.post(`/api/sessions/${workspace.sessionId}/turns`, {
+    // Another session: the first one's next turn would wait for its first.
+    const { session } = (
+      await user.post(`/api/projects/${workspace.projectId}/sessions`, { name: "Other" })
+    ).body;
+    const requested = await user.post(`/api/sessions/${session._id}/turns`, {
       prompt: "there",
       providerId: workspace.providerId,
       droneId: plain.droneId,

@@ -31,6 +31,7 @@ import {
   type Fleet,
   requirementsOf,
 } from "./drone-choice.ts";
+import type { SessionQueues } from "./session-queues.ts";
 import { failQueued, putBack, sayWaiting } from "./turn-notes.ts";
 import { buildWorkOrder, loadOrderParts, type OrderParts, type OrderRefs } from "./work-order.ts";
 
@@ -97,6 +98,8 @@ export interface DispatcherDependencies {
   /** Sends work orders and cancels to drones. */
   orders: DroneOrders;
   lifecycle: Lifecycle;
+  /** The order of each session's turns: only a session's first unfinished turn is dispatched. */
+  queues: SessionQueues;
 }
 
 /** Hands queued turns to drones; announces each stored claim (`claimed`). */
@@ -187,6 +190,25 @@ export class Dispatcher extends Announcer<DispatcherEvents> {
     });
   }
 
+  /** The order of each session's turns. */
+  get queues(): SessionQueues {
+    return this.dependencies.queues;
+  }
+
+  /**
+   * A turn finished: it leaves its session's queue and the turn now first starts, at once on
+   * this process, and through its job too, in case that is running and found the session busy.
+   */
+  async turnFinished(turn: Pick<ChatTurnDocument, "_id" | "session">): Promise<void> {
+    const turnId = await this.dependencies.queues.leave(String(turn.session), String(turn._id));
+    if (!turnId || !this.dependencies.lifecycle.accepting) return;
+    const direct = this.dispatch(turnId).catch((error: unknown) =>
+      this.dependencies.logger.error({ err: error, turnId }, "dispatch failed"),
+    );
+    this.dependencies.lifecycle.track(direct);
+    await this.enqueue(turnId);
+  }
+
   /** Queues every queued turn of a user (a drone connected or a slot was freed). */
   async kickUser(userId: string): Promise<void> {
     for (const turnId of await this.dependencies.turnIndex.queuedOf(userId))
@@ -241,17 +263,25 @@ export class Dispatcher extends Announcer<DispatcherEvents> {
             refs ? presence.ofUser(refs.user) : null,
           ]);
       if (turn?.status !== "queued") return { kind: "none" };
-      const [parts, drones] = await Promise.all([
+      const [parts, drones, ahead, steering] = await Promise.all([
         prefetched ?? outcomeOf(loadOrderParts(models, turn)),
         turn.requestedDrone && !handOff
           ? this.presenceOf([String(turn.requestedDrone)])
           : (fleet ?? presence.ofUser(String(turn.user))),
+        // A hand-off's turn found its session's queue empty when it was posted.
+        handOff ? [] : this.dependencies.queues.ahead(String(turn.session), turnId),
+        // Messages sent to it while it waited travel with its work order.
+        turn.steering?.length
+          ? models.TurnMessage.find({ _id: { $in: turn.steering }, status: "pending" }).lean()
+          : [],
       ]);
+      // Turns of its session posted before it have not finished: the last of them starts it.
+      if (ahead.length > 0) return { kind: "none" };
       if (!parts.ok) return { kind: "failed", error: parts.error };
       // Built (and checked) before the claim, so nothing can fail between the claim and the send.
       let order: IWorkOrder;
       try {
-        order = buildWorkOrder(parts.value, secretBox, turn, turn.lastSeq + 1);
+        order = buildWorkOrder(parts.value, secretBox, turn, turn.lastSeq + 1, steering);
       } catch (error) {
         return { kind: "failed", error };
       }

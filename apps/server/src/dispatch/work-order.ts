@@ -9,6 +9,7 @@ import type {
   ProjectForgeDocument,
   ProjectMcpServerDocument,
   ProviderDocument,
+  TurnMessageDocument,
 } from "@gadget/db";
 import {
   type IChatMessage,
@@ -54,6 +55,7 @@ export function buildWorkOrder(
   secretBox: SecretBox,
   turn: ChatTurnDocument,
   nextSeq: number,
+  steering: readonly TurnMessageDocument[] = [],
 ): IWorkOrder {
   const messages = turn.messages ?? [];
   return parseOrThrow(
@@ -92,6 +94,7 @@ export function buildWorkOrder(
         ...(session.pullRequest
           ? { pullRequest: { url: session.pullRequest.url, number: session.pullRequest.number } }
           : {}),
+        ...(session.forkedFrom?.commit ? { startFrom: session.forkedFrom.commit } : {}),
         ...(session.forgeIssue ? { closesIssue: session.forgeIssue } : {}),
       },
       provider: {
@@ -110,6 +113,15 @@ export function buildWorkOrder(
       prompt: turn.prompt,
       limits: turn.limits ?? {},
       nextSeq,
+      ...(steering.length > 0
+        ? {
+            steering: steering.map((message) => ({
+              messageId: String(message._id),
+              text: message.text,
+              interrupt: message.interrupt,
+            })),
+          }
+        : {}),
       ...(messages.length > 0
         ? {
             resume: {

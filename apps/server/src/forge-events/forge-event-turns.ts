@@ -61,10 +61,10 @@ export class ForgeEventTurns {
       )._id;
     let turn: ChatTurnDocument;
     try {
-      turn = await this.dependencies.turns.create(String(project.user), String(sessionId), {
+      ({ turn } = await this.dependencies.turns.create(String(project.user), String(sessionId), {
         prompt: request.prompt,
         providerId: String(providerId),
-      });
+      }));
     } catch (error) {
       if (error instanceof UserError) return { ignored: `no turn: ${error.message}` };
       throw error;

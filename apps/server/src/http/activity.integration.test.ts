@@ -92,7 +92,8 @@ describe("GET /api/turns", () => {
       project: alpha.projectId,
       status: "queued",
       droneName: null,
-      queuedReason: "No drone of yours is online",
+      // Turns 0, 2 and 4 of its session were posted before it.
+      queuedReason: "Waiting for the session's earlier turns (position 3)",
     });
     expect(first.body.turns[1]).toMatchObject({ projectName: "Beta" });
     expect(first.body.turns[0].response).toBeUndefined();
@@ -108,6 +109,10 @@ describe("GET /api/turns", () => {
     ]);
     expect(third.body.nextCursor).toBeNull();
     const all = await listAll(user, "", 2);
+    expect(all.at(-1)).toMatchObject({
+      prompt: "turn 0",
+      queuedReason: "No drone of yours is online",
+    });
     expect(all.map((turn) => turn.prompt)).toEqual([
       "newer",
       ...created.map((_, index) => `turn ${6 - index}`),
@@ -182,7 +187,11 @@ describe("GET /api/turns", () => {
         ],
       }),
     ]);
-    const waiting = await post(user, workspace, "waits");
+    // In another session: a turn of the same session would wait for this one instead.
+    const other = await user.post(`/api/projects/${workspace.projectId}/sessions`, {
+      name: "Other",
+    });
+    const waiting = await post(user, { ...workspace, sessionId: other.body.session._id }, "waits");
     const listed = (await waitFor(async () => {
       const { body } = await user.get("/api/turns");
       const turn = body.turns.find((item: Listed) => item._id === running);

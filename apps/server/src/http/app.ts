@@ -5,6 +5,7 @@ import { type ErrorCode, GadgetError, toGadgetError, UserError } from "@gadget/p
 import Fastify, { type FastifyInstance, type FastifyRequest } from "fastify";
 import type { ResolvedConfig } from "../config.ts";
 import { type StorageHealth, unavailableError } from "../storage/health.ts";
+import type { SessionRewinds } from "../turns/session-rewinds.ts";
 import type { TurnService } from "../turns/turn-service.ts";
 import { contractError, useContract } from "./contract.ts";
 import { keepRawBody } from "./raw-body.ts";
@@ -22,6 +23,7 @@ import {
 import { type HealthRouteDependencies, healthRoutes } from "./routes/health.ts";
 import { type ProjectRouteDependencies, projectRoutes } from "./routes/projects.ts";
 import { type ProviderRouteDependencies, providerRoutes } from "./routes/providers.ts";
+import { rewindRoutes } from "./routes/rewinds.ts";
 import { type SessionRouteDependencies, sessionRoutes } from "./routes/sessions.ts";
 import { type TurnRouteDependencies, turnRoutes } from "./routes/turns.ts";
 import { type WebhookRouteDependencies, webhookRoutes } from "./routes/webhooks.ts";
@@ -80,6 +82,7 @@ export type HttpDependencies = ActivityRouteDependencies &
     config: ResolvedConfig;
     logger: Logger;
     health: StorageHealth;
+    rewinds: SessionRewinds;
   };
 
 export function createHttpApp(dependencies: HttpDependencies, turns: TurnService): FastifyInstance {
@@ -177,6 +180,7 @@ export function createHttpApp(dependencies: HttpDependencies, turns: TurnService
       fileRoutes(user, dependencies);
       deliveryRoutes(user, dependencies);
       sessionRoutes(user, dependencies);
+      rewindRoutes(user, dependencies.rewinds);
       webhookRoutes(user, dependencies);
       forgeEventRoutes(user, dependencies);
     }),

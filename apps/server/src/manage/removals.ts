@@ -49,6 +49,7 @@ export class Removals {
     // turn created in between.
     await this.removeTurns({ user, session: sessionId });
     await models.ChatSession.deleteOne({ _id: sessionId, user });
+    await models.SessionQueue.deleteOne({ _id: sessionId });
     await this.removeTurns({ user, session: sessionId });
   }
 
@@ -82,6 +83,7 @@ export class Removals {
       const ids = turnIds.slice(start, start + idsPerDelete);
       // Events and deliveries before their turns, for the same reason.
       await models.TurnEvent.deleteMany({ turn: { $in: ids } });
+      await models.TurnMessage.deleteMany({ turn: { $in: ids } });
       await models.WebhookDelivery.deleteMany({ turn: { $in: ids } });
       await models.ChatTurn.deleteMany({ _id: { $in: ids } });
     }

@@ -193,6 +193,11 @@ export function attachDroneNamespace(
       const heldIds = new Set((drone?.activeTurns ?? []).map(String));
       const keep = running.filter((turnId) => heldIds.has(turnId));
       const stop = await ingest.renewLeases(id, { activeTurns: keep }, { force: true });
+      // Messages to its turns it may not have taken: sent again (it takes each once).
+      await turns.messages.resend(
+        id,
+        keep.filter((turnId) => !stop.includes(turnId)),
+      );
       const rebased = await dependencies.loss.back(
         { id, name: socket.data.droneName },
         keep.filter((turnId) => !stop.includes(turnId)),

@@ -98,7 +98,10 @@ export class AutoResumer {
       );
     });
     if (!outcome?.changed) return false;
-    await dispatcher.enqueue(turnId);
+    // It left its session's queue when it ended: it joins again, as a Resume would.
+    const { position, written } = await dispatcher.queues.join(String(current.session), turnId);
+    await written;
+    if (position === 0) await dispatcher.enqueue(turnId);
     return true;
   }
 }

@@ -9,6 +9,7 @@ import {
   type CreateTurnBody,
   isFinalTurnStatus,
   relayedCode,
+  type SessionBusyWaiting,
   SystemError,
   type TurnEvent,
   UserError,
@@ -19,11 +20,13 @@ import type { Dispatcher } from "../dispatch/dispatcher.ts";
 import { ownedBy } from "../owned.ts";
 import { quotaExceeded } from "../quotas.ts";
 import { type DronesNamespace, droneRoom } from "../sockets/rooms.ts";
+import { commandOf } from "./approval-command.ts";
 import { requeue } from "./auto-resume.ts";
 import type { SeqStore } from "./store/seq-store.ts";
 import type { TurnIndex } from "./store/turn-index.ts";
 import { resolveApproval } from "./store/turn-state.ts";
 import type { TurnStore } from "./store/turn-store.ts";
+import { TurnMessages, type TurnMessagesDependencies } from "./turn-messages.ts";
 
 /** How long a decision waits for its turn to record an approval event already stored. */
 const approvalSettleMs = 2000;
@@ -42,6 +45,8 @@ export function isHeldBy(turn: ChatTurnDocument, droneId: string): boolean {
 
 export interface TurnServiceDependencies {
   config: Pick<ResolvedConfig, "quotas" | "droneRequestTimeoutMs">;
+  /** For the users' messages to turns (turn-messages.ts). */
+  steering: Pick<TurnMessagesDependencies, "locks" | "logger">;
   models: Models;
   store: TurnStore;
   dispatcher: Dispatcher;
@@ -51,8 +56,34 @@ export interface TurnServiceDependencies {
   drones: DronesNamespace;
 }
 
+/** A new turn, and its place behind the session's unfinished turns (0: none ahead). */
+export interface CreatedTurn {
+  turn: ChatTurnDocument;
+  position: number;
+}
+
 export class TurnService {
-  constructor(private readonly dependencies: TurnServiceDependencies) {}
+  /** Users' messages to unfinished turns (steering). */
+  readonly messages: TurnMessages;
+
+  constructor(private readonly dependencies: TurnServiceDependencies) {
+    const { config, models, store, drones, steering } = dependencies;
+    this.messages = new TurnMessages({
+      config,
+      models,
+      store,
+      drones,
+      ...steering,
+      // Posted by the turn's user, with the turn's provider, behind the session's other turns.
+      queueAsTurn: async (turn, text) => {
+        const created = await this.create(String(turn.user), String(turn.session), {
+          prompt: text,
+          providerId: String(turn.provider),
+        });
+        return String(created.turn._id);
+      },
+    });
+  }
 
   /**
    * Stores a new turn with its `queued` event (TurnStore.create) and queues it for dispatch, in
@@ -66,7 +97,7 @@ export class TurnService {
     user: string | Promise<string>,
     sessionId: string,
     body: CreateTurnBody,
-  ): Promise<ChatTurnDocument> {
+  ): Promise<CreatedTurn> {
     const { models, store, dispatcher, turnIndex } = this.dependencies;
     let keys: { session: Types.ObjectId; provider: Types.ObjectId; drone: Types.ObjectId | null };
     try {
@@ -120,13 +151,22 @@ export class TurnService {
     if (!(await turnIndex.reserveQueuedPlace(userId, turnId, now, queuedTurns))) {
       throw quotaExceeded("queuedTurns", queuedTurns);
     }
+    await created.validate();
+    // Its place in the session's queue: with unfinished turns ahead it waits on the server and
+    // is dispatched when they have finished (the finished turn's process starts it).
+    // Its place is stored while the turn is: a dispatch's claim waits for both.
+    const { position, written } = await dispatcher.queues.join(String(session._id), turnId);
     const queued = {
       seq: 1,
       type: "queued",
-      data: { message: "Waiting for a drone" },
+      data: {
+        message:
+          position > 0
+            ? `Waiting for the session's earlier turns (position ${position})`
+            : "Waiting for a drone",
+      },
       at: now,
     } as TurnEvent;
-    await created.validate();
     const turn = created.toObject() as ChatTurnDocument;
     const refs = {
       user: userId,
@@ -136,13 +176,38 @@ export class TurnService {
     };
     // What dispatch needs beyond this (project, drones) is read while the turn is stored, and
     // the drone chosen while the inserts are in flight; its claim is stored after them.
+    if (position > 0) {
+      await Promise.all([store.create(turn, queued), written]);
+      return { turn, position };
+    }
     const prepared = dispatcher.prepare(turn, session, provider);
     await store.create(turn, queued, async (stored) => {
       const handOff = await prepared;
-      if (handOff) dispatcher.dispatchNow(turnId, refs, { ...handOff, stored });
+      const both = Promise.all([stored, written]).then(() => undefined);
+      if (handOff) dispatcher.dispatchNow(turnId, refs, { ...handOff, stored: both });
     });
+    await written;
     await dispatcher.enqueue(turnId, refs);
-    return turn;
+    return { turn, position };
+  }
+
+  /**
+   * A turn finished: the messages it did not take join its session's queue, then the session's
+   * next turn may start, and the user's other queued turns may take its drone's slot. Never
+   * throws (what fails is logged).
+   */
+  async finished(turn: ChatTurnDocument): Promise<void> {
+    const { dispatcher, steering } = this.dependencies;
+    await this.messages.finished(turn).catch((error: unknown) => {
+      steering.logger.error({ err: error, turnId: String(turn._id) }, "could not queue messages");
+    });
+    await dispatcher.turnFinished(turn).catch((error: unknown) => {
+      steering.logger.error({ err: error }, "could not start the session's next turn");
+    });
+    // A drone slot was freed (or a queued turn ended): start the user's next queued turn.
+    await dispatcher.kickUser(String(turn.user)).catch((error: unknown) => {
+      steering.logger.error({ err: error }, "could not re-enqueue queued turns");
+    });
   }
 
   /**
@@ -231,8 +296,43 @@ export class TurnService {
       }
       return requeue("Resumed; waiting for a drone");
     });
-    await dispatcher.enqueue(turnId);
+    // It left its session's queue when it ended: it joins again, behind any turn posted since.
+    const { position, written } = await dispatcher.queues.join(String(owned.session), turnId);
+    await written;
+    if (position === 0) await dispatcher.enqueue(turnId);
     return outcome?.turn ?? owned;
+  }
+
+  /**
+   * Where each queued turn of a session waits behind its earlier turns (by turn id); the first
+   * unfinished turn of the session is in none.
+   */
+  async sessionWaits(sessionId: string): Promise<Map<string, SessionBusyWaiting>> {
+    const positions = await this.dependencies.dispatcher.queues.positions(sessionId);
+    const waits = new Map<string, SessionBusyWaiting>();
+    for (const [turnId, position] of positions) {
+      if (position > 0) waits.set(turnId, { reason: "session_busy", position });
+    }
+    return waits;
+  }
+
+  /** Changes a queued turn's prompt; `conflict` once a drone has it (or it ended). */
+  async edit(userId: string, turnId: string, prompt: string): Promise<ChatTurnDocument> {
+    const { store } = this.dependencies;
+    if (!(await store.findOwned(userId, turnId))) throw notFound("Turn");
+    const outcome = await store.mutate(turnId, (turn) => {
+      if (turn.status !== "queued") {
+        throw new UserError(
+          "conflict",
+          `Only a queued turn's prompt can be edited; this one is ${turn.status}`,
+          { details: { reason: "turn_started", status: turn.status } },
+        );
+      }
+      // The event moves the turn on, so a dispatch that read it before sends the new prompt.
+      return { events: [{ type: "status", data: { message: "Prompt edited" } }], set: { prompt } };
+    });
+    if (!outcome) throw notFound("Turn");
+    return outcome.turn;
   }
 
   /** Relays an approval decision to the drone holding the turn. */
@@ -240,7 +340,9 @@ export class TurnService {
     const { store, config } = this.dependencies;
     const turn = await this.withPendingApproval(userId, turnId, approvalId);
     // The command comes from the turn's own approval event, never from the request.
-    const command = body.alwaysAllow ? await this.commandOf(turn, approvalId) : null;
+    const command = body.alwaysAllow
+      ? await commandOf(this.dependencies.models, turn, approvalId)
+      : null;
     let answers: Ack[];
     try {
       answers = await this.dependencies.drones
@@ -306,36 +408,5 @@ export class TurnService {
       if (!announced) throw notFound("Pending approval");
       await delay(50);
     }
-  }
-
-  /** The exact command of a pending run_command approval; 400 for any other call. */
-  private async commandOf(turn: ChatTurnDocument, approvalId: string): Promise<string> {
-    const events = await this.dependencies.models.TurnEvent.find({
-      turn: turn._id,
-      type: "approval",
-    })
-      .sort({ seq: -1 })
-      .limit(20)
-      .lean();
-    for (const event of events) {
-      const approvals = (event.data as { approvals?: unknown[] } | null)?.approvals ?? [];
-      for (const approval of approvals as Array<{
-        id?: unknown;
-        tool?: unknown;
-        params?: unknown;
-      }>) {
-        if (approval.id !== approvalId) continue;
-        const command = (approval.params as { command?: unknown } | null)?.command;
-        if (approval.tool === "run_command" && typeof command === "string" && command) {
-          return command;
-        }
-        throw new UserError(
-          "validation_failed",
-          "Invalid approval decision: alwaysAllow: only a run_command call can be always allowed",
-          { details: [{ path: "alwaysAllow", message: "not a run_command call" }] },
-        );
-      }
-    }
-    throw notFound("Pending approval");
   }
 }

@@ -353,6 +353,25 @@ export class ApiClient {
   async resumeTurn(turnId: string): Promise<void> {
     await this.call(rest.turns.resume, { params: { id: turnId } });
   }
+  /** A queued turn's new prompt (409 once it started). */
+  editTurn(turnId: string, prompt: string) {
+    return this.call(rest.turns.edit, { params: { id: turnId }, body: { prompt } });
+  }
+  /** A message to a running or queued turn; `interrupt` stops what is in flight first. */
+  steerTurn(turnId: string, text: string, interrupt = false) {
+    return this.call(rest.turns.postMessage, {
+      params: { id: turnId },
+      body: { text, ...(interrupt ? { interrupt } : {}) },
+    });
+  }
+  /** Takes back `turnId` and the turns after it, with the code when `code`. */
+  rewindSession(sessionId: string, turnId: string, code: boolean) {
+    return this.call(rest.sessions.rewind, { params: { id: sessionId }, body: { turnId, code } });
+  }
+  /** A new session with this one's turns up to `turnId`. */
+  forkSession(sessionId: string, turnId: string) {
+    return this.call(rest.sessions.fork, { params: { id: sessionId }, body: { turnId } });
+  }
   /** Undoes a finished turn's changes with a revert commit on the session's branch. */
   revertTurn(turnId: string) {
     return this.call(rest.turns.revert, { params: { id: turnId } });

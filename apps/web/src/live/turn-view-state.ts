@@ -115,5 +115,7 @@ export interface TurnView {
   attemptStart: { draft: number; thinking: number; draftPass: number };
   /** Requests the drone changed after the provider refused them (one per quirk). */
   adaptations: TurnEventData<"provider_adapted">[];
+  /** The user's messages the turn took while it ran (steering), in order. */
+  userMessages: TurnEventData<"user_message">[];
   debug: { message: string; details?: unknown; seq: number }[];
 }

@@ -72,6 +72,7 @@ export function emptyTurnView(): TurnView {
     warnings: [],
     attemptStart: { draft: 0, thinking: 0, draftPass: 0 },
     adaptations: [],
+    userMessages: [],
     debug: [],
   };
 }
@@ -269,6 +270,9 @@ function applyInOrder(draft: Draft, event: TurnEvent): void {
       break;
     case "response":
       draft.response = event.data.message;
+      break;
+    case "user_message":
+      draft.userMessages.push({ ...event.data });
       break;
     case "changes":
       draft.changes = { ...event.data };

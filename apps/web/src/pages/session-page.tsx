@@ -152,6 +152,7 @@ export function SessionPage({ projectId, sessionId }: { projectId: string; sessi
     if (ended > 0) readSessionAgain();
   }, [ended, readSessionAgain]);
 
+  const lastTurnId = stores.at(-1)?.id;
   const actionsFor = (store: TurnStore): TurnActions => ({
     cancel: () => api.cancelTurn(store.id),
     resume: async () => {
@@ -170,7 +171,38 @@ export function SessionPage({ projectId, sessionId }: { projectId: string; sessi
       return answer;
     },
     loadEvents: () => void store.loadEvents(),
+    edit: async (prompt) => {
+      const { turn } = await api.editTurn(store.id, prompt);
+      turns.upsert(turn);
+    },
+    // Code and conversation; the old state stays in git under refs/gadget/rewound/….
+    rewind: async () => {
+      await api.rewindSession(sessionId, store.id, true);
+      await turns.load();
+      readSessionAgain();
+    },
+    fork: async () => {
+      const { session: forked } = await api.forkSession(sessionId, store.id);
+      navigate(`/projects/${projectId}/sessions/${forked._id}`);
+    },
+    ...(store.id === lastTurnId
+      ? {
+          resend: async (prompt: string) => {
+            const { turn: last } = store.getSnapshot();
+            await api.rewindSession(sessionId, store.id, true);
+            await api.createTurn(sessionId, { prompt, providerId: last.provider });
+            await turns.load();
+          },
+        }
+      : {}),
   });
+  // The turn a steering message goes to: the session's oldest one that a drone has or will
+  // take next (queued turns behind it wait for it).
+  const running = snapshots.find(
+    (snapshot) =>
+      !isFinalTurnStatus(snapshot.turn.status) &&
+      !(snapshot.turn.waiting && "position" in snapshot.turn.waiting),
+  )?.turn;
 
   const providerList = providers.data ?? [];
   const now = Date.now();
@@ -235,6 +267,13 @@ export function SessionPage({ projectId, sessionId }: { projectId: string; sessi
             disabledReason={
               providerList.length === 0 ? "Add a provider first (Providers page)." : undefined
             }
+            {...(running
+              ? {
+                  onSteer: async (text: string, interrupt: boolean) => {
+                    await api.steerTurn(running._id, text, interrupt);
+                  },
+                }
+              : {})}
             onSend={async (submission) => {
               const { turn } = await api.createTurn(sessionId, submission);
               try {

@@ -1,5 +1,6 @@
 // The prompt composer: Enter sends, Shift+Enter adds a line; pick the provider and, optionally, a
-// drone and limits, checked with the protocol's new-turn schema.
+// drone and limits, checked with the protocol's new-turn schema. While a turn of the session
+// runs, Enter steers it (the text joins its conversation), Alt+Enter queues a new turn after it.
 import { createTurnBodySchema, type Drone, type Provider, type TurnLimits } from "@gadget/protocol";
 import { zodResolver } from "@hookform/resolvers/zod";
 import { useMutation } from "@tanstack/react-query";
@@ -31,6 +32,8 @@ export interface ComposerProps {
   disabled?: boolean;
   /** Why sending is not possible right now, in words. */
   disabledReason?: string;
+  /** Set while a turn of the session runs: Enter sends the text to it instead of a new turn. */
+  onSteer?: (text: string, interrupt: boolean) => Promise<void>;
 }
 
 const shape = createTurnBodySchema.shape;
@@ -66,6 +69,7 @@ export function Composer({
   defaultProviderId,
   disabled = false,
   disabledReason,
+  onSteer,
 }: ComposerProps) {
   const id = useId();
   const now = useNow({ active: Object.keys(lostDrones).length > 0 });
@@ -92,17 +96,26 @@ export function Composer({
         "limits.maxPasses": "maxPasses",
       }),
   });
+  const steer = useMutation({
+    mutationFn: ({ text, interrupt }: { text: string; interrupt: boolean }) =>
+      onSteer ? onSteer(text, interrupt) : Promise.resolve(),
+    onSuccess: () => form.resetField("prompt"),
+  });
   const prompt = form.watch("prompt");
   const providerId = form.watch("providerId");
   const canSend = !disabled && !send.isPending && prompt.trim().length > 0 && providerId !== "";
   const submit = form.handleSubmit((values) => send.mutate(values));
   const problem = errors.prompt?.message ?? errors.costBudget?.message ?? errors.maxPasses?.message;
 
+  const sendSteer = (interrupt: boolean) => {
+    if (canSend && !steer.isPending) steer.mutate({ text: prompt.trim(), interrupt });
+  };
   const onKeyDown = (event: KeyboardEvent<HTMLTextAreaElement>) => {
     // Enter while an input method is composing (e.g. Japanese) confirms the text, not the prompt.
     if (event.key !== "Enter" || event.shiftKey || event.nativeEvent.isComposing) return;
     event.preventDefault();
-    if (canSend) void submit();
+    if (onSteer && !event.altKey) sendSteer(false);
+    else if (canSend) void submit();
   };
 
   return (
@@ -118,12 +131,16 @@ export function Composer({
         id={`${id}-prompt`}
         {...form.register("prompt")}
         rows={3}
-        placeholder="Ask Gadget to do something… (Enter sends, Shift+Enter for a new line)"
+        placeholder={
+          onSteer
+            ? "Steer the running turn… (Enter steers, Alt+Enter queues a new turn, Shift+Enter for a new line)"
+            : "Ask Gadget to do something… (Enter sends, Shift+Enter for a new line)"
+        }
         onKeyDown={onKeyDown}
         disabled={disabled}
       />
       {problem ? <small className="field-problem">{problem}</small> : null}
-      <ErrorNote error={send.error} title="The prompt was not sent" />
+      <ErrorNote error={send.error ?? steer.error} title="The prompt was not sent" />
       <div className="composer-bar">
         <label>
           Provider{" "}
@@ -174,8 +191,28 @@ export function Composer({
         </details>
         <span className="spacer" />
         {disabledReason ? <span className="muted small">{disabledReason}</span> : null}
-        <button type="submit" className="button primary" disabled={!canSend}>
-          {send.isPending ? "Sending…" : "Send"}
+        {onSteer ? (
+          <>
+            <button
+              type="button"
+              className="button"
+              disabled={!canSend}
+              onClick={() => sendSteer(true)}
+            >
+              Interrupt and steer
+            </button>
+            <button
+              type="button"
+              className="button primary"
+              disabled={!canSend}
+              onClick={() => sendSteer(false)}
+            >
+              Steer
+            </button>
+          </>
+        ) : null}
+        <button type="submit" className={onSteer ? "button" : "button primary"} disabled={!canSend}>
+          {send.isPending ? "Sending…" : onSteer ? "Queue" : "Send"}
         </button>
       </div>
     </form>

@@ -12,6 +12,7 @@ import type { TurnSnapshot } from "../live/turn-store.ts";
 import type { ApprovalItem } from "../live/turn-view.ts";
 import { ApprovalCard } from "./approval-card.tsx";
 import { RevertControl } from "./revert-control.tsx";
+import { HistoryControls, QueuedControls, SteeringMessages } from "./turn-controls.tsx";
 import { CostMeters, DeliveryLine, StatusLine, TurnStats } from "./turn-status.tsx";
 import { TurnSteps } from "./turn-steps.tsx";
 import {
@@ -32,6 +33,14 @@ export interface TurnActions {
   revert(): Promise<TurnRevertAnswer>;
   /** Reads the stored steps of a past turn. */
   loadEvents(): void;
+  /** A queued turn's new prompt. */
+  edit?(prompt: string): Promise<void>;
+  /** Takes back this turn and the later ones (code and conversation). */
+  rewind?(): Promise<void>;
+  /** A new session from this turn. */
+  fork?(): Promise<void>;
+  /** The session's last turn only: rewinds it and sends `prompt` as a new turn. */
+  resend?(prompt: string): Promise<void>;
 }
 
 export interface TurnPanelProps {
@@ -87,8 +96,14 @@ export function TurnPanel({ snapshot, actions, showDebug = false }: TurnPanelPro
   const changeCount = view.changes?.files.length ?? turn.changes.length;
 
   return (
-    <article className={`turn ${final ? "turn-final" : "turn-live"}`} data-turn-id={turn._id}>
-      <div className="prompt-bubble">{turn.prompt}</div>
+    <article
+      className={`turn ${final ? "turn-final" : "turn-live"}${turn.rewoundAt ? " turn-rewound" : ""}`}
+      data-turn-id={turn._id}
+    >
+      <div className="prompt-bubble">
+        {turn.prompt}
+        {turn.rewoundAt ? <span className="badge muted"> rewound</span> : null}
+      </div>
       <div className="turn-panel">
         <div className="turn-head">
           <StatusLine turn={turn} view={view} now={now} />
@@ -125,6 +140,18 @@ export function TurnPanel({ snapshot, actions, showDebug = false }: TurnPanelPro
         {final ? (
           <RevertControl turn={turn} changedFiles={changeCount} revert={actions.revert} />
         ) : null}
+        {final && !turn.rewoundAt && actions.rewind && actions.fork ? (
+          <HistoryControls
+            prompt={turn.prompt}
+            rewind={actions.rewind}
+            fork={actions.fork}
+            resend={actions.resend}
+          />
+        ) : null}
+        {turn.status === "queued" && actions.edit ? (
+          <QueuedControls turn={turn} edit={actions.edit} remove={actions.cancel} />
+        ) : null}
+        <SteeringMessages messages={view.userMessages} />
         <CostMeters turn={turn} view={view} />
         {view.preEnrichment && !final ? <p className="muted small">{view.preEnrichment}</p> : null}
         {quota && !offline ? (
@@ -139,7 +166,7 @@ export function TurnPanel({ snapshot, actions, showDebug = false }: TurnPanelPro
             connection. The turn waits for it and goes on where it was;{" "}
             {droneOfflineWords(offline, now)}.
           </div>
-        ) : turn.waiting?.on && !final ? (
+        ) : turn.waiting && "on" in turn.waiting && !final ? (
           <div className="warning-note" role="status">
             Reconnecting to the {turn.waiting.on === "database" ? "database" : "server's Redis"}…
             the drone keeps this turn's events and sends them again; nothing is lost.

@@ -27,6 +27,8 @@ export interface ChatSessionDocument {
   drone?: Types.ObjectId | null;
   /** The session's pull request once a turn opened it (delivery `pull-request`); later turns update it. */
   pullRequest: PullRequestRef | null;
+  /** The session and turn it was forked from, and the commit its branch starts at (if any). */
+  forkedFrom?: { session: Types.ObjectId; turn: Types.ObjectId; commit: string | null } | null;
   /** The forge issue the session works on (session `issue-<n>`): its pull request closes it. */
   forgeIssue?: number | null;
   createdAt: Date;
@@ -45,6 +47,7 @@ export const chatSessionSchema = new Schema<ChatSessionDocument>(
     rememberedTurns: { type: [Schema.Types.ObjectId], default: () => [] },
     drone: { type: Schema.Types.ObjectId, default: null },
     pullRequest: { type: Schema.Types.Mixed, default: null },
+    forkedFrom: { type: Schema.Types.Mixed, default: null },
     forgeIssue: { type: Number, default: null },
     createdAt: { type: Date, required: true, default: () => new Date() },
   },

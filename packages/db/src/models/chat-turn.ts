@@ -22,6 +22,8 @@ export const activeTurnStatuses: readonly TurnStatus[] = [
 export interface PendingApproval {
   id: string;
   callId: string | null;
+  /** A budget that asks: the limit the turn reached and how much of it was used. */
+  budget?: { limit: string; used: number };
 }
 
 export interface ChatTurnDocument {
@@ -85,6 +87,10 @@ export interface ChatTurnDocument {
   /** When a revert commit undid the turn's changes on the session's branch. */
   revertedAt: Date | null;
   revertCommit: string | null;
+  /** When a rewind took the turn back: kept readable, left out of later turns' context. */
+  rewoundAt?: Date | null;
+  /** Users' messages sent to the turn (TurnMessage ids), oldest first. */
+  steering?: Types.ObjectId[];
 }
 
 const statsSchema = new Schema<TurnStats>(
@@ -132,7 +138,12 @@ export const chatTurnSchema = new Schema<ChatTurnDocument>(
     messages: { type: Schema.Types.Mixed, default: () => [] },
     resumeState: { type: Schema.Types.Mixed, default: null },
     pendingApprovals: {
-      type: [new Schema<PendingApproval>({ id: String, callId: String }, { _id: false })],
+      type: [
+        new Schema<PendingApproval>(
+          { id: String, callId: String, budget: { type: Schema.Types.Mixed, default: undefined } },
+          { _id: false },
+        ),
+      ],
       default: [],
     },
     leaseExpiresAt: { type: Date, default: null },
@@ -146,6 +157,8 @@ export const chatTurnSchema = new Schema<ChatTurnDocument>(
     finishedAt: { type: Date, default: null },
     revertedAt: { type: Date, default: null },
     revertCommit: { type: String, default: null },
+    rewoundAt: { type: Date, default: null },
+    steering: { type: [Schema.Types.ObjectId], default: undefined },
   },
   { versionKey: false, minimize: false },
 );

@@ -9,6 +9,7 @@ import {
   updateSessionBodySchema,
 } from "../api.ts";
 import { sessionDeliveryAnswerSchema } from "../delivery.ts";
+import { forkBodySchema, rewindBodySchema, sessionRewindResultSchema } from "../steering.ts";
 import { chatTurnSchema } from "../turn.ts";
 import { defineRoute, idParams, listAnswer, noContent, optionalBody } from "./route.ts";
 
@@ -58,6 +59,36 @@ export const sessionRoutes = {
     body: createTurnBodySchema,
     subject: "turn",
     answers: { 202: z.object({ turn: chatTurnSchema }) },
+  }),
+  /**
+   * Takes back `turnId` and every later turn: marked `rewoundAt` and left out of later context;
+   * with `code`, the branch and worktree go back too (the old state kept under a backup ref).
+   * 409 while a turn of the session is unfinished.
+   */
+  rewind: defineRoute({
+    method: "POST",
+    path: "/api/sessions/:id/rewind",
+    caller: "user",
+    params: sessionParams,
+    body: rewindBodySchema,
+    subject: "rewind",
+    answers: {
+      200: z.object({
+        session: chatSessionSchema,
+        rewound: z.array(z.string()),
+        code: sessionRewindResultSchema.nullable(),
+      }),
+    },
+  }),
+  /** A new session whose context is this one's turns up to `turnId`, its branch from that turn's commit. */
+  fork: defineRoute({
+    method: "POST",
+    path: "/api/sessions/:id/fork",
+    caller: "user",
+    params: sessionParams,
+    body: forkBodySchema,
+    subject: "fork",
+    answers: { 201: z.object({ session: chatSessionSchema }) },
   }),
   turns: defineRoute({
     method: "GET",

@@ -4,6 +4,11 @@ import { z } from "zod";
 import { turnListAnswerSchema, turnListQuerySchema, turnSummarySchema } from "../activity.ts";
 import { approvalDecisionBodySchema, eventsQuerySchema } from "../api.ts";
 import { turnEventSchema } from "../events.ts";
+import {
+  editTurnBodySchema,
+  postTurnMessageBodySchema,
+  steeringMessageSchema,
+} from "../steering.ts";
 import { chatTurnSchema, turnRevertAnswerSchema } from "../turn.ts";
 import { defineRoute, idParams } from "./route.ts";
 
@@ -32,6 +37,37 @@ export const turnRoutes = {
     caller: "user",
     params: turnParams,
     answers: { 200: turnAnswer },
+  }),
+  /** A queued turn's prompt, while it waits for the session's earlier turns (409 once started). */
+  edit: defineRoute({
+    method: "PATCH",
+    path: "/api/turns/:id",
+    caller: "user",
+    params: turnParams,
+    body: editTurnBodySchema,
+    subject: "turn",
+    answers: { 200: turnAnswer },
+  }),
+  /**
+   * A message to a queued or running turn (steering): taken by the model before its next call,
+   * or at once with `interrupt`; 409 for a finished turn.
+   */
+  postMessage: defineRoute({
+    method: "POST",
+    path: "/api/turns/:id/messages",
+    caller: "user",
+    params: turnParams,
+    body: postTurnMessageBodySchema,
+    subject: "message",
+    answers: { 202: z.object({ message: steeringMessageSchema }) },
+  }),
+  /** The turn's messages, oldest first, and what became of each. */
+  messages: defineRoute({
+    method: "GET",
+    path: "/api/turns/:id/messages",
+    caller: "user",
+    params: turnParams,
+    answers: { 200: z.object({ messages: z.array(steeringMessageSchema) }) },
   }),
   /** Stored events after seq `after`, oldest first. */
   events: defineRoute({

@@ -23,6 +23,7 @@ import {
   type SandboxInfo,
   type SessionWorktreeRequest,
   type SessionWorktreeState,
+  type TurnSteering,
 } from "@gadget/protocol";
 import { io, type Socket } from "socket.io-client";
 
@@ -49,6 +50,8 @@ export interface ScriptedDroneOptions {
   heartbeatMs?: number;
   /** Answer to each work order; default accept. */
   onWorkOrder?: (order: IWorkOrder) => Ack | Promise<Ack> | "ignore";
+  /** Hears each steering message as it arrives (it is always accepted). */
+  onTurnMessage?: (message: TurnSteering) => void;
   /** Answer to file requests; default `not_found`. */
   onFileRequest?: (
     request: FileRequest,
@@ -96,6 +99,8 @@ export class ScriptedDrone {
   readonly workOrders: IWorkOrder[] = [];
   readonly cancels: string[] = [];
   readonly approvalDecisions: ApprovalDecision[] = [];
+  /** Steering messages received, in order (re-sent ones again). */
+  readonly turnMessages: TurnSteering[] = [];
   readonly fileRequests: FileRequest[] = [];
   readonly providerChecks: ProviderCheckRequest[] = [];
   readonly remoteChecks: GitRemoteCheckRequest[] = [];
@@ -192,6 +197,11 @@ export class ScriptedDrone {
     socket.on("turn_cancel", ({ turnId }, ack) => {
       this.cancels.push(turnId);
       ack(options.onCancel ? options.onCancel(turnId) : { ok: true });
+    });
+    socket.on("turn_message", (message, ack) => {
+      this.turnMessages.push(message);
+      options.onTurnMessage?.(message);
+      ack({ ok: true });
     });
     socket.on("approval_decision", (decision, ack) => {
       this.approvalDecisions.push(decision);

@@ -77,13 +77,23 @@ export function activityRoutes(app: ContractApp, dependencies: ActivityRouteDepe
       presence.ofUser(userId),
       liveTurnsOf(new Types.ObjectId(userId)),
     ]);
+    // Where each waits behind its session's earlier turns (the session's queue, read by `_id`).
+    const queues = await models.SessionQueue.find({
+      _id: { $in: [...new Set(queued.map((turn) => String(turn.session)))] },
+    }).lean();
+    const places = new Map(
+      queues.flatMap((queue) => queue.turns.map((turnId, index) => [String(turnId), index])),
+    );
     const online = fleet.filter((drone) => drone.presence.online);
     const capacity = online.reduce((sum, drone) => sum + (drone.presence.capacity ?? 1), 0);
     const held = live.filter((turn) => turn.status !== "queued").length;
     for (const turn of queued) {
       const requested = turn.requestedDrone ? String(turn.requestedDrone) : null;
       let reason: string;
-      if (requested) {
+      const place = places.get(String(turn._id)) ?? 0;
+      if (place > 0) {
+        reason = `Waiting for the session's earlier turns (position ${place})`;
+      } else if (requested) {
         const name = droneNames.get(requested) ?? "the drone you chose";
         reason = online.some((drone) => drone.droneId === requested)
           ? `Waiting for ${name} to finish a turn`

@@ -15,6 +15,7 @@ import { toTurn } from "../../serialize.ts";
 import type { StorageHealth } from "../../storage/health.ts";
 import type { LiveRelay, LiveSubscription } from "../../turns/live/live-relay.ts";
 import type { TurnStore } from "../../turns/store/turn-store.ts";
+import { toSteeringMessage } from "../../turns/turn-messages.ts";
 import type { TurnReverts } from "../../turns/turn-reverts.ts";
 import type { TurnService } from "../../turns/turn-service.ts";
 import { type ContractApp, serve } from "../contract.ts";
@@ -50,8 +51,13 @@ export function turnRoutes(
     app,
     rest.sessions.createTurn,
     async (request, reply) => {
-      const turn = await turns.create(pendingUserOf(request), request.params.id, request.body);
-      return reply.status(202).send({ turn: toTurn(turn) });
+      const { turn, position } = await turns.create(
+        pendingUserOf(request),
+        request.params.id,
+        request.body,
+      );
+      const waiting = position > 0 ? { reason: "session_busy" as const, position } : null;
+      return reply.status(202).send({ turn: { ...toTurn(turn), waiting } });
     },
     { config: { authenticateBeside: true } },
   );
@@ -77,14 +83,51 @@ export function turnRoutes(
         .select({ messages: 0, resumeState: 0 })
         .lean(),
     );
-    return { turns: rows.map(toTurn), nextCursor };
+    // Queued turns say where they wait behind the session's earlier turns.
+    const waits = rows.some((turn) => turn.status === "queued")
+      ? await turns.sessionWaits(String(sessionId))
+      : new Map();
+    return {
+      turns: rows.map((turn) => ({
+        ...toTurn(turn),
+        waiting: waits.get(String(turn._id)) ?? null,
+      })),
+      nextCursor,
+    };
   });
 
   serve(app, rest.turns.get, async (request) => {
-    const turn = toTurn(await ownedTurn(userOf(request), request.params.id));
-    return {
-      turn: { ...turn, waiting: dependencies.health.waitingOf(turn._id) ?? turn.waiting ?? null },
-    };
+    const stored = await ownedTurn(userOf(request), request.params.id);
+    const turn = toTurn(stored);
+    const outage = dependencies.health.waitingOf(turn._id);
+    const budget = stored.pendingApprovals?.find((approval) => approval.budget)?.budget;
+    const waiting =
+      outage ??
+      (budget ? { reason: "budget" as const, ...budget } : null) ??
+      (turn.status === "queued"
+        ? ((await turns.sessionWaits(turn.session)).get(turn._id) ?? null)
+        : null) ??
+      // Stored on the turn: its drone offline, or the provider's rate limit.
+      turn.waiting ??
+      null;
+    return { turn: { ...turn, waiting } };
+  });
+
+  serve(app, rest.turns.postMessage, async (request, reply) => {
+    const message = await turns.messages.post(userOf(request), request.params.id, request.body);
+    return reply.status(202).send({ message: toSteeringMessage(message) });
+  });
+
+  serve(app, rest.turns.messages, async (request) => {
+    const turn = await ownedTurn(userOf(request), request.params.id);
+    return { messages: (await turns.messages.list(turn)).map(toSteeringMessage) };
+  });
+
+  serve(app, rest.turns.edit, async (request) => {
+    const userId = userOf(request);
+    const turn = await turns.edit(userId, request.params.id, request.body.prompt);
+    const waiting = (await turns.sessionWaits(String(turn.session))).get(String(turn._id)) ?? null;
+    return { turn: { ...toTurn(turn), waiting } };
   });
 
   serve(app, rest.turns.events, async (request) => {

@@ -36,8 +36,9 @@ async function runningTurn(name: string, on = server) {
     capacity: 4,
   });
   closers.push(drone);
-  const start = async () => {
-    const posted = await user.post(`/api/sessions/${workspace.sessionId}/turns`, {
+  // A session's turns run one at a time: turns meant to run together get sessions of their own.
+  const start = async (sessionId = workspace.sessionId) => {
+    const posted = await user.post(`/api/sessions/${sessionId}/turns`, {
       prompt: "Stream",
       providerId: workspace.providerId,
     });
@@ -112,6 +113,10 @@ describe("/ide subscriptions", () => {
     const client = await ide(user.token!);
     expect(await client.subscribe({ sessionId: workspace.sessionId })).toEqual({ ok: true });
     expect(client.seqs(turnId)).toEqual([1, 2]);
+    // The session's next turn starts once this one has finished.
+    await drone.stream(turnId, [
+      agentEvent("done", { reason: "completed", passes: 1, totalCost: 0 }),
+    ]);
     const second = await start();
     await drone.stream(second, tokens(2));
     await waitFor(() => client.seqs(second).length === 4, 5_000, "second turn");
@@ -140,8 +145,12 @@ describe("/ide subscriptions", () => {
       turnUpdateIntervalMs: interval,
     });
     try {
-      const { user, drone, start } = await runningTurn("paced", paced);
-      const turnIds = [await start(), await start(), await start()];
+      const { user, workspace, drone, start } = await runningTurn("paced", paced);
+      const turnIds: string[] = [];
+      for (const name of ["one", "two", "three"]) {
+        const created = await user.post(`/api/projects/${workspace.projectId}/sessions`, { name });
+        turnIds.push(await start(created.body.session._id));
+      }
       const client = await ide(user.token!, paced);
       const messages: Array<{ at: number; turns: Array<{ _id: string; status: string }> }> = [];
       client.socket.on("turn_updates", ({ turns }) => messages.push({ at: Date.now(), turns }));

@@ -1,24 +1,48 @@
-// A completed turn's prompt and answer join its session's history: the context of the session's
-// next work orders. Once per turn, even when the turn's own write failed after this and the drone
-// sends its `done` again. The session also remembers the pull request a turn's delivery opened.
+// A completed turn's prompt, the messages it took while it ran (steering) and its answer join its
+// session's history: the context of the session's next work orders. Once per turn, even when the
+// turn's own write failed after this and the drone sends its `done` again. The session also remembers the pull request a turn's delivery opened.
 import type { ChatTurnDocument, Models } from "@gadget/db";
-import type { AgentEvent, PullRequestRef } from "@gadget/protocol";
+import type { AgentEvent, IChatMessage, PullRequestRef } from "@gadget/protocol";
 import type { Locks } from "../../redis/locks.ts";
+
+/** What a turn adds to its session's context: prompt, steering messages taken, answer. */
+export async function exchangeOf(
+  models: Models,
+  turn: Pick<ChatTurnDocument, "prompt" | "response" | "createdAt" | "finishedAt" | "steering">,
+): Promise<IChatMessage[]> {
+  const steered = turn.steering?.length
+    ? await models.TurnMessage.find({ _id: { $in: turn.steering }, status: "delivered" })
+        .sort({ createdAt: 1 })
+        .lean()
+    : [];
+  return [
+    { role: "user", content: turn.prompt, createdAt: turn.createdAt },
+    ...steered.map((message) => ({
+      role: "user" as const,
+      content: message.text,
+      createdAt: message.deliveredAt ?? message.createdAt,
+    })),
+    ...(turn.response
+      ? [
+          {
+            role: "assistant" as const,
+            content: turn.response,
+            createdAt: turn.finishedAt ?? new Date(),
+          },
+        ]
+      : []),
+  ];
+}
 
 /** Appends the turn's exchange to its session's history unless it is there already. */
 export async function rememberExchange(
   { models, locks }: { models: Models; locks: Locks },
   turn: Pick<
     ChatTurnDocument,
-    "_id" | "session" | "prompt" | "response" | "createdAt" | "finishedAt"
+    "_id" | "session" | "prompt" | "response" | "createdAt" | "finishedAt" | "steering"
   >,
 ): Promise<void> {
-  const exchange = [
-    { role: "user", content: turn.prompt, createdAt: turn.createdAt },
-    ...(turn.response
-      ? [{ role: "assistant", content: turn.response, createdAt: turn.finishedAt ?? new Date() }]
-      : []),
-  ];
+  const exchange = await exchangeOf(models, turn);
   await locks.with(`session:${turn.session}`, () =>
     models.ChatSession.updateOne(
       { _id: turn.session, rememberedTurns: { $ne: turn._id } },

@@ -109,7 +109,12 @@ function applyEvent(state: TurnState, event: AgentEvent, now: Date): void {
       return;
     case "approval":
       for (const approval of event.data.approvals) {
-        state.pendingApprovals.push({ id: approval.id, callId: approval.callId ?? null });
+        const budget = approval.kind === "budget" ? budgetOf(approval.params) : null;
+        state.pendingApprovals.push({
+          id: approval.id,
+          callId: approval.callId ?? null,
+          ...(budget ? { budget } : {}),
+        });
       }
       state.status = "awaiting_approval";
       return;
@@ -180,4 +185,10 @@ export function resolveApproval(state: TurnState, approvalId: string): TurnState
     next.status = "processing";
   }
   return next;
+}
+
+/** The limit a `budget` approval asks about and how much of it was used. */
+function budgetOf(params: unknown): { limit: string; used: number } | null {
+  const { limit, used } = (params ?? {}) as { limit?: unknown; used?: unknown };
+  return typeof limit === "string" && typeof used === "number" ? { limit, used } : null;
 }

@@ -1,0 +1,156 @@
+// What a user can do to a turn besides stopping it: a queued turn's place with Edit and Remove,
+// a finished turn's Rewind to here and Fork from here, and the messages the turn took while it
+// ran (steering).
+import type { ChatTurn, TurnEventData } from "@gadget/protocol";
+import { useMutation } from "@tanstack/react-query";
+import { useState } from "react";
+import { ErrorNote } from "../components/error-note.tsx";
+
+/** A queued turn waiting for the session's earlier turns: its place, its prompt editable. */
+export function QueuedControls({
+  turn,
+  edit,
+  remove,
+}: {
+  turn: ChatTurn;
+  edit: (prompt: string) => Promise<void>;
+  remove: () => Promise<void>;
+}) {
+  const [editing, setEditing] = useState(false);
+  const [text, setText] = useState(turn.prompt);
+  const save = useMutation({ mutationFn: () => edit(text), onSuccess: () => setEditing(false) });
+  const withdraw = useMutation({ mutationFn: remove });
+  const waiting = turn.waiting && "position" in turn.waiting ? turn.waiting : null;
+  if (!waiting) return null;
+  return (
+    <div className="queued-controls">
+      <span className="muted">
+        Queued · position {waiting.position} — starts when the turns before it have finished
+      </span>
+      {editing ? (
+        <form
+          onSubmit={(event) => {
+            event.preventDefault();
+            if (text.trim()) save.mutate();
+          }}
+        >
+          <label>
+            Queued prompt{" "}
+            <textarea value={text} onChange={(event) => setText(event.target.value)} rows={2} />
+          </label>
+          <button type="submit" className="button small primary" disabled={save.isPending}>
+            Save
+          </button>
+          <button type="button" className="button small" onClick={() => setEditing(false)}>
+            Keep as it was
+          </button>
+        </form>
+      ) : (
+        <>
+          <button type="button" className="button small" onClick={() => setEditing(true)}>
+            Edit
+          </button>
+          <button
+            type="button"
+            className="button small danger"
+            disabled={withdraw.isPending}
+            onClick={() => withdraw.mutate()}
+          >
+            Remove
+          </button>
+        </>
+      )}
+      <ErrorNote error={save.error ?? withdraw.error} title="That did not work" />
+    </div>
+  );
+}
+
+/**
+ * A finished turn's Rewind to here (code and conversation) and Fork from here; on the session's
+ * last turn, Edit and resend (rewind, then the edited prompt as a new turn).
+ */
+export function HistoryControls({
+  prompt,
+  rewind,
+  fork,
+  resend,
+}: {
+  prompt: string;
+  rewind: () => Promise<void>;
+  fork: () => Promise<void>;
+  resend?: ((prompt: string) => Promise<void>) | undefined;
+}) {
+  const back = useMutation({ mutationFn: rewind });
+  const branch = useMutation({ mutationFn: fork });
+  const [editing, setEditing] = useState(false);
+  const [text, setText] = useState(prompt);
+  const again = useMutation({
+    mutationFn: () => (resend ? resend(text.trim()) : Promise.resolve()),
+    onSuccess: () => setEditing(false),
+  });
+  if (editing) {
+    return (
+      <form
+        className="history-controls"
+        onSubmit={(event) => {
+          event.preventDefault();
+          if (text.trim()) again.mutate();
+        }}
+      >
+        <label>
+          Prompt to send again{" "}
+          <textarea value={text} onChange={(event) => setText(event.target.value)} rows={2} />
+        </label>
+        <button type="submit" className="button small primary" disabled={again.isPending}>
+          {again.isPending ? "Sending…" : "Rewind and send"}
+        </button>
+        <button type="button" className="button small" onClick={() => setEditing(false)}>
+          Keep as it was
+        </button>
+        <ErrorNote error={again.error} title="That did not work" />
+      </form>
+    );
+  }
+  return (
+    <div className="history-controls">
+      {resend ? (
+        <button type="button" className="button small" onClick={() => setEditing(true)}>
+          Edit and resend
+        </button>
+      ) : null}
+      <button
+        type="button"
+        className="button small"
+        disabled={back.isPending}
+        title="Take back this turn and the ones after it: files and conversation (kept in git)"
+        onClick={() => back.mutate()}
+      >
+        {back.isPending ? "Rewinding…" : "Rewind to here"}
+      </button>
+      <button
+        type="button"
+        className="button small"
+        disabled={branch.isPending}
+        title="A new session with the conversation up to this turn, its branch at this turn's commit"
+        onClick={() => branch.mutate()}
+      >
+        {branch.isPending ? "Forking…" : "Fork from here"}
+      </button>
+      <ErrorNote error={back.error ?? branch.error} title="That did not work" />
+    </div>
+  );
+}
+
+/** The user's messages the turn took while it ran. */
+export function SteeringMessages({ messages }: { messages: TurnEventData<"user_message">[] }) {
+  if (messages.length === 0) return null;
+  return (
+    <ul className="steering-messages" aria-label="Your messages to this turn">
+      {messages.map((message) => (
+        <li key={message.messageId} className="prompt-bubble steering">
+          {message.text}
+        </li>
+      ))}
+    </ul>
+  );
+}

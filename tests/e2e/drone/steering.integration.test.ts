@@ -1,0 +1,274 @@
+// Talking to a running turn end to end, with a real drone and the scripted model: a message sent
+// during a turn is journaled by the drone and reaches the model's next request after the tool
+// results of the pass it arrived in (or with the decision of an approval it waits for); an
+// interrupting one stops a running command; a limit that asks pauses the turn until extended (or
+// ends it after the timeout); turns posted while one runs wait on the server and each request
+// holds the answers before it.
+import { existsSync, readFileSync } from "node:fs";
+import path from "node:path";
+import type { GadgetServer } from "@gadget/server";
+import { startTestServer } from "@gadget/server/testing";
+import { type ScriptedModel, type ScriptedRequest, startScriptedModel } from "@gadget/testkit";
+import { type ApiClient, signup, waitFor } from "@gadget/testkit/wire";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import {
+  createProjectSession,
+  type DroneProcess,
+  startRegisteredDrone,
+  turnEvents,
+  waitForTurn,
+} from "./helpers.ts";
+
+/** The text of each message of a model request, with its role. */
+function transcript(request: ScriptedRequest | { body: ScriptedRequest["body"] }) {
+  return request.body.messages.map((message) => ({
+    role: message.role,
+    content:
+      typeof message.content === "string" ? message.content : JSON.stringify(message.content),
+  }));
+}
+
+describe("steering and queueing end to end", () => {
+  let server: GadgetServer;
+  let model: ScriptedModel;
+  let user: ApiClient;
+  let drone: DroneProcess;
+  let workspace: string;
+  let providerId: string;
+  let sessionId: string;
+
+  beforeAll(async () => {
+    server = await startTestServer(
+      { mongoUrl: inject("mongoUrl"), redisUrl: inject("redisUrl") },
+      `drone_steering_${process.pid}`,
+    );
+    model = await startScriptedModel();
+    user = await signup(server.url, "steering");
+    ({ workspace, drone } = await startRegisteredDrone(user, server.url, "steered"));
+    ({ providerId, sessionId } = await createProjectSession(user, {
+      name: "Steer",
+      modelUrl: model.baseUrl,
+      files: { "README.md": "# Steer\n", LICENSE: "MIT\n" },
+    }));
+  });
+
+  afterAll(async () => {
+    drone?.child.kill("SIGKILL");
+    await model?.close();
+    await server?.close();
+  });
+
+  async function postTurn(prompt: string) {
+    const created = await user.post(`/api/sessions/${sessionId}/turns`, { prompt, providerId });
+    expect(created.status).toBe(202);
+    return created.body.turn as { _id: string; waiting: unknown };
+  }
+
+  /** Whether the drone's journal of the turn holds the message (written before it answers). */
+  const journaled = (turnId: string, messageId: string) => {
+    const file = path.join(workspace, ".journal", `${turnId}.jsonl`);
+    return existsSync(file) && readFileSync(file, "utf8").includes(messageId);
+  };
+
+  it("puts a message sent during a pass into the next request, after that pass's tool results", async () => {
+    let release: () => void = () => undefined;
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const requests: ScriptedRequest[] = [];
+    model.setHandler(async (request) => {
+      requests.push(request);
+      if (requests.length === 1) {
+        await released;
+        return { toolCalls: [{ name: "read_file", arguments: { path: "README.md" } }] };
+      }
+      return { text: "The readme and the licence are read." };
+    });
+    const turn = await postTurn("Read the readme");
+    await waitFor(async () => requests.length === 1, 30_000, "the first model call");
+    const posted = await user.post(`/api/turns/${turn._id}/messages`, {
+      text: "Also read the licence",
+    });
+    expect(posted.status).toBe(202);
+    const messageId = posted.body.message._id as string;
+    await waitFor(async () => journaled(turn._id, messageId), 10_000, "the drone to journal it");
+    release();
+
+    const finished = await waitForTurn(user, turn._id, ["completed", "failed"], 60_000);
+    expect(finished.status).toBe("completed");
+    model.setHandler(undefined);
+    const second = transcript(requests[1] as ScriptedRequest);
+    const tool = second.findIndex((message) => message.role === "tool");
+    expect(tool).toBeGreaterThan(0);
+    expect(second[tool + 1]).toEqual({ role: "user", content: "Also read the licence" });
+    const events = await turnEvents(user, turn._id);
+    expect(
+      events.filter((event) => event.type === "user_message").map((event) => event.data),
+    ).toEqual([{ messageId, text: "Also read the licence" }]);
+    const messages = (await user.get(`/api/turns/${turn._id}/messages`)).body.messages;
+    expect(messages).toEqual([expect.objectContaining({ _id: messageId, status: "delivered" })]);
+  });
+
+  it("stops a running command for an interrupting message and sends it in the very next request", async () => {
+    const requests: ScriptedRequest[] = [];
+    model.setHandler(async (request) => {
+      requests.push(request);
+      if (requests.length === 1) {
+        return { toolCalls: [{ name: "run_command", arguments: { command: "sleep 60" } }] };
+      }
+      return { text: "Stopped waiting." };
+    });
+    const turn = await postTurn("Wait a minute");
+    await waitFor(
+      async () =>
+        (await turnEvents(user, turn._id)).some(
+          (event) => event.type === "tool_start" && event.data.tool === "run_command",
+        ),
+      30_000,
+      "the command to start",
+    );
+    const posted = await user.post(`/api/turns/${turn._id}/messages`, {
+      text: "Never mind, stop",
+      interrupt: true,
+    });
+    expect(posted.status).toBe(202);
+    const finished = await waitForTurn(user, turn._id, ["completed", "failed"], 30_000);
+    expect(finished.status).toBe("completed");
+    model.setHandler(undefined);
+    expect(requests).toHaveLength(2);
+    const second = transcript(requests[1] as ScriptedRequest);
+    expect(second.find((message) => message.role === "tool")?.content).toContain(
+      "the user interrupted",
+    );
+    expect(second.some((message) => message.content === "Never mind, stop")).toBe(true);
+  });
+
+  it("delivers a message sent while the turn waits for approval with the decision", async () => {
+    const guarded = await createProjectSession(user, {
+      name: "Guarded",
+      modelUrl: model.baseUrl,
+      approval: "on-write",
+    });
+    const requests: ScriptedRequest[] = [];
+    model.setHandler(async (request) => {
+      requests.push(request);
+      return requests.length === 1
+        ? { toolCalls: [{ name: "write_file", arguments: { path: "notes.txt", content: "n\n" } }] }
+        : { text: "Written, in French as asked." };
+    });
+    const created = await user.post(`/api/sessions/${guarded.sessionId}/turns`, {
+      prompt: "Write the notes",
+      providerId: guarded.providerId,
+    });
+    const turnId = created.body.turn._id as string;
+    await waitForTurn(user, turnId, ["awaiting_approval"], 30_000);
+    const posted = await user.post(`/api/turns/${turnId}/messages`, { text: "Answer in French" });
+    expect(posted.status).toBe(202);
+    await waitFor(
+      async () => journaled(turnId, posted.body.message._id),
+      10_000,
+      "the drone to journal it",
+    );
+    const approval = (await turnEvents(user, turnId)).find((event) => event.type === "approval");
+    await user.post(`/api/turns/${turnId}/approvals/${approval.data.approvals[0].id}`, {
+      approve: true,
+    });
+    expect((await waitForTurn(user, turnId, ["completed", "failed"], 30_000)).status).toBe(
+      "completed",
+    );
+    model.setHandler(undefined);
+    expect(requests).toHaveLength(2);
+    const second = transcript(requests[1] as ScriptedRequest);
+    const tool = second.findIndex((message) => message.role === "tool");
+    expect(second[tool + 1]).toEqual({ role: "user", content: "Answer in French" });
+  });
+
+  it("pauses a turn at a limit that asks, extends it once, and lets another end with the synthesis", async () => {
+    const readme = { toolCalls: [{ name: "read_file", arguments: { path: "README.md" } }] };
+    model.enqueue(readme, { text: "Finished with the extra pass." });
+    const created = await user.post(`/api/sessions/${sessionId}/turns`, {
+      prompt: "Read and answer",
+      providerId,
+      limits: { maxPasses: 1, onReach: "ask" },
+    });
+    const turnId = created.body.turn._id as string;
+    const paused = await waitForTurn(user, turnId, ["awaiting_approval"], 30_000);
+    expect(paused.waiting).toEqual({ reason: "budget", limit: "maxPasses", used: 1 });
+    const approval = (await turnEvents(user, turnId)).find((event) => event.type === "approval");
+    const request = approval.data.approvals[0];
+    expect(request).toMatchObject({ kind: "budget", params: { limit: "maxPasses", value: 1 } });
+    const decided = await user.post(`/api/turns/${turnId}/approvals/${request.id}`, {
+      approve: true,
+      input: { extendBy: 1 },
+    });
+    expect(decided.status).toBe(200);
+    const extended = await waitForTurn(user, turnId, ["completed", "failed"], 30_000);
+    expect(extended).toMatchObject({
+      status: "completed",
+      exitReason: "completed",
+      response: "Finished with the extra pass.",
+    });
+
+    model.enqueue(readme, { text: "What I gathered before the limit." });
+    const unanswered = await user.post(`/api/sessions/${sessionId}/turns`, {
+      prompt: "Read and stop",
+      providerId,
+      limits: { maxPasses: 1, onReach: "ask", askTimeoutMs: 500 },
+    });
+    const ended = await waitForTurn(
+      user,
+      unanswered.body.turn._id,
+      ["completed", "failed"],
+      30_000,
+    );
+    expect(ended).toMatchObject({
+      exitReason: "max_passes",
+      response: "What I gathered before the limit.",
+    });
+  });
+
+  it("runs turns posted during a turn after it, in order, each request with the answers before it", async () => {
+    let release: () => void = () => undefined;
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const requests: ScriptedRequest[] = [];
+    model.setHandler(async (request) => {
+      requests.push(request);
+      const all = transcript(request)
+        .map((message) => message.content)
+        .join("\n");
+      if (all.includes("Name a colour") && !all.includes("Name a fruit")) {
+        await released;
+        return { text: "Blue." };
+      }
+      return { text: all.includes("Name a vegetable") ? "Carrot." : "Apple." };
+    });
+    const first = await postTurn("Name a colour");
+    await waitFor(async () => requests.length === 1, 30_000, "the first model call");
+    const second = await postTurn("Name a fruit");
+    const third = await postTurn("Name a vegetable");
+    expect(second.waiting).toEqual({ reason: "session_busy", position: 1 });
+    expect(third.waiting).toEqual({ reason: "session_busy", position: 2 });
+    release();
+    for (const turn of [first, second, third]) {
+      expect((await waitForTurn(user, turn._id, ["completed", "failed"], 60_000)).status).toBe(
+        "completed",
+      );
+    }
+    model.setHandler(undefined);
+    expect(requests).toHaveLength(3);
+    const asked = requests.map((request) => transcript(request).map((message) => message.content));
+    // The fruit's request holds the colour's exchange; the vegetable's both.
+    expect(asked[1]).toEqual(expect.arrayContaining(["Name a colour", "Blue.", "Name a fruit"]));
+    expect(asked[2]).toEqual(
+      expect.arrayContaining([
+        "Name a colour",
+        "Blue.",
+        "Name a fruit",
+        "Apple.",
+        "Name a vegetable",
+      ]),
+    );
+  });
+});
