@@ -3,7 +3,6 @@
 import { existsSync } from "node:fs";
 import { readdir } from "node:fs/promises";
 import path from "node:path";
-import type { EngineLogger, TurnOptions } from "@gadget/agent";
 import {
   type Ack,
   ackHandler,
@@ -11,6 +10,7 @@ import {
   DRONE_SOCKET_PATH,
   DRONES_NAMESPACE,
   droneAuthorization,
+  droneReconciledSchema,
   type IWorkOrder,
   PROTOCOL_VERSION,
   relayedCode,
@@ -19,56 +19,16 @@ import {
   UserError,
   workOrderSchema,
 } from "@gadget/protocol";
-import type { Sandbox } from "@gadget/sandbox";
 import { io } from "socket.io-client";
-import type { DroneConfig } from "./config.ts";
-import type { McpManager } from "./mcp/mcp-manager.ts";
+import type { DroneSettings } from "./drone-settings.ts";
 import { type DroneRequest, type DroneRequestHandlers, machineRequests } from "./requests.ts";
 import { droneRefusal } from "./server-api.ts";
 import { EventJournal } from "./streaming/journal.ts";
-import { type DroneSocket, EventSender } from "./streaming/sender.ts";
-import type { TurnProgress } from "./turn/progress.ts";
-import { ActiveTurn, type TurnRunnerSettings } from "./turn-runner.ts";
+import { LeftoverSenders, withFields } from "./streaming/leftovers.ts";
+import type { DroneSocket } from "./streaming/sender.ts";
+import { ActiveTurn } from "./turn-runner.ts";
 
-export interface DroneSettings {
-  config: DroneConfig;
-  /** What confines every command of every turn (`Unconfined` only with --no-sandbox). */
-  sandbox: Sandbox;
-  /** The drone's own directories, never visible to a command (config, workspaces, runtime). */
-  hiddenPaths: readonly string[];
-  /** The projects' MCP servers, kept per session (the composition root stops them at the end). */
-  mcp?: McpManager;
-  /** Where unacknowledged events are kept; default `<workspace>/.journal`. */
-  journalDirectory?: string;
-  version: string;
-  hostname: string;
-  platform: string;
-  logger: EngineLogger;
-  /** Heartbeat period (renews the server's lease on running turns); default 10 000 ms. */
-  heartbeatMs?: number;
-  /** Reconnect backoff bounds; default 1 s → 60 s with jitter. */
-  reconnectDelayMs?: number;
-  reconnectDelayMaxMs?: number;
-  tunables?: TurnOptions["tunables"];
-  /** How events are sent (patience with an unavailable server: default 5 minutes). */
-  sending?: TurnRunnerSettings["sending"];
-  verifyRepairAttempts?: number;
-  onProgress?: (progress: TurnProgress) => void;
-  onTurnFinished?: (turnId: string) => void;
-  /** The connection state changed; `reason` says why when it is down. */
-  onConnection?: (state: { connected: boolean; reason?: string }) => void;
-  /** What the drone says about itself (`os`, `arch`, `sandbox`), for turns that require labels. */
-  labels?: string[];
-  /** `start --ephemeral`: one turn, then `spent` resolves and the drone takes no other. */
-  ephemeral?: boolean;
-  /**
-   * How long a graceful shutdown waits for running turns before cancelling them; default 10
-   * minutes. After cancelling, their events get `eventsGraceMs` (default 10 s) to reach the
-   * server; what does not stays journaled for the next start. Together they bound a shutdown.
-   */
-  drainMs?: number;
-  eventsGraceMs?: number;
-}
+export type { DroneSettings } from "./drone-settings.ts";
 
 /** Resolves after `ms`, without keeping the process alive. */
 function delay(ms: number): Promise<void> {
@@ -89,8 +49,14 @@ export class Drone {
   private journal: EventJournal;
   private accepting = true;
   private heartbeat: NodeJS.Timeout | undefined;
-  /** Senders of journals left by an earlier run of the drone, by turn id. */
-  private leftoverSenders = new Map<string, EventSender>();
+  /** Senders of journals left by an earlier run of the drone. */
+  private leftovers!: LeftoverSenders;
+  /**
+   * Whether this connection was reconciled: events go out only then, since the server may have
+   * numbered a turn's events of its own (`drone_lost`, `drone_back`) while it was away.
+   */
+  private reconciled = false;
+  private reconcileFallback: NodeJS.Timeout | undefined;
   private rejectStart: ((error: Error) => void) | undefined;
   private resolveStopped!: (error: Error) => void;
 
@@ -142,6 +108,7 @@ export class Drone {
             workspaces,
             labels: this.settings.labels ?? [],
             ephemeral: this.settings.ephemeral ?? false,
+            draining: this.draining,
           }),
         );
       },
@@ -152,7 +119,11 @@ export class Drone {
       this.socket.once("connect", () => resolve());
     });
     this.listen();
-    await this.resendLeftovers();
+    this.leftovers = new LeftoverSenders(this.socket, {
+      ...this.settings.sending,
+      canSend: this.canSend,
+    });
+    await this.leftovers.load(this.journal, (turnId) => this.turns.has(turnId));
     await connected;
     this.rejectStart = undefined;
     this.heartbeat = setInterval(() => void this.beat(), this.settings.heartbeatMs ?? 10_000);
@@ -180,6 +151,13 @@ export class Drone {
       ),
       turn_cancel: ackHandler(log, turnControlSchema, "cancel", async ({ turnId }) => {
         this.turns.get(turnId)?.cancel();
+        return {};
+      }),
+      reconciled: ackHandler(log, droneReconciledSchema, "reconciled", async ({ rebased }) => {
+        for (const rebase of rebased) {
+          this.turns.get(rebase.turnId)?.rebase(rebase.storedUpTo, rebase.nextSeq);
+        }
+        this.linkUp();
         return {};
       }),
       approval_decision: ackHandler(
@@ -212,11 +190,26 @@ export class Drone {
   private connected(): void {
     this.settings.logger.info({ server: this.settings.config.server }, "connected");
     this.settings.onConnection?.({ connected: true });
-    for (const turn of this.turns.values()) turn.resend();
-    for (const sender of this.leftoverSenders.values()) sender.notify();
+    // Events wait for the server's `reconciled`; a server that never says it is not waited on long.
+    clearTimeout(this.reconcileFallback);
+    this.reconcileFallback = setTimeout(() => this.linkUp(), 10_000);
+    this.reconcileFallback.unref();
   }
 
+  /** The connection is reconciled: unacknowledged events go out. */
+  private linkUp(): void {
+    clearTimeout(this.reconcileFallback);
+    if (!this.socket.connected) return;
+    this.reconciled = true;
+    for (const turn of this.turns.values()) turn.resend();
+    this.leftovers.notify();
+  }
+
+  /** Whether events may be sent now. */
+  private readonly canSend = (): boolean => this.socket.connected && this.reconciled;
+
   private disconnected(reason: string): void {
+    this.reconciled = false;
     this.settings.logger.warn({ reason }, "disconnected");
     if (reason === "io client disconnect") return; // we closed it on purpose
     this.settings.onConnection?.({ connected: false, reason });
@@ -264,8 +257,7 @@ export class Drone {
       throw new UserError("unavailable", "This ephemeral drone has taken its one turn");
     }
     // Dispatched again (resumed): what an earlier run left for this turn is superseded.
-    this.leftoverSenders.get(order.turnId)?.stop();
-    this.leftoverSenders.delete(order.turnId);
+    this.leftovers.supersede(order.turnId);
     if (this.turns.size >= this.settings.config.capacity) {
       throw new UserError(
         "at_capacity",
@@ -283,7 +275,7 @@ export class Drone {
       secretValues: [this.settings.config.credential],
       ...(this.settings.mcp ? { mcp: this.settings.mcp } : {}),
       ...(this.settings.tunables ? { tunables: this.settings.tunables } : {}),
-      ...(this.settings.sending ? { sending: this.settings.sending } : {}),
+      sending: { ...this.settings.sending, canSend: this.canSend },
       ...(this.settings.verifyRepairAttempts === undefined
         ? {}
         : { verifyRepairAttempts: this.settings.verifyRepairAttempts }),
@@ -319,6 +311,7 @@ export class Drone {
       const answer = (await this.socket.timeout(10_000).emitWithAck("heartbeat", {
         activeTurns: [...this.turns.keys()],
         workspaces: await this.workspaces(),
+        draining: this.draining,
       })) as Ack<{
         cancelledTurns: string[];
       }>;
@@ -337,27 +330,9 @@ export class Drone {
       .sort();
   }
 
-  /** Events a previous run of the drone journaled but the server never acknowledged. */
-  private async resendLeftovers(): Promise<void> {
-    for (const journal of await this.journal.leftovers()) {
-      if (this.turns.has(journal.turnId)) continue;
-      if (journal.pending().length === 0) {
-        await journal.remove();
-        continue;
-      }
-      const sender = new EventSender(this.socket, journal, this.settings.sending);
-      this.leftoverSenders.set(journal.turnId, sender);
-      void sender.drained().then(async () => {
-        if (this.leftoverSenders.get(journal.turnId) !== sender) return; // superseded by a new dispatch
-        this.leftoverSenders.delete(journal.turnId);
-        await journal.remove();
-      });
-    }
-  }
-
   /** Whether events of an earlier run are still waiting for the server. */
   get hasUnsentLeftovers(): boolean {
-    return this.leftoverSenders.size > 0;
+    return this.leftovers.size > 0;
   }
 
   /**
@@ -368,19 +343,27 @@ export class Drone {
    */
   shutdown(options: { cancel: boolean }): Promise<void> {
     this.accepting = false;
+    if (!this.draining) {
+      // The server hears at once: no new turn comes, and the drones page says `draining`.
+      this.draining = true;
+      void this.beat();
+    }
     if (options.cancel) this.cancelAll();
     this.shuttingDown ??= this.drainAndClose();
     return this.shuttingDown;
   }
 
   private shuttingDown: Promise<void> | undefined;
+  /** Stopping: running turns finish, no new one is taken. */
+  private draining = false;
   private cancelRequested: (() => void) | undefined;
   private readonly cancelling = new Promise<void>((resolve) => {
     this.cancelRequested = resolve;
   });
 
+  /** Ends the running turns as `drone_shutdown` (the drone is stopping, not the user). */
   private cancelAll(): void {
-    for (const turn of this.turns.values()) turn.cancel();
+    for (const turn of this.turns.values()) turn.shutDown();
     this.cancelRequested?.();
   }
 
@@ -390,9 +373,7 @@ export class Drone {
     this.cancelAll();
     const grace = delay(this.settings.eventsGraceMs ?? 10_000);
     // Events of an earlier run get a moment too; what does not go out stays journaled.
-    const leftovers = Promise.all(
-      [...this.leftoverSenders.values()].map((sender) => sender.drained()),
-    );
+    const leftovers = this.leftovers.drained();
     await Promise.race([Promise.all([finished, leftovers]), grace]);
     this.close();
   }
@@ -409,14 +390,4 @@ export class Drone {
     this.rejectStart?.(error);
     this.resolveStopped(error);
   }
-}
-
-/** `logger` with `fields` on every line. */
-function withFields(logger: EngineLogger, fields: Record<string, unknown>): EngineLogger {
-  return {
-    debug: (object, message) => logger.debug({ ...fields, ...object }, message),
-    info: (object, message) => logger.info({ ...fields, ...object }, message),
-    warn: (object, message) => logger.warn({ ...fields, ...object }, message),
-    error: (object, message) => logger.error({ ...fields, ...object }, message),
-  };
 }

@@ -30,6 +30,15 @@ export function heartbeatMs(): number | undefined {
 }
 
 /**
+ * GADGET_DRONE_MAX_QUOTA_WAIT_MS: how long, in all, a turn waits out a provider's rate limit that
+ * outlasts the call's retries before it fails (`quota_wait_exceeded`); default 21 600 000 (6 h).
+ */
+export function maxQuotaWaitMs(): number | undefined {
+  const value = Number(process.env.GADGET_DRONE_MAX_QUOTA_WAIT_MS);
+  return Number.isInteger(value) && value >= 0 ? value : undefined;
+}
+
+/**
  * GADGET_DRONE_PATIENCE_MS: how long a turn goes on while the server cannot store its events
  * (database or Redis down) before it stops; default 300 000 (5 minutes).
  */

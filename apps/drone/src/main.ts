@@ -14,6 +14,7 @@ import {
   heartbeatMs,
   isSupervised,
   logLevel,
+  maxQuotaWaitMs,
   mcpIdleMinutes,
   mcpTimeoutSeconds,
   patienceMs,
@@ -172,6 +173,7 @@ program
           logLevel: logLevel(),
           heartbeatMs: heartbeatMs(),
           patienceMs: patienceMs(),
+          maxQuotaWaitMs: maxQuotaWaitMs(),
         });
       }),
   );

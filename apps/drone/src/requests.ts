@@ -31,7 +31,12 @@ export type DroneRequestHandlers<E extends DroneRequest = DroneRequest> = {
 };
 
 /** The requests about a turn, which the drone answers itself. */
-type TurnRequest = "work_order" | "turn_cancel" | "approval_decision" | "turn_message";
+type TurnRequest =
+  | "work_order"
+  | "turn_cancel"
+  | "approval_decision"
+  | "turn_message"
+  | "reconciled";
 
 /**
  * The handlers of the machine's requests, in `workspace` (the drone's workspace root).

@@ -106,9 +106,23 @@ export class ActiveTurn {
     this.abort.abort(new Error("cancelled by the user"));
   }
 
+  /** The same as `cancel`, but the drone is stopping: the turn ends `drone_shutdown`. */
+  shutDown(): void {
+    this.stoppedByShutdown ||= !this.abort.signal.aborted;
+    this.abort.abort(new Error("the drone is shutting down"));
+  }
+
+  /** Whether the turn was stopped because its drone shut down (not by its user). */
+  private stoppedByShutdown = false;
+
   /** Delivers a user's approval decision. */
   decide(approvalId: string, decision: ApprovalDecision): void {
     this.approvals.decide(approvalId, decision);
+  }
+
+  /** Renumbers the turn's unsent events after the server's (it waited for this drone). */
+  rebase(storedUpTo: number, nextSeq: number): void {
+    this.journal?.rebase(storedUpTo, nextSeq);
   }
 
   /**
@@ -175,6 +189,15 @@ export class ActiveTurn {
         });
       }
       if (this.refused) outcome.reason = "error";
+      else if (this.stoppedByShutdown && outcome.reason === "cancelled") {
+        outcome.reason = "drone_shutdown";
+        this.emit(
+          agentEvent("status", {
+            message: "The drone was shut down while this turn ran; resume it to go on",
+            level: "warning",
+          }),
+        );
+      }
       this.emit(agentEvent("done", { ...outcome }));
       await lock?.release();
     }

@@ -26,7 +26,8 @@ async function shutdown(code: number): Promise<never> {
   process.exit(code);
 }
 
-// Ctrl-C once: stop in order (a running turn gets 5 s to finish, then is cancelled); twice: now.
+// Ctrl-C once: stop in order (a running turn gets 5 s to finish, then ends as `drone_shutdown`,
+// resumable); twice: now.
 for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
   process.on(signal, () => {
     if (stopping) {

@@ -27,6 +27,7 @@ import {
   compareVersions,
   DEFAULT_BRANCH_PREFIX,
   emptyTurnStats,
+  isFinalTurnStatus,
   maskedGitUrl,
   mergeLabels,
   RELEASE_VERSION,
@@ -45,7 +46,7 @@ export function toDrone(
   return {
     _id: String(drone._id),
     name: drone.name,
-    status: presence?.online ? "online" : "offline",
+    status: presence?.online ? (presence.draining ? "draining" : "online") : "offline",
     activeTurns,
     capacity: presence?.capacity ?? drone.capacity,
     lastSeenAt: presence?.lastSeenAt ?? drone.lastSeenAt ?? null,
@@ -142,6 +143,7 @@ export function toSession(session: ChatSessionDocument): ChatSession {
     mode: session.mode,
     approval: session.approval,
     allowedCommands: session.allowedCommands ?? [],
+    autoResume: session.autoResume ?? "same-drone",
     forkedFrom: session.forkedFrom
       ? { session: String(session.forkedFrom.session), turn: String(session.forkedFrom.turn) }
       : null,
@@ -176,6 +178,10 @@ export function toTurn(turn: ChatTurnDocument): ChatTurn {
     finishedAt: turn.finishedAt ?? null,
     revertedAt: turn.revertedAt ?? null,
     revertCommit: turn.revertCommit ?? null,
+    // A live turn always says what it waits on (null clears an earlier wait in browsers).
+    ...(isFinalTurnStatus(turn.status)
+      ? {}
+      : { waiting: (turn.waiting ?? null) as ChatTurn["waiting"] }),
     rewoundAt: turn.rewoundAt ?? null,
   };
 }

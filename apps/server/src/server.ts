@@ -39,6 +39,8 @@ import { createSocketServers } from "./sockets/io.ts";
 import { userRoom } from "./sockets/rooms.ts";
 import { TurnUpdates } from "./sockets/turn-updates.ts";
 import { StorageHealth } from "./storage/health.ts";
+import { AutoResumer } from "./turns/auto-resume.ts";
+import { DroneLoss } from "./turns/drone-loss.ts";
 import { TurnIngest } from "./turns/ingest.ts";
 import { LeaseSweeper } from "./turns/lease-sweeper.ts";
 import { LiveRelay } from "./turns/live/live-relay.ts";
@@ -215,19 +217,12 @@ export async function createGadgetServer(input: ServerConfig): Promise<GadgetSer
   const forgeParts = { models, secretBox, logger, lifecycle, turns, outbound };
   const forgeEvents = createForgeEvents(forgeParts, () => publicUrl);
   const ingest = new TurnIngest({ seqs, store, turnIndex, droneGraceMs: config.droneGraceMs });
+  const loss = new DroneLoss({ store, droneGraceMs: config.droneGraceMs });
+  const autoResumer = new AutoResumer({ models, store, dispatcher });
+  const { sweepIntervalMs, droneGraceMs } = config;
   const sweeper = new LeaseSweeper(
-    {
-      models,
-      store,
-      turnIndex,
-      dispatcher,
-      presence,
-      locks,
-      lifecycle,
-      logger,
-      sweepIntervalMs: config.sweepIntervalMs,
-      droneGraceMs: config.droneGraceMs,
-    },
+    { models, store, turnIndex, dispatcher, presence, locks, lifecycle, logger, autoResumer },
+    { sweepIntervalMs, droneGraceMs },
     turns,
   );
   const ephemeralDrones = new EphemeralDrones({ models, presence, locks, logger });
@@ -323,6 +318,8 @@ export async function createGadgetServer(input: ServerConfig): Promise<GadgetSer
     store,
     turns,
     ingest,
+    loss,
+    autoResumer,
     health,
     metrics,
     lifecycle,

@@ -78,6 +78,8 @@ export async function* callModel(
   // Quirks learned during this call: a provider contradicting itself cannot loop it.
   const learned = new Set<ProviderQuirkCode>();
   let attempt = 0;
+  /** When this call began waiting out a rate limit, if it did. */
+  let quotaSince: number | null = null;
   for (;;) {
     const sent = adaptRequest(request, settings.quirks);
     try {
@@ -107,6 +109,30 @@ export async function* callModel(
           httpStatus: verdict.status,
           cause: error,
         });
+      if (attempt >= retry.maxRetries && verdict.rateLimited && (retry.maxQuotaWaitMs ?? 0) > 0) {
+        // A rate limit outlasted the retries: wait for it (the turn says until when), then again.
+        const now = Date.now();
+        quotaSince ??= now;
+        const wait = Math.max(verdict.retryAfterMs ?? retry.maxDelayMs, 1000);
+        const limit = retry.maxQuotaWaitMs ?? 0;
+        if (now + wait - quotaSince > limit) {
+          throw new ProviderError(
+            "quota_wait_exceeded",
+            `The model provider's rate limit lasted longer than this drone waits (${formatSeconds(limit)}): ${verdict.description}`,
+            { cause: error },
+          );
+        }
+        const until = new Date(now + wait);
+        logger.warn({ until: until.toISOString(), model: request.model }, "rate-limited; waiting");
+        yield agentEvent("quota_wait", {
+          since: new Date(quotaSince).toISOString(),
+          until: until.toISOString(),
+          message: `Rate-limited by the provider (${verdict.description}); calling again at ${until.toISOString()}`,
+        });
+        await waitBeforeRetry(wait, signal);
+        attempt = 0;
+        continue;
+      }
       if (attempt >= retry.maxRetries) {
         // "Connection error." alone does not say which provider or URL to check.
         const message =

@@ -53,6 +53,57 @@ describe("provider errors", () => {
     expect(retry?.message).toMatch(/HTTP 429.*retrying in 10 ms \(retry 1 of 4\)/);
   });
 
+  it("waits out a rate limit that outlasts the retries (x-ratelimit-reset), then goes on", async () => {
+    const limited = {
+      error: {
+        status: 429,
+        message: "slow down",
+        headers: { "x-ratelimit-reset-requests": "30ms" },
+      },
+    };
+    model.enqueue(limited, limited, limited, { text: "after the wait" });
+    const run = await collect(baseInput(model), {
+      tunables: {
+        ...fastTunables,
+        retry: { maxRetries: 1, baseDelayMs: 1, maxQuotaWaitMs: 60_000 },
+      },
+    });
+    expect(run.outcome).toMatchObject({ reason: "completed", response: "after the wait" });
+    const waits = run.of("quota_wait") as Array<{ since: string; until: string }>;
+    expect(waits).toHaveLength(1);
+    expect(Date.parse(waits[0]!.until)).toBeGreaterThanOrEqual(Date.parse(waits[0]!.since));
+  });
+
+  it("a rate-limit wait is cancellable: the turn ends cancelled at once", async () => {
+    model.setHandler(() => ({
+      error: { status: 429, message: "slow down", headers: { "retry-after": "3600" } },
+    }));
+    const run = await runAndAbortOn(baseInput(model), (event) => event.type === "quota_wait", {
+      tunables: {
+        ...fastTunables,
+        retry: { maxRetries: 0, baseDelayMs: 1, maxQuotaWaitMs: 24 * 3_600_000 },
+      },
+    });
+    expect(run.types()).toContain("quota_wait");
+    expect(run.outcome.reason).toBe("cancelled");
+  });
+
+  it("fails as quota_wait_exceeded when the rate limit lasts longer than it may wait", async () => {
+    model.setHandler(() => ({
+      error: { status: 503, message: "overloaded", headers: { "retry-after": "3600" } },
+    }));
+    const run = await collect(baseInput(model), {
+      tunables: {
+        ...fastTunables,
+        retry: { maxRetries: 0, baseDelayMs: 1, maxQuotaWaitMs: 1_000 },
+      },
+    });
+    expect(run.outcome.reason).toBe("quota_wait_exceeded");
+    expect(run.of("error")).toEqual([
+      { code: "quota_wait_exceeded", message: expect.stringMatching(/rate limit lasted longer/) },
+    ]);
+  });
+
   it("retries 5xx answers and a connection dropped mid-stream", async () => {
     model.enqueue(
       { error: scriptedErrors.serverError(503) },

@@ -10,6 +10,11 @@ export interface RetryPolicy {
   maxDelayMs: number;
   /** A `retry-after` longer than this (ms) is ignored in favour of backoff. Default 60 000. */
   maxRetryAfterMs: number;
+  /**
+   * A rate limit (429, or 503 with `retry-after`) that outlasts the retries makes the turn wait
+   * for it, up to this long in all (ms); 0 fails at once. Default 6 hours.
+   */
+  maxQuotaWaitMs?: number;
 }
 
 export const defaultRetryPolicy: RetryPolicy = {
@@ -17,6 +22,7 @@ export const defaultRetryPolicy: RetryPolicy = {
   baseDelayMs: 500,
   maxDelayMs: 30_000,
   maxRetryAfterMs: 60_000,
+  maxQuotaWaitMs: 6 * 60 * 60 * 1000,
 };
 
 /** What to do about an error from a model call. */
@@ -28,6 +34,8 @@ export type ErrorVerdict =
       description: string;
       /** No answer at all: the provider could not be reached (its URL, DNS, the network). */
       network?: boolean;
+      /** A rate limit (429, or 503 saying when to come back): worth waiting out. */
+      rateLimited?: boolean;
     }
   | { kind: "context_length"; description: string }
   | {
@@ -88,12 +96,16 @@ export function classifyModelError(error: unknown, signal: AbortSignal): ErrorVe
     if (code === "context_length_exceeded" || contextLengthPattern.test(message))
       return { kind: "context_length", description: message };
   }
-  if (status === 408 || status === 409 || status === 429 || status >= 500)
+  if (status === 408 || status === 409 || status === 429 || status >= 500) {
+    const retryAfterMs = retryAfterFromHeaders(candidate.headers);
+    const rateLimited = status === 429 || (status === 503 && retryAfterMs !== undefined);
     return {
       kind: "retry",
-      retryAfterMs: retryAfterFromHeaders(candidate.headers),
+      retryAfterMs,
       description: `HTTP ${status}: ${message}`,
+      ...(rateLimited ? { rateLimited } : {}),
     };
+  }
   if (status === 401 || status === 403)
     return {
       kind: "fatal",
@@ -141,12 +153,38 @@ export function retryAfterFromHeaders(headers: unknown): number | undefined {
   const milliseconds = Number.parseFloat(read("retry-after-ms") ?? "");
   if (Number.isFinite(milliseconds) && milliseconds >= 0) return milliseconds;
   const value = read("retry-after");
-  if (value === null) return undefined;
-  const seconds = Number.parseFloat(value);
+  if (value !== null) {
+    const seconds = Number.parseFloat(value);
+    if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
+    const date = Date.parse(value);
+    if (Number.isFinite(date)) return Math.max(0, date - Date.now());
+  }
+  // OpenAI's `x-ratelimit-reset-requests: 6m0s`, Anthropic's `…-reset: <RFC 3339 date>`: the
+  // latest reset is when both limits allow a call again.
+  const resets = [
+    "x-ratelimit-reset-requests",
+    "x-ratelimit-reset-tokens",
+    "x-ratelimit-reset",
+    "anthropic-ratelimit-requests-reset",
+    "anthropic-ratelimit-tokens-reset",
+  ]
+    .map((name) => resetDelay(read(name)))
+    .filter((delay): delay is number => delay !== undefined);
+  return resets.length > 0 ? Math.max(...resets) : undefined;
+}
+
+/** "1m30s", "250ms", "12.5s", "20" (seconds) or a date, as ms from now. */
+function resetDelay(value: string | null): number | undefined {
+  if (!value) return undefined;
+  const units: Record<string, number> = { h: 3_600_000, m: 60_000, s: 1000, ms: 1 };
+  const parts = [...value.matchAll(/(\d+(?:\.\d+)?)(ms|h|m|s)/g)];
+  if (parts.length > 0 && parts.map((part) => part[0]).join("") === value.trim()) {
+    return parts.reduce((sum, part) => sum + Number(part[1]) * (units[part[2]!] ?? 0), 0);
+  }
+  const seconds = Number(value);
   if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
   const date = Date.parse(value);
-  if (Number.isFinite(date)) return Math.max(0, date - Date.now());
-  return undefined;
+  return Number.isFinite(date) ? Math.max(0, date - Date.now()) : undefined;
 }
 
 /**

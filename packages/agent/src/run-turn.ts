@@ -257,7 +257,7 @@ function failureStep(turn: TurnContext, error: unknown): StepOutcome {
   if (error instanceof ProviderError)
     return {
       type: "exit",
-      reason: "error",
+      reason: error.code === "quota_wait_exceeded" ? "quota_wait_exceeded" : "error",
       detail: error.message,
       error: { code: error.code, message: error.message },
     };
@@ -289,7 +289,7 @@ async function* finish(
       throw new Error("unreachable: finish() after run_again");
     case "exit":
       reason = step.reason;
-      if (step.reason === "error") {
+      if (step.reason === "error" || step.reason === "quota_wait_exceeded") {
         error = step.error ?? { code: "internal", message: step.detail };
         yield agentEvent("error", error);
       } else if (step.reason !== "cancelled") {

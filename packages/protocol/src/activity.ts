@@ -72,6 +72,8 @@ export const turnActivitySchema = z.object({
   tool: activityToolSchema.nullable().optional(),
   approvals: z.array(activityApprovalSchema).optional(),
   droneName: z.string().optional(),
+  /** The turn's drone is offline: interrupted at `until` unless it comes back; null once back. */
+  droneOffline: z.object({ since: dateSchema, until: dateSchema }).nullable().optional(),
 });
 export type TurnActivity = z.infer<typeof turnActivitySchema>;
 

@@ -88,7 +88,8 @@ export const registerDroneBodySchema = z.object({
 });
 export type RegisterDroneBody = z.infer<typeof registerDroneBodySchema>;
 
-export const droneStatusSchema = z.enum(["online", "offline"]);
+/** `draining`: online but stopping (its first Ctrl-C or SIGTERM): it takes no new turn. */
+export const droneStatusSchema = z.enum(["online", "draining", "offline"]);
 
 export const droneSchema = z.object({
   _id: z.string(),
@@ -235,10 +236,20 @@ export type Project = z.infer<typeof projectSchema>;
 /** One command a session lets run without asking, exactly as the agent wrote it. */
 export const allowedCommandSchema = z.string().min(1).max(2000);
 
+/**
+ * What happens to a turn whose drone went away: `same-drone` (default) — the drone goes on with
+ * it when it restarts within the grace; `any-drone` — besides, a turn interrupted after the grace
+ * is resumed on another matching drone; `off` — the turn is interrupted and waits for Resume.
+ * At most 3 automatic resumes per turn.
+ */
+export const autoResumeSchema = z.enum(["same-drone", "any-drone", "off"]);
+export type AutoResume = z.infer<typeof autoResumeSchema>;
+
 export const createSessionBodySchema = z.object({
   name: z.string().trim().min(1).max(200),
   mode: turnModeSchema.optional(),
   approval: approvalPolicySchema.optional(),
+  autoResume: autoResumeSchema.optional(),
 });
 export type CreateSessionBody = z.infer<typeof createSessionBodySchema>;
 
@@ -257,6 +268,7 @@ export const chatSessionSchema = z.object({
   approval: approvalPolicySchema,
   /** Commands `run_command` runs without an approval under `on-write` (added from approval cards). */
   allowedCommands: z.array(z.string()).default([]),
+  autoResume: autoResumeSchema.default("same-drone"),
   /** The session and turn it was forked from (POST /api/sessions/:id/fork). */
   forkedFrom: z.object({ session: z.string(), turn: z.string() }).nullable().optional(),
   createdAt: dateSchema,

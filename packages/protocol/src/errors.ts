@@ -49,6 +49,8 @@ export const providerErrorCodes = [
   "provider_rejected",
   "provider_unavailable",
   "context_length_exceeded",
+  /** The provider's rate limit lasted longer than the drone waits for one. */
+  "quota_wait_exceeded",
 ] as const;
 export type ProviderErrorCode = (typeof providerErrorCodes)[number];
 

@@ -19,6 +19,10 @@ export const exitReasonSchema = z.enum([
   "all_tools_duplicate",
   "cancelled",
   "interrupted",
+  /** The drone was stopped (a second Ctrl-C or SIGTERM) while the turn ran. */
+  "drone_shutdown",
+  /** A provider's rate limit lasted longer than the drone waits for one. */
+  "quota_wait_exceeded",
   "error",
 ]);
 export type ExitReason = z.infer<typeof exitReasonSchema>;
@@ -142,6 +146,27 @@ export const turnEventDataSchemas = {
    */
   provider_adapted: z.object({ quirk: providerQuirkCodeSchema, message: z.string() }),
   debug: z.object({ message: z.string(), details: z.unknown().optional() }),
+  /**
+   * The connection to the turn's drone dropped at `since`: the turn waits `graceMs` for it to come
+   * back (and go on) before it is interrupted.
+   */
+  drone_lost: z.object({
+    drone: z.string(),
+    droneName: z.string().optional(),
+    since: z.string(),
+    graceMs: z.number().int().nonnegative(),
+  }),
+  /**
+   * The provider's rate limit outlasted the call's retries: the turn waits until `until` (from
+   * its `Retry-After` or `x-ratelimit-reset-*` headers) and calls again by itself.
+   */
+  quota_wait: z.object({ since: z.string(), until: z.string(), message: z.string() }),
+  /** The turn's drone is connected again and goes on with the turn. */
+  drone_back: z.object({
+    drone: z.string(),
+    droneName: z.string().optional(),
+    offlineMs: z.number().nonnegative(),
+  }),
 } as const;
 
 export type TurnEventType = keyof typeof turnEventDataSchemas;

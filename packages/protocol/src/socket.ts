@@ -67,6 +67,8 @@ export const droneHandshakeSchema = z.object({
   labels: droneLabelsSchema.default([]),
   /** `start --ephemeral`: takes one turn, sees it through and exits; unregistered after. */
   ephemeral: z.boolean().default(false),
+  /** Stopping: it finishes its running turns and takes no new one. */
+  draining: z.boolean().default(false),
 });
 export type DroneHandshake = z.infer<typeof droneHandshakeSchema>;
 
@@ -137,8 +139,30 @@ export type TurnCheckpoint = z.infer<typeof turnCheckpointSchema>;
 export const heartbeatSchema = z.object({
   activeTurns: z.array(objectIdSchema).max(64),
   workspaces: z.array(z.string()).max(1000).optional(),
+  /** The drone is stopping (draining): no new turn for it. */
+  draining: z.boolean().optional(),
 });
 export type Heartbeat = z.infer<typeof heartbeatSchema>;
+
+/**
+ * How a drone renumbers a turn's unsent events after the turn waited for it (`drone_lost`,
+ * `drone_back`): the server stored its events up to `storedUpTo`; the rest continue at `nextSeq`.
+ */
+export const droneRebaseSchema = z.object({
+  turnId: objectIdSchema,
+  storedUpTo: z.number().int().nonnegative(),
+  nextSeq: z.number().int().positive(),
+});
+export type DroneRebase = z.infer<typeof droneRebaseSchema>;
+
+/**
+ * Sent to a drone once its connection is set up: the turns whose events it must renumber
+ * (`rebased`). A drone sends no turn events on a new connection before it.
+ */
+export const droneReconciledSchema = z.object({
+  rebased: z.array(droneRebaseSchema).max(64),
+});
+export type DroneReconciled = z.infer<typeof droneReconciledSchema>;
 
 export const turnControlSchema = z.object({ turnId: objectIdSchema });
 export type TurnControl = z.infer<typeof turnControlSchema>;
@@ -275,6 +299,8 @@ export interface DroneServerToClientEvents {
     request: ProjectCloneRequest,
     ack: (result: Ack<{ result: ProjectCloneResult }>) => void,
   ) => void;
+  /** The connection is set up (turns the drone still runs taken back): send events now. */
+  reconciled: (notice: DroneReconciled, ack: (result: Ack) => void) => void;
   /** Sent right before the server disconnects a revoked drone. */
   revoked: (notice: { reason: string }) => void;
 }

@@ -57,10 +57,16 @@ export function emptyTurnStats(): TurnStats {
   };
 }
 
-/** What a turn's events wait on during an outage. */
+/**
+ * What a turn waits on: an outage of the database or Redis (`on` names it too), its drone's
+ * connection (`drone_offline`: interrupted at `until` unless the drone comes back), or a
+ * provider's rate limit (`provider_rate_limit`: the drone calls again at `until`).
+ */
 export const turnWaitingSchema = z.object({
-  on: z.enum(["database", "redis"]),
+  reason: z.enum(["database", "redis", "drone_offline", "provider_rate_limit"]),
+  on: z.enum(["database", "redis"]).optional(),
   since: dateSchema,
+  until: dateSchema.optional(),
 });
 export type TurnWaiting = z.infer<typeof turnWaitingSchema>;
 

@@ -30,6 +30,8 @@ export interface StartOptions {
   heartbeatMs?: number | undefined;
   /** How long turns wait out an unavailable server; default 5 minutes. */
   patienceMs?: number | undefined;
+  /** How long, in all, a turn waits out a provider's rate limit; default 6 hours. */
+  maxQuotaWaitMs?: number | undefined;
   /** Days an unused session worktree is kept; default: the config's, else 7. */
   worktreeRetentionDays?: number | undefined;
   /** Take exactly one turn, see it through, then exit 0 (the server unregisters the drone). */
@@ -118,6 +120,9 @@ export async function start(options: StartOptions): Promise<number> {
     logger,
     ...(options.heartbeatMs ? { heartbeatMs: options.heartbeatMs } : {}),
     ...(options.patienceMs ? { sending: { patienceMs: options.patienceMs } } : {}),
+    ...(options.maxQuotaWaitMs === undefined
+      ? {}
+      : { tunables: { retry: { maxQuotaWaitMs: options.maxQuotaWaitMs } } }),
     onConnection: (state) => {
       if (state.connected !== connected || !state.connected) {
         terminal.say(
@@ -207,7 +212,16 @@ export async function start(options: StartOptions): Promise<number> {
   pruner.start();
   mcp.start();
   try {
-    await Promise.race([drone.start(), drone.stopped.then((error) => Promise.reject(error))]);
+    // Stopped before it ever connected (a server that is down): a clean stop all the same.
+    const began = await Promise.race([
+      drone.start().then(() => "connected" as const),
+      drone.stopped.then((error) => Promise.reject(error)),
+      shutdownDone.then(() => "stopped" as const),
+    ]);
+    if (began === "stopped") {
+      terminal.say("stopped");
+      return 0;
+    }
     await saveRuntime();
     if (options.ephemeral) terminal.say("ephemeral: taking one turn, then exiting");
     updater?.start();

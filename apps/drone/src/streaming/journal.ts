@@ -112,6 +112,18 @@ export class TurnJournal {
     return wire;
   }
 
+  /**
+   * After the turn waited for this drone (its connection dropped): the server stored events up to
+   * `storedUpTo` and numbered its own after them; the rest continue at `nextSeq`, on disk too.
+   */
+  rebase(storedUpTo: number, nextSeq: number): void {
+    const unsent = this.events.filter((event) => event.seq > storedUpTo);
+    this.events = unsent.map((event, index) => ({ ...event, seq: nextSeq + index }) as WireEvent);
+    this.ackedSeq = nextSeq - 1;
+    this.nextSeq = nextSeq + unsent.length;
+    this.compact();
+  }
+
   /** Records the turn's latest messages/state, kept until the turn's journal is removed. */
   recordCheckpoint(checkpoint: unknown): void {
     this.latestCheckpoint = checkpoint;

@@ -37,6 +37,11 @@ export interface SenderOptions {
    */
   retryDelayMs?: number;
   maxRetryDelayMs?: number;
+  /**
+   * Whether events may go out now; default: while the socket is connected. The drone also waits
+   * for a new connection's `reconciled` message (its events may be renumbered by it).
+   */
+  canSend?: () => boolean;
   /** The sender is retrying (`since`) or back to normal (null): for the drone's status display. */
   onRetrying?: (since: Date | null, reason: string) => void;
   /** The server refused the turn's events for good (e.g. the turn now belongs to another drone). */
@@ -77,6 +82,10 @@ export class EventSender {
     private readonly options: SenderOptions = {},
   ) {}
 
+  private linked(): boolean {
+    return this.options.canSend ? this.options.canSend() : this.socket.connected;
+  }
+
   /** Starts sending if there is something to send and nothing in flight. */
   notify(): void {
     if (this.running || this.rejected) return;
@@ -85,7 +94,7 @@ export class EventSender {
       this.running = false;
       if (this.journal.pending().length === 0) this.resolveWaiters();
       // Something may have been appended while the last batch was in flight.
-      else if (this.socket.connected && !this.rejected) this.notify();
+      else if (this.linked() && !this.rejected) this.notify();
     });
   }
 
@@ -115,7 +124,7 @@ export class EventSender {
   }
 
   private async run(): Promise<void> {
-    while (this.socket.connected && !this.rejected) {
+    while (this.linked() && !this.rejected) {
       const batch = this.nextBatch();
       if (batch.length === 0) return;
       // Only what is on disk goes out, so a crash can never lose an event the server has not got.
@@ -128,7 +137,7 @@ export class EventSender {
       } catch {
         // No ack in time: the connection is gone (a reconnect calls notify() again), or the server
         // waits on its database; the batch goes again after a pause.
-        if (!this.socket.connected) return;
+        if (!this.linked()) return;
         if (!(await this.retryLater("no answer in time"))) return;
         continue;
       }

@@ -9,7 +9,10 @@ export interface SendingSettings {
   socket: DroneSocket;
   logger: EngineLogger;
   /** How events are sent: patience with an unavailable server, backoff, ack timeout. */
-  sending?: Pick<SenderOptions, "patienceMs" | "retryDelayMs" | "maxRetryDelayMs" | "ackTimeoutMs">;
+  sending?: Pick<
+    SenderOptions,
+    "patienceMs" | "retryDelayMs" | "maxRetryDelayMs" | "ackTimeoutMs" | "canSend"
+  >;
   onProgress?: (progress: TurnProgress) => void;
 }
 

@@ -24,6 +24,7 @@ function presence(fields: Partial<Presence> = {}): Presence {
     labels: ["os=linux", "arch=x64"],
     ephemeral: false,
     spent: false,
+    draining: false,
     ...fields,
   };
 }
@@ -52,11 +53,12 @@ describe("candidates", () => {
     expect(chosen.map((candidate) => candidate.droneId)).toEqual(["session", "clone", "plain"]);
   });
 
-  it("leaves out offline drones, drones that declined, and spent ephemeral drones", () => {
+  it("leaves out offline drones, drones that declined, draining drones and spent ephemeral drones", () => {
     const fleet: Fleet = [
       { droneId: "offline", presence: presence({ online: false }) },
       { droneId: "declined", presence: presence() },
       { droneId: "spent", presence: presence({ ephemeral: true, spent: true }) },
+      { droneId: "stopping", presence: presence({ draining: true }) },
       { droneId: "fresh", presence: presence({ ephemeral: true }) },
     ];
     const chosen = candidates(fleet, anyTurn, new Set(["declined"]), counting());

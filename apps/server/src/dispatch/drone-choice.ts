@@ -51,6 +51,7 @@ export function candidates(
     if (!presence.online || declined.has(droneId)) continue;
     // An ephemeral drone takes one turn; one without the labels takes none of this kind.
     if (presence.ephemeral && presence.spent) continue;
+    if (presence.draining) continue; // Stopping: it finishes what it runs, nothing more.
     if (wanted.requires.length > 0 && !labelsMatch(presence.labels, wanted.requires)) continue;
     chosen.push({
       droneId,

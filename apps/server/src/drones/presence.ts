@@ -25,6 +25,8 @@ export interface Presence {
   ephemeral: boolean;
   /** An ephemeral drone that took its turn. */
   spent: boolean;
+  /** Stopping: it finishes its running turns and takes no new one. */
+  draining: boolean;
 }
 
 export interface PresenceConnect {
@@ -39,6 +41,7 @@ export interface PresenceConnect {
   workspaces: string[];
   labels: string[];
   ephemeral?: boolean;
+  draining?: boolean;
 }
 
 // Updates only while the socket still holds the drone, so a late heartbeat or disconnect of an
@@ -47,6 +50,10 @@ const touchScript = `if redis.call("hget", KEYS[1], "socketId") == ARGV[1] then
   redis.call("hset", KEYS[1], "lastSeenAt", ARGV[2])
   if ARGV[3] ~= "" then redis.call("hset", KEYS[1], "workspaces", ARGV[3]) end
   if ARGV[4] ~= "" then redis.call("hset", KEYS[1], "runningTurns", ARGV[4]) end
+  if ARGV[5] ~= "" and (redis.call("hget", KEYS[1], "draining") or "") ~= ARGV[5] then
+    redis.call("hset", KEYS[1], "draining", ARGV[5])
+    return 2
+  end
   return 1 end return 0`;
 const leaveScript = `if redis.call("hget", KEYS[1], "socketId") == ARGV[1] then
   redis.call("hdel", KEYS[1], "socketId", "serverId")
@@ -120,6 +127,7 @@ export class PresenceStore {
       workspaces: JSON.stringify(connect.workspaces),
       labels: JSON.stringify(connect.labels),
       ephemeral: connect.ephemeral ? "1" : "",
+      draining: connect.draining ? "1" : "0",
     };
     const written = await this.scripts.connect(
       [this.key(droneId), this.onlineKey(connect.userId), this.tombstoneKey(droneId)],
@@ -144,21 +152,26 @@ export class PresenceStore {
     return this.redis.smembers(this.onlineKey(userId));
   }
 
-  /** Renews the heartbeat; false when `socketId` no longer holds the drone. */
+  /**
+   * Renews the heartbeat: `false` when `socketId` no longer holds the drone, `"changed"` when
+   * its draining state changed (browsers should hear of it), else `true`.
+   */
   async touch(
     droneId: string,
     socketId: string,
     workspaces?: string[],
     runningTurns?: string[],
-  ): Promise<boolean> {
+    draining?: boolean,
+  ): Promise<boolean | "changed"> {
     const result = await this.scripts.touch(
       [this.key(droneId)],
       socketId,
       String(Date.now()),
       workspaces ? JSON.stringify(workspaces) : "",
       runningTurns ? JSON.stringify(runningTurns) : "",
+      draining === undefined ? "" : draining ? "1" : "0",
     );
-    return result === 1;
+    return result === 2 ? "changed" : result === 1;
   }
 
   async disconnect(droneId: string, userId: string, socketId: string): Promise<void> {
@@ -223,6 +236,7 @@ export class PresenceStore {
       labels: record.labels ? (JSON.parse(record.labels) as string[]) : [],
       ephemeral: record.ephemeral === "1",
       spent: record.spent === "1",
+      draining: record.draining === "1",
     };
   }
 }

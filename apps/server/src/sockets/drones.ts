@@ -2,7 +2,6 @@
 // orders and control messages in their room `drone:<id>` (reachable from any server through the
 // Redis adapter), and stream turn events, checkpoints and heartbeats.
 import type { DroneDocument, Models } from "@gadget/db";
-import { activeTurnStatuses } from "@gadget/db";
 import type { Logger } from "@gadget/logging";
 import {
   droneHandshakeSchema,
@@ -22,6 +21,8 @@ import type { Lifecycle } from "../lifecycle.ts";
 import type { Metrics } from "../metrics/metrics.ts";
 import type { Locks } from "../redis/locks.ts";
 import type { StorageHealth } from "../storage/health.ts";
+import type { AutoResumer } from "../turns/auto-resume.ts";
+import type { DroneLoss } from "../turns/drone-loss.ts";
 import type { TurnIngest } from "../turns/ingest.ts";
 import type { TurnStore } from "../turns/store/turn-store.ts";
 import type { TurnService } from "../turns/turn-service.ts";
@@ -40,6 +41,10 @@ export interface DroneSocketDependencies {
   store: TurnStore;
   turns: TurnService;
   ingest: TurnIngest;
+  /** What a drone's running turns say when its connection drops and comes back. */
+  loss: DroneLoss;
+  /** Gives a restarted drone back the turns it lost with its process. */
+  autoResumer: AutoResumer;
   health: StorageHealth;
   metrics: Metrics;
   lifecycle: Lifecycle;
@@ -159,6 +164,7 @@ export function attachDroneNamespace(
             workspaces: auth.workspaces,
             labels: mergeLabels(drone.labels ?? [], auth.labels),
             ephemeral: auth.ephemeral,
+            draining: auth.draining,
           }),
           // Dispatch counts used slots in Redis; fill them from the document if Redis lost them.
           dependencies.dispatcher.slots.load(droneId, (drone.activeTurns ?? []).map(String)),
@@ -173,7 +179,9 @@ export function attachDroneNamespace(
         socket.disconnect(true);
         return;
       }
-      await reconcile(droneId, auth.activeTurns);
+      const rebased = await reconcile(droneId, auth.activeTurns);
+      // The drone holds its events until now, so none is numbered before its turns are back.
+      socket.emit("reconciled", { rebased }, () => undefined);
       log.info({ socketId: socket.id }, "drone connected");
       await publishDrone(dependencies, droneId);
       await dependencies.dispatcher.kickUser(userId);
@@ -190,6 +198,10 @@ export function attachDroneNamespace(
         id,
         keep.filter((turnId) => !stop.includes(turnId)),
       );
+      const rebased = await dependencies.loss.back(
+        { id, name: socket.data.droneName },
+        keep.filter((turnId) => !stop.includes(turnId)),
+      );
       for (const turnId of running) {
         if (!heldIds.has(turnId) || stop.includes(turnId)) {
           socket.emit("turn_cancel", { turnId }, () => undefined);
@@ -197,7 +209,12 @@ export function attachDroneNamespace(
       }
       for (const turnId of heldIds) {
         if (running.includes(turnId)) continue;
-        // Dispatched a moment ago, or lost by a restarted drone: only the latter has no recent lease.
+        // Dispatched a moment ago, or lost by a restarted drone: only the latter has started. That
+        // one continues on it from its last checkpoint, unless its session says otherwise.
+        const turn = await dependencies.store.read(turnId);
+        if (!turn || !(await turns.hasStarted(turn))) continue;
+        if (await dependencies.autoResumer.restarted({ id, name: socket.data.droneName }, turnId))
+          continue;
         await turns.finishNow(
           turnId,
           "interrupted",
@@ -205,6 +222,7 @@ export function attachDroneNamespace(
           (turn) => turns.hasStarted(turn),
         );
       }
+      return rebased;
     }
 
     const edge = { health: dependencies.health };
@@ -248,7 +266,10 @@ export function attachDroneNamespace(
             socket.id,
             beat.workspaces,
             beat.activeTurns,
+            beat.draining,
           );
+          // Stopping (or not any more): the drones page and pickers show it at once.
+          if (current === "changed") await publishDrone(dependencies, droneId);
           // Not the holder any more (presence expired or was lost with Redis): this socket takes
           // it again, unless the drone was revoked (the tombstone, or the document if Redis lost it).
           if (!current) {
@@ -271,6 +292,7 @@ export function attachDroneNamespace(
               workspaces: beat.workspaces ?? auth.workspaces,
               labels: mergeLabels(drone.labels ?? [], auth.labels),
               ephemeral: auth.ephemeral,
+              draining: beat.draining ?? auth.draining,
             });
             if (!online) {
               socket.disconnect(true);
@@ -285,24 +307,22 @@ export function attachDroneNamespace(
     );
 
     socket.on("disconnect", (reason) => {
+      const since = new Date();
       const work = (async () => {
         await ready;
         await presence.disconnect(droneId, userId, socket.id);
         const [state] = await presence.read([droneId]);
         if (state?.socketId) return; // Replaced by a newer connection.
+        log.info({ reason }, "drone disconnected");
+        // Browsers see the drone offline first, then its turns waiting for it.
+        await publishDrone(dependencies, droneId);
         // The grace period starts now: the drone may come back (here or elsewhere) and go on.
         const drone = await models.Drone.findById(droneId).select({ activeTurns: 1 }).lean();
-        for (const turnId of drone?.activeTurns ?? []) {
-          await dependencies.store.mutate(String(turnId), (current) =>
-            current.status &&
-            activeTurnStatuses.includes(current.status) &&
-            String(current.drone) === droneId
-              ? { set: { leaseExpiresAt: new Date(Date.now() + config.droneGraceMs) } }
-              : null,
-          );
-        }
-        log.info({ reason }, "drone disconnected");
-        await publishDrone(dependencies, droneId);
+        await dependencies.loss.lost(
+          { id: droneId, name: socket.data.droneName },
+          (drone?.activeTurns ?? []).map(String),
+          since,
+        );
       })().catch((error: unknown) => log.error({ err: error }, "drone disconnect handling failed"));
       dependencies.lifecycle.track(work);
     });

@@ -9,6 +9,7 @@ export type StorageService = "database" | "redis";
 
 /** What a turn waits on while its events cannot be stored or applied. */
 export interface TurnWaiting {
+  reason: StorageService;
   on: StorageService;
   since: Date;
 }
@@ -82,7 +83,7 @@ export class StorageHealth {
     }
     outage.errors++;
     if (turnId && !this.waiting.has(turnId)) {
-      const waiting = { on: service, since: outage.since };
+      const waiting = { reason: service, on: service, since: outage.since };
       this.waiting.set(turnId, { ...waiting, userId: userId ?? null });
       if (userId) this.options.onWaiting?.({ turnId, userId }, waiting);
     }
@@ -112,7 +113,7 @@ export class StorageHealth {
   /** What `turnId` waits on, if its events are held up by an outage seen here. */
   waitingOf(turnId: string): TurnWaiting | null {
     const waiting = this.waiting.get(turnId);
-    return waiting ? { on: waiting.on, since: waiting.since } : null;
+    return waiting ? { reason: waiting.reason, on: waiting.on, since: waiting.since } : null;
   }
 
   /** The outages going on now. */

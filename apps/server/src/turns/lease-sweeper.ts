@@ -8,6 +8,7 @@ import type { Dispatcher } from "../dispatch/dispatcher.ts";
 import type { PresenceStore } from "../drones/presence.ts";
 import type { Lifecycle } from "../lifecycle.ts";
 import type { Locks } from "../redis/locks.ts";
+import type { AutoResumer } from "./auto-resume.ts";
 import type { TurnIndex } from "./store/turn-index.ts";
 import type { TurnStore } from "./store/turn-store.ts";
 import type { TurnService } from "./turn-service.ts";
@@ -24,6 +25,11 @@ export interface LeaseSweeperDependencies {
   locks: Locks;
   lifecycle: Lifecycle;
   logger: Logger;
+  /** Resumes an interrupted turn elsewhere when its session asks for it. */
+  autoResumer: AutoResumer;
+}
+
+export interface LeaseSweeperTimes {
   sweepIntervalMs: number;
   /** How long a renewed lease lasts (config `droneGraceMs`). */
   droneGraceMs: number;
@@ -34,10 +40,15 @@ export class LeaseSweeper {
   private running: Promise<void> | null = null;
   private sweeps = 0;
 
+  private readonly dependencies: LeaseSweeperDependencies & LeaseSweeperTimes;
+
   constructor(
-    private readonly dependencies: LeaseSweeperDependencies,
+    dependencies: LeaseSweeperDependencies,
+    times: LeaseSweeperTimes,
     private readonly turns: TurnService,
-  ) {}
+  ) {
+    this.dependencies = { ...dependencies, ...times };
+  }
 
   start(): void {
     this.timer = setInterval(() => {
@@ -72,8 +83,10 @@ export class LeaseSweeper {
           current.leaseExpiresAt !== null &&
           current.leaseExpiresAt.getTime() < Date.now(),
       );
-      if (outcome?.status === "interrupted") interrupted++;
-      else if (!outcome || !activeTurnStatuses.includes(outcome.status))
+      if (outcome?.status === "interrupted") {
+        interrupted++;
+        await this.dependencies.autoResumer.interrupted(turnId);
+      } else if (!outcome || !activeTurnStatuses.includes(outcome.status))
         await turnIndex.forget(turnId);
     }
     if (this.dependencies.lifecycle.accepting) await dispatcher.kickAll();

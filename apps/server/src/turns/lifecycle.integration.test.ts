@@ -100,6 +100,8 @@ describe("leases", () => {
       "dispatched",
       "status",
       "token",
+      // Said as soon as the connection dropped, with the time the turn waits for it.
+      "drone_lost",
       "status",
       "error",
       "done",
@@ -113,7 +115,8 @@ describe("leases", () => {
     const otherDrone = await connect({ droneId: other.droneId, credential: other.credential });
     const order = await otherDrone.nextWorkOrder();
     expect(order.turnId).toBe(turnId);
-    expect(order.nextSeq).toBe(events.length + 3);
+    // After the events: `status` (retry), `queued` and `dispatched`.
+    expect(order.nextSeq).toBe(events.length + 4);
     expect(order.resume?.messages.map((message) => message.role)).toEqual([
       "system",
       "user",
@@ -129,8 +132,24 @@ describe("leases", () => {
     void registered;
   });
 
-  it("a drone that reconnects without the turn leaves it interrupted at once", async () => {
+  it("a drone that reconnects without the turn (it restarted) is given the turn again", async () => {
     const { user, drone, turnId } = await runningTurn("forgot");
+    const back = await drone.reconnect({ activeTurns: [] });
+    drones.push(back);
+    const order = await back.nextWorkOrder();
+    expect(order.turnId).toBe(turnId);
+    const events = (await user.get(`/api/turns/${turnId}/events`)).body.events;
+    const types = events.map((event: { type: string }) => event.type);
+    // The cut pass's streamed text is dropped (`retry`) before the turn goes out again.
+    expect(types.slice(-3)).toEqual(["status", "queued", "dispatched"]);
+    expect(events.at(-3).data.phase).toBe("retry");
+    expect((await user.get(`/api/turns/${turnId}`)).body.turn.status).toBe("dispatched");
+  });
+
+  it("a drone that reconnects without the turn leaves it interrupted when the session says off", async () => {
+    const { user, workspace, drone, turnId } = await runningTurn("forgot-off");
+    const patched = await user.patch(`/api/sessions/${workspace.sessionId}`, { autoResume: "off" });
+    expect(patched.body.session.autoResume).toBe("off");
     const back = await drone.reconnect({ activeTurns: [] });
     drones.push(back);
     await waitFor(async () => (await status(user, turnId)) === "interrupted", 5_000, "interrupted");

@@ -21,6 +21,7 @@ import { ownedBy } from "../owned.ts";
 import { quotaExceeded } from "../quotas.ts";
 import { type DronesNamespace, droneRoom } from "../sockets/rooms.ts";
 import { commandOf } from "./approval-command.ts";
+import { requeue } from "./auto-resume.ts";
 import type { SeqStore } from "./store/seq-store.ts";
 import type { TurnIndex } from "./store/turn-index.ts";
 import { resolveApproval } from "./store/turn-state.ts";
@@ -263,8 +264,13 @@ export class TurnService {
             : []),
           { type: "done", data: { reason, passes: turn.stats.passes, totalCost: turn.stats.cost } },
         ],
-        set:
-          reason === "cancelled" ? { cancelRequestedAt: turn.cancelRequestedAt ?? new Date() } : {},
+        set: {
+          waiting: null,
+          lostSeq: null,
+          ...(reason === "cancelled"
+            ? { cancelRequestedAt: turn.cancelRequestedAt ?? new Date() }
+            : {}),
+        },
       };
     });
     if (outcome?.changed && outcome.turn.drone && reason === "interrupted") {
@@ -288,22 +294,7 @@ export class TurnService {
           `Only interrupted or failed turns can be resumed; this one is ${turn.status}`,
         );
       }
-      const now = new Date();
-      return {
-        events: [{ type: "queued", data: { message: "Resumed; waiting for a drone" } }],
-        set: {
-          status: "queued",
-          drone: null,
-          requestedDrone: null,
-          error: null,
-          exitReason: null,
-          finishedAt: null,
-          leaseExpiresAt: null,
-          cancelRequestedAt: null,
-          pendingApprovals: [],
-          queuedAt: now,
-        },
-      };
+      return requeue("Resumed; waiting for a drone");
     });
     // It left its session's queue when it ended: it joins again, behind any turn posted since.
     const { position, written } = await dispatcher.queues.join(String(owned.session), turnId);

@@ -68,6 +68,13 @@ export interface TurnView {
   statusMessage: string | null;
   /** The drone waits while another turn of the session works in the session's worktree. */
   waitingForWorktree: boolean;
+  /**
+   * The turn's drone is offline (`drone_lost`): since when, and when the turn is interrupted
+   * unless it comes back (ms since the epoch); null once it is back or the turn ended.
+   */
+  droneLost: { since: number; until: number; droneName: string | null } | null;
+  /** The provider rate-limited the turn: it calls again at `until` (ms); null once it answers. */
+  quotaWait: { until: number; message: string } | null;
   droneId: string | null;
   droneName: string | null;
   preEnrichment: string | null;

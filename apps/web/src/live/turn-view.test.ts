@@ -127,6 +127,43 @@ describe("turn view", () => {
     expect(view.thinking).toEqual([{ pass: 2, text: "A whole thought." }]);
   });
 
+  it("shows the drone offline until the turn goes out again, never gluing the cut pass's text", () => {
+    const since = "2025-01-01T00:00:00.000Z";
+    const lost = applyEvents(
+      emptyTurnView(),
+      numbered([
+        ["dispatched", { droneId: "d1", droneName: "laptop" }],
+        ["status", { message: "Pass 1", pass: 1, phase: "model" }],
+        ["token", { text: "Checked. " }],
+        ["status", { message: "Pass 2", pass: 2, phase: "model" }],
+        ["token", { text: "Running the long jo" }],
+        ["drone_lost", { drone: "d1", droneName: "laptop", since, graceMs: 60_000 }],
+      ]),
+    );
+    expect(lost.droneLost).toEqual({
+      since: Date.parse(since),
+      until: Date.parse(since) + 60_000,
+      droneName: "laptop",
+    });
+    // The drone restarted: the server drops the cut pass (`retry`) and sends the turn again.
+    const view = applyEvents(
+      lost,
+      numbered(
+        [
+          ["status", { message: "The pass that was cut starts again", phase: "retry" }],
+          ["queued", { message: "laptop restarted; it goes on with this turn" }],
+          ["dispatched", { droneId: "d1", droneName: "laptop" }],
+          ["status", { message: "Pass 2", pass: 2, phase: "model" }],
+          ["token", { text: "Finished." }],
+        ],
+        7,
+      ),
+    );
+    expect(view.droneLost).toBeNull();
+    expect(view.draft).not.toContain("Running the long");
+    expect(view.draft).toBe("Checked. \n\nFinished.");
+  });
+
   it("ignores events it has already applied and returns the same view", () => {
     const view = applyEvents(emptyTurnView(), basic);
     expect(applyEvent(view, basic[4]!)).toBe(view);

@@ -44,6 +44,8 @@ export function emptyTurnView(): TurnView {
     phase: "waiting",
     statusMessage: null,
     waitingForWorktree: false,
+    droneLost: null,
+    quotaWait: null,
     droneId: null,
     droneName: null,
     preEnrichment: null,
@@ -177,9 +179,12 @@ function applyInOrder(draft: Draft, event: TurnEvent): void {
 
   if (event.type !== "status" && event.type !== "debug" && event.type !== "queued")
     draft.waitingForWorktree = false;
+  // The provider answered again (or the turn moved on): the rate-limit wait is over.
+  if (event.type !== "quota_wait" && event.type !== "debug") draft.quotaWait = null;
 
   switch (event.type) {
     case "queued":
+      draft.droneLost = null; // Back in the queue: it waits for a drone, not for that one.
       if (draft.done) resumed(draft);
       if (draft.phase === "waiting") draft.phase = "queued";
       draft.statusMessage = event.data.message ?? "Waiting for a drone";
@@ -281,7 +286,23 @@ function applyInOrder(draft: Draft, event: TurnEvent): void {
     case "delivery":
       draft.delivery = event.data;
       break;
+    case "drone_lost": {
+      const since = Date.parse(event.data.since) || at;
+      draft.droneLost = {
+        since,
+        until: since + event.data.graceMs,
+        droneName: event.data.droneName ?? draft.droneName,
+      };
+      break;
+    }
+    case "drone_back":
+      draft.droneLost = null;
+      break;
+    case "quota_wait":
+      draft.quotaWait = { until: Date.parse(event.data.until) || at, message: event.data.message };
+      break;
     case "done":
+      draft.droneLost = null;
       draft.done = { ...event.data, at };
       // Approvals still open when the turn ends can no longer be decided.
       if (event.data.reason !== "approval_needed") {

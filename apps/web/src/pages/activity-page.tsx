@@ -15,6 +15,7 @@ import { useDrones } from "../data/drones.ts";
 import { useProjects } from "../data/projects.ts";
 import { formatAgo, formatCost, formatElapsed } from "../lib/format.ts";
 import { type ActivityFilters, ActivityStore } from "../live/activity-store.ts";
+import { droneOfflineWords } from "../turn/turn-words.ts";
 
 /** The status filter's choices: a label and the statuses it shows. */
 export const statusChoices: ReadonlyArray<{
@@ -84,6 +85,20 @@ function LiveDetail({ turn, now }: { turn: ActivityTurn; now: number }) {
   const elapsed = started === null ? null : formatElapsed(Math.max(now, Date.now()) - started);
   if (turn.status === "queued") {
     return <span className="activity-detail">{turn.queuedReason ?? "Waiting for a drone"}</span>;
+  }
+  const offlineUntil =
+    activity?.droneOffline === undefined
+      ? turn.waiting?.reason === "drone_offline"
+        ? timeOf(turn.waiting.until)
+        : null
+      : timeOf(activity.droneOffline?.until);
+  if (offlineUntil !== null) {
+    return (
+      <span className="activity-detail">
+        <strong className="activity-offline">drone offline</strong>
+        <span>{droneOfflineWords({ until: offlineUntil }, Math.max(now, Date.now()))}</span>
+      </span>
+    );
   }
   return (
     <span className="activity-detail">

@@ -108,7 +108,7 @@ export function DroneTable({
               className="muted"
               title={drone.lastSeenAt ? String(drone.lastSeenAt) : ""}
             >
-              {drone.status === "online"
+              {drone.status !== "offline"
                 ? "now"
                 : formatAgo(
                     timeOf(drone.lastSeenAt) ? new Date(timeOf(drone.lastSeenAt)!) : null,

@@ -16,6 +16,7 @@ import { SessionTurns } from "../live/session-turns.ts";
 import type { TurnSnapshot, TurnStore } from "../live/turn-store.ts";
 import { Composer } from "../turn/composer.tsx";
 import { type TurnActions, TurnPanel } from "../turn/turn-panel.tsx";
+import { droneOfflineOf } from "../turn/turn-words.ts";
 import { SessionHeader } from "./session-header.tsx";
 import { SessionSettings } from "./session-settings.tsx";
 
@@ -89,6 +90,12 @@ export function SessionPage({ projectId, sessionId }: { projectId: string; sessi
   const turns = useMemo(() => new SessionTurns(sessionId, { api }), [api, sessionId]);
   const stores = useSyncExternalStore(turns.subscribe, turns.getTurns);
   const snapshots = useSnapshots(stores);
+  // Drones a live turn of this session waits for, and when the turn is interrupted without them.
+  const lostDrones: Record<string, number> = {};
+  for (const { turn, view } of snapshots) {
+    const offline = droneOfflineOf(turn, view);
+    if (offline && turn.drone) lostDrones[turn.drone] = offline.until;
+  }
   const [loadError, setLoadError] = useState<unknown>(null);
   const [loaded, setLoaded] = useState(false);
   const conversation = useFollowing(stores.length);
@@ -254,6 +261,7 @@ export function SessionPage({ projectId, sessionId }: { projectId: string; sessi
             key={providerList.map((provider) => provider._id).join(",")}
             providers={providerList}
             drones={drones.data ?? []}
+            lostDrones={lostDrones}
             defaultProviderId={lastProvider()}
             disabled={providerList.length === 0}
             disabledReason={

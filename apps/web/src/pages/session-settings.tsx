@@ -15,7 +15,8 @@ import { Field } from "../forms/field.tsx";
 import { showServerProblems } from "../forms/server-problems.ts";
 
 export interface SessionSettingsProps {
-  session: Pick<ChatSession, "_id" | "name" | "mode" | "approval" | "allowedCommands">;
+  session: Pick<ChatSession, "_id" | "name" | "mode" | "approval" | "allowedCommands"> &
+    Partial<Pick<ChatSession, "autoResume">>;
   onSave: (body: UpdateSessionBody) => Promise<unknown>;
   onDelete: () => Promise<unknown>;
 }
@@ -25,13 +26,19 @@ const settingsSchema = z.object({
   name: shape.name.unwrap(),
   mode: shape.mode.unwrap().unwrap(),
   approval: shape.approval.unwrap().unwrap(),
+  autoResume: shape.autoResume.unwrap().unwrap(),
 });
 type SettingsFields = z.input<typeof settingsSchema>;
 
 export function SessionSettings({ session, onSave, onDelete }: SessionSettingsProps) {
   const form = useForm<SettingsFields, unknown, z.output<typeof settingsSchema>>({
     resolver: zodResolver(settingsSchema),
-    defaultValues: { name: session.name, mode: session.mode, approval: session.approval },
+    defaultValues: {
+      name: session.name,
+      mode: session.mode,
+      approval: session.approval,
+      autoResume: session.autoResume ?? "same-drone",
+    },
   });
   const errors = form.formState.errors;
   const save = useMutation({
@@ -58,6 +65,8 @@ export function SessionSettings({ session, onSave, onDelete }: SessionSettingsPr
           if (values.name !== session.name) body.name = values.name;
           if (values.mode !== session.mode) body.mode = values.mode;
           if (values.approval !== session.approval) body.approval = values.approval;
+          if (values.autoResume !== (session.autoResume ?? "same-drone"))
+            body.autoResume = values.autoResume;
           save.mutate(body);
         })}
         aria-label="Session settings"
@@ -78,6 +87,13 @@ export function SessionSettings({ session, onSave, onDelete }: SessionSettingsPr
             <select {...form.register("approval")}>
               <option value="on-write">ask before writes</option>
               <option value="auto">automatic</option>
+            </select>
+          </Field>
+          <Field label="If its drone goes away" error={errors.autoResume}>
+            <select {...form.register("autoResume")}>
+              <option value="same-drone">go on when the drone restarts</option>
+              <option value="any-drone">go on on another drone too</option>
+              <option value="off">stop; I resume it myself</option>
             </select>
           </Field>
         </div>

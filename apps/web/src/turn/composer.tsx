@@ -7,9 +7,11 @@ import { useMutation } from "@tanstack/react-query";
 import { type KeyboardEvent, useId } from "react";
 import { useForm } from "react-hook-form";
 import { z } from "zod";
+import { useNow } from "../app/use-now.ts";
 import { ErrorNote } from "../components/error-note.tsx";
 import { showServerProblems } from "../forms/server-problems.ts";
 import { optionalNumber, optionalText } from "../forms/text-values.ts";
+import { droneOfflineWords } from "./turn-words.ts";
 
 export interface ComposerSubmission {
   prompt: string;
@@ -21,6 +23,8 @@ export interface ComposerSubmission {
 export interface ComposerProps {
   providers: Provider[];
   drones: Drone[];
+  /** Drones a turn of this session waits for (offline): when it is interrupted, by drone id. */
+  lostDrones?: Record<string, number>;
   /** Sends the prompt; rejects with an error to show (the text is kept then). */
   onSend: (submission: ComposerSubmission) => Promise<void>;
   /** The provider to preselect (the last one used). */
@@ -60,6 +64,7 @@ function submissionOf(values: ComposerValues): ComposerSubmission {
 export function Composer({
   providers,
   drones,
+  lostDrones = {},
   onSend,
   defaultProviderId,
   disabled = false,
@@ -67,6 +72,7 @@ export function Composer({
   onSteer,
 }: ComposerProps) {
   const id = useId();
+  const now = useNow({ active: Object.keys(lostDrones).length > 0 });
   const form = useForm<ComposerFields, unknown, ComposerValues>({
     resolver: zodResolver(composerSchema),
     defaultValues: {
@@ -153,7 +159,11 @@ export function Composer({
             <option value="">Any online drone</option>
             {drones.map((drone) => (
               <option key={drone._id} value={drone._id}>
-                {drone.name} ({drone.status})
+                {drone.name} ({drone.status}
+                {lostDrones[drone._id] === undefined
+                  ? ""
+                  : ` · its turn is ${droneOfflineWords({ until: lostDrones[drone._id] as number }, now)}`}
+                )
               </option>
             ))}
           </select>

@@ -241,7 +241,7 @@ describe("TurnPanel", () => {
   it("says when the server waits on its database, and that nothing is lost", () => {
     const turn = turnRecord({
       status: "processing",
-      waiting: { on: "database", since: new Date() },
+      waiting: { reason: "database", on: "database", since: new Date() },
     });
     const { rerender } = render(
       <TurnPanel snapshot={snapshot(turn, liveEvents)} actions={recordingActions().actions} />,
@@ -256,6 +256,34 @@ describe("TurnPanel", () => {
       />,
     );
     expect(screen.queryByText(/Reconnecting to the database/)).toBeNull();
+  });
+
+  it("says at once that the drone is offline, with the time left, and stops saying it when it is back", () => {
+    const since = Date.now();
+    const lost = [
+      ...liveEvents,
+      event(liveEvents.length + 1, "drone_lost", {
+        drone: "d1",
+        droneName: "laptop",
+        since: new Date(since).toISOString(),
+        graceMs: 60_000,
+      }),
+    ];
+    const turn = turnRecord({ status: "processing" });
+    const { rerender } = render(
+      <TurnPanel snapshot={snapshot(turn, lost)} actions={recordingActions().actions} />,
+    );
+    expect(screen.getByText("Drone offline", { selector: ".status-word" })).toBeInTheDocument();
+    expect(screen.getByRole("status")).toHaveTextContent(
+      /laptop lost its connection.*interrupted in [01]:\d\d unless it comes back/,
+    );
+    const back = [
+      ...lost,
+      event(lost.length + 1, "drone_back", { drone: "d1", droneName: "laptop", offlineMs: 900 }),
+    ];
+    rerender(<TurnPanel snapshot={snapshot(turn, back)} actions={recordingActions().actions} />);
+    expect(screen.queryByText(/Drone offline/)).toBeNull();
+    expect(screen.getByText("Working", { selector: ".status-word" })).toBeInTheDocument();
   });
 
   describe("Revert this turn", () => {

@@ -15,7 +15,14 @@ import { RevertControl } from "./revert-control.tsx";
 import { HistoryControls, QueuedControls, SteeringMessages } from "./turn-controls.tsx";
 import { CostMeters, DeliveryLine, StatusLine, TurnStats } from "./turn-status.tsx";
 import { TurnSteps } from "./turn-steps.tsx";
-import { errorTitle, guardOf } from "./turn-words.ts";
+import {
+  droneOfflineOf,
+  droneOfflineWords,
+  errorTitle,
+  guardOf,
+  quotaWaitOf,
+  quotaWaitWords,
+} from "./turn-words.ts";
 
 export interface TurnActions {
   cancel(): Promise<void>;
@@ -63,6 +70,8 @@ export function TurnPanel({ snapshot, actions, showDebug = false }: TurnPanelPro
   const answer = streamed ?? (answered ? view.draft : "");
   const narration = streamed === null && !answered ? view.draft : "";
   const guard = guardOf(turn, view);
+  const offline = droneOfflineOf(turn, view);
+  const quota = quotaWaitOf(turn, view);
   const errors = [
     ...view.errors,
     ...(turn.error && !view.errors.some((error) => error.message === turn.error?.message)
@@ -145,7 +154,19 @@ export function TurnPanel({ snapshot, actions, showDebug = false }: TurnPanelPro
         <SteeringMessages messages={view.userMessages} />
         <CostMeters turn={turn} view={view} />
         {view.preEnrichment && !final ? <p className="muted small">{view.preEnrichment}</p> : null}
-        {turn.waiting && "on" in turn.waiting && !final ? (
+        {quota && !offline ? (
+          <div className="warning-note" role="status">
+            <strong>Rate-limited by the provider</strong>: the turn {quotaWaitWords(quota, now)}.
+            Stop cancels it.
+          </div>
+        ) : null}
+        {offline ? (
+          <div className="warning-note" role="status">
+            <strong>Drone offline</strong>: {offline.droneName ?? "the turn's drone"} lost its
+            connection. The turn waits for it and goes on where it was;{" "}
+            {droneOfflineWords(offline, now)}.
+          </div>
+        ) : turn.waiting && "on" in turn.waiting && !final ? (
           <div className="warning-note" role="status">
             Reconnecting to the {turn.waiting.on === "database" ? "database" : "server's Redis"}…
             the drone keeps this turn's events and sends them again; nothing is lost.

@@ -5,6 +5,8 @@ import { isFinalTurnStatus } from "@gadget/protocol";
 import { formatCost, formatElapsed, formatTokens } from "../lib/format.ts";
 import { costUnknown, type TurnView, totalTokens } from "../live/turn-view.ts";
 import {
+  droneOfflineOf,
+  droneOfflineWords,
   elapsedOf,
   exitWords,
   guardOf,
@@ -89,6 +91,7 @@ export function StatusLine({ turn, view, now }: { turn: ChatTurn; view: TurnView
   const escalations = view.escalations;
   const guard = guardOf(turn, view);
   const waiting = live && view.waitingForWorktree;
+  const offline = droneOfflineOf(turn, view);
   const word = statusWordOf(turn, view);
   return (
     <div
@@ -97,7 +100,7 @@ export function StatusLine({ turn, view, now }: { turn: ChatTurn; view: TurnView
       {...(guard ? { "data-guard": guard } : {})}
     >
       <span
-        className={`status-dot status-${guard ? "guard" : waiting ? "queued" : turn.status}`}
+        className={`status-dot status-${guard ? "guard" : waiting || offline ? "queued" : turn.status}`}
         aria-hidden="true"
       />
       <strong className="status-word">{word}</strong>
@@ -110,7 +113,9 @@ export function StatusLine({ turn, view, now }: { turn: ChatTurn; view: TurnView
         </span>
       ) : null}
       {view.droneName ? <span className="muted">on {view.droneName}</span> : null}
-      {waiting ? (
+      {offline ? (
+        <span className="status-message muted">{droneOfflineWords(offline, now)}</span>
+      ) : waiting ? (
         <span className="status-message muted">
           another turn of this session is using it; this one starts when it ends
         </span>

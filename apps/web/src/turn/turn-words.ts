@@ -40,6 +40,8 @@ export function guardOf(turn: ChatTurn, view: TurnView): ExitReason | null {
 export function statusWordOf(turn: ChatTurn, view: TurnView): string {
   const guard = guardOf(turn, view);
   if (guard) return `Stopped by a guard: ${guardWords[guard]}`;
+  if (droneOfflineOf(turn, view)) return "Drone offline";
+  if (quotaWaitOf(turn, view)) return "Waiting for the provider's rate limit";
   if (view.waitingForWorktree && !isFinalTurnStatus(turn.status))
     return "Waiting for the session's worktree";
   return statusWords[turn.status];
@@ -67,7 +69,9 @@ export const exitWords: Record<string, string> = {
   stuck: "stopped: it was going in circles",
   all_tools_duplicate: "stopped: it repeated the same calls",
   cancelled: "stopped by you",
-  interrupted: "interrupted: its drone went away",
+  interrupted: "its drone went away",
+  drone_shutdown: "its drone was shut down",
+  quota_wait_exceeded: "the provider's rate limit lasted too long",
   error: "ended by an error",
 };
 
@@ -81,4 +85,44 @@ export function elapsedOf(turn: ChatTurn, view: TurnView, now: number): number |
   const final = isFinalTurnStatus(turn.status);
   const end = timeOf(turn.finishedAt) ?? view.done?.at ?? (final ? view.lastEventAt : null) ?? now;
   return Math.max(0, end - start);
+}
+
+/** A live turn's offline drone: since when, and when the turn is interrupted unless it returns. */
+export function droneOfflineOf(
+  turn: ChatTurn,
+  view: TurnView,
+): { until: number; droneName: string | null } | null {
+  if (isFinalTurnStatus(turn.status)) return null;
+  if (view.droneLost) return view.droneLost;
+  const waiting = turn.waiting;
+  if (waiting?.reason !== "drone_offline" || !waiting.until) return null;
+  return { until: timeOf(waiting.until) ?? 0, droneName: view.droneName };
+}
+
+/** "0:42": what is left of a wait, never negative. */
+export function timeLeft(until: number, now: number): string {
+  const seconds = Math.max(0, Math.ceil((until - now) / 1000));
+  return `${Math.floor(seconds / 60)}:${String(seconds % 60).padStart(2, "0")}`;
+}
+
+/** The words for a turn whose drone is offline, with the time left before it is interrupted. */
+export function droneOfflineWords(offline: { until: number }, now: number): string {
+  return now < offline.until
+    ? `interrupted in ${timeLeft(offline.until, now)} unless it comes back`
+    : "interrupting it now";
+}
+
+/** A live turn waiting out its provider's rate limit: when it calls again. */
+export function quotaWaitOf(turn: ChatTurn, view: TurnView): { until: number } | null {
+  if (isFinalTurnStatus(turn.status)) return null;
+  if (view.quotaWait) return view.quotaWait;
+  const waiting = turn.waiting;
+  if (waiting?.reason !== "provider_rate_limit" || !waiting.until) return null;
+  return { until: timeOf(waiting.until) ?? 0 };
+}
+
+/** "goes on by itself at 14:05:09 (in 0:42)". */
+export function quotaWaitWords(wait: { until: number }, now: number): string {
+  const at = new Date(wait.until).toLocaleTimeString();
+  return `goes on by itself at ${at} (in ${timeLeft(wait.until, now)})`;
 }

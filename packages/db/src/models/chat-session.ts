@@ -1,5 +1,11 @@
 // A chat session in a project: an ordered series of turns sharing a mode and approval policy.
-import type { ApprovalPolicy, IChatMessage, PullRequestRef, TurnMode } from "@gadget/protocol";
+import type {
+  ApprovalPolicy,
+  AutoResume,
+  IChatMessage,
+  PullRequestRef,
+  TurnMode,
+} from "@gadget/protocol";
 import { type Connection, Schema, type Types } from "mongoose";
 
 export interface ChatSessionDocument {
@@ -11,6 +17,8 @@ export interface ChatSessionDocument {
   approval: ApprovalPolicy;
   /** Exact commands run_command runs without asking under `on-write` ("Always allow" on a card). */
   allowedCommands?: string[];
+  /** What happens to a turn whose drone went away (protocol `autoResumeSchema`). */
+  autoResume?: AutoResume;
   /** Prompt and answer of every completed turn, in completion order: the next work order's context. */
   history: IChatMessage[];
   /** Turns whose exchange is in `history`, so a retried completion does not add it twice. */
@@ -34,6 +42,7 @@ export const chatSessionSchema = new Schema<ChatSessionDocument>(
     mode: { type: String, required: true, default: "agent" },
     approval: { type: String, required: true, default: "auto" },
     allowedCommands: { type: [String], default: () => [] },
+    autoResume: { type: String, default: "same-drone" },
     history: { type: Schema.Types.Mixed, default: () => [] },
     rememberedTurns: { type: [Schema.Types.ObjectId], default: () => [] },
     drone: { type: Schema.Types.ObjectId, default: null },

@@ -67,6 +67,18 @@ export interface ChatTurnDocument {
   leaseExpiresAt: Date | null;
   /** Set when a user asked to cancel; drones told about it through heartbeat acks. */
   cancelRequestedAt: Date | null;
+  /**
+   * What the turn waits on that outlives a request: its drone's lost connection, a provider's
+   * rate limit (`{reason, since, until}`); null otherwise.
+   */
+  waiting: { reason: string; since: Date; until?: Date } | null;
+  /**
+   * Set while the turn's drone is offline: the seq of the `drone_lost` event. The drone's events
+   * are refused meanwhile; when it comes back its unsent events are numbered after `drone_back`.
+   */
+  lostSeq: number | null;
+  /** How many times the server resumed the turn by itself (session `autoResume`), at most 3. */
+  autoResumes: number;
   createdAt: Date;
   /** When the turn last became `queued` (creation or resume); dispatch latency is measured from it. */
   queuedAt: Date;
@@ -136,6 +148,9 @@ export const chatTurnSchema = new Schema<ChatTurnDocument>(
     },
     leaseExpiresAt: { type: Date, default: null },
     cancelRequestedAt: { type: Date, default: null },
+    waiting: { type: Schema.Types.Mixed, default: null },
+    lostSeq: { type: Number, default: null },
+    autoResumes: { type: Number, default: 0 },
     createdAt: { type: Date, required: true, default: () => new Date() },
     queuedAt: { type: Date, required: true, default: () => new Date() },
     startedAt: { type: Date, default: null },

@@ -176,6 +176,7 @@ export function projectRoutes(app: ContractApp, dependencies: ProjectRouteDepend
       name: body.name,
       mode: body.mode ?? "agent",
       approval: body.approval ?? "auto",
+      autoResume: body.autoResume ?? "same-drone",
     });
     return reply.status(201).send({ session: toSession(session.toObject()) });
   });

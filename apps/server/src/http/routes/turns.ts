@@ -106,7 +106,10 @@ export function turnRoutes(
       (budget ? { reason: "budget" as const, ...budget } : null) ??
       (turn.status === "queued"
         ? ((await turns.sessionWaits(turn.session)).get(turn._id) ?? null)
-        : null);
+        : null) ??
+      // Stored on the turn: its drone offline, or the provider's rate limit.
+      turn.waiting ??
+      null;
     return { turn: { ...turn, waiting } };
   });
 

@@ -75,7 +75,16 @@ export function activityOf(events: readonly TurnEvent[]): ActivityChange | null 
           })),
         ];
         break;
+      case "drone_lost": {
+        const since = new Date(event.data.since);
+        next.droneOffline = { since, until: new Date(since.getTime() + event.data.graceMs) };
+        break;
+      }
+      case "drone_back":
+        next.droneOffline = null;
+        break;
       case "done":
+        next.droneOffline = null;
         next.tool = null;
         approvals = [];
         break;

@@ -17,6 +17,13 @@ export interface TurnMutation<R> {
    * the drone waits for). If only the turn's write lands, the lease sweeper ends the turn.
    */
   together?: boolean;
+  /**
+   * The turn's drone went offline: its events are refused from now on (the seq counter's holder
+   * is cleared) while the turn stays its own; `events` are numbered after what is stored.
+   */
+  detach?: boolean;
+  /** The turn's drone is back (after `detach`): the counter's holder is the drone again. */
+  attach?: boolean;
   /** Drone events already numbered and stored (ingestion): only applied to the turn. */
   storedEvents?: TurnEvent[];
   /** Fields written after the event-derived state (e.g. `status: "queued"` on resume). */
@@ -58,6 +65,7 @@ export function stateOf(turn: ChatTurnDocument): TurnState {
     startedAt: turn.startedAt ?? null,
     finishedAt: turn.finishedAt ?? null,
     leaseExpiresAt: turn.leaseExpiresAt ?? null,
+    waiting: turn.waiting ?? null,
   };
 }
 

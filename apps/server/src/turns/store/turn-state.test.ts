@@ -18,6 +18,7 @@ const fresh = (): TurnState => ({
   startedAt: new Date(1000),
   finishedAt: null,
   leaseExpiresAt: new Date(5000),
+  waiting: null,
 });
 
 describe("applyEvents", () => {

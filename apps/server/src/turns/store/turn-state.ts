@@ -1,6 +1,6 @@
 // How events change a ChatTurn: status, stats, response, changes, delivery, pending approvals. Pure, so
 // ingestion (drone events) and the server's own lifecycle events share one rule set.
-import type { PendingApproval } from "@gadget/db";
+import type { ChatTurnDocument, PendingApproval } from "@gadget/db";
 import type {
   AgentEvent,
   ExitReason,
@@ -27,6 +27,8 @@ export interface TurnState {
   startedAt: Date | null;
   finishedAt: Date | null;
   leaseExpiresAt: Date | null;
+  /** What the turn waits on (its drone, a provider's rate limit), or null. */
+  waiting: ChatTurnDocument["waiting"];
 }
 
 /** The status a turn ends in for each reason its loop stopped. */
@@ -35,8 +37,10 @@ export function finalStatusFor(reason: ExitReason): TurnStatus {
     case "cancelled":
       return "cancelled";
     case "interrupted":
+    case "drone_shutdown":
       return "interrupted";
     case "error":
+    case "quota_wait_exceeded":
       return "failed";
     default:
       // Limits and the other stops still end with a synthesised answer (synthesis: docs/architecture.md, "The engine").
@@ -63,7 +67,18 @@ function applyEvent(state: TurnState, event: AgentEvent, now: Date): void {
   const settle = () => {
     if (state.status === "dispatched") state.status = "processing";
   };
+  // A rate-limit wait ends with the provider's next answer (or the turn's end).
+  if (state.waiting?.reason === "provider_rate_limit" && event.type !== "debug")
+    state.waiting = null;
   switch (event.type) {
+    case "quota_wait":
+      settle();
+      state.waiting = {
+        reason: "provider_rate_limit",
+        since: new Date(event.data.since),
+        until: new Date(event.data.until),
+      };
+      return;
     case "queued":
       return;
     case "dispatched":

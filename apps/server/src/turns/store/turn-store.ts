@@ -258,9 +258,13 @@ export class TurnStore extends Announcer<TurnStoreEvents> {
       // The holder changes with the events that change it, in the same atomic step, so a drone
       // batch racing this write is either before it or refused.
       const drone = mutation.set?.drone !== undefined ? mutation.set.drone : turn.drone;
-      const holder = holderOf({ status: state.status ?? turn.status, drone }) ?? "";
-      // Taking the turn from its drone (interrupted, cancelled): number after what is stored, so
-      // seqs the drone took but could not store leave no hole before the server's own events.
+      // An offline drone's turn stays detached from it until it is back (`attach`).
+      const detached = mutation.detach || (turn.lostSeq != null && !mutation.attach);
+      const holder = detached
+        ? ""
+        : (holderOf({ status: state.status ?? turn.status, drone }) ?? "");
+      // Taking the turn from its drone (interrupted, cancelled, offline): number after what is
+      // stored, so seqs the drone took but could not store leave no hole before the server's own.
       const takenFrom = holderOf(turn) !== null && holder === "";
       const first =
         mutation.firstSeq ??

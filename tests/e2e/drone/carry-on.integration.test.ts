@@ -1,0 +1,175 @@
+// Turns that carry on by themselves (real CLI drones, SIGKILL): a drone restarted within the
+// grace continues its turn without any resume call, the model asked again only for the pass that
+// was cut and the cut pass's text dropped (a `retry` marker before it streams again); a drone
+// that never returns leaves its turn to another drone when the session says `any-drone`.
+import path from "node:path";
+import type { GadgetServer } from "@gadget/server";
+import { startTestServer } from "@gadget/server/testing";
+import {
+  processesWithArgument,
+  type ScriptedModel,
+  startScriptedModel,
+  waitingCommand,
+} from "@gadget/testkit";
+import { type ApiClient, signup, waitFor } from "@gadget/testkit/wire";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import {
+  createProjectSession,
+  type DroneProcess,
+  freshHome,
+  registerWithCli,
+  settledEvents,
+  startCli,
+  turnEvents,
+  waitForDroneOnline,
+  waitForTurn,
+} from "./helpers.ts";
+
+const finalStatuses = ["completed", "failed", "cancelled", "interrupted"];
+
+describe("turns that carry on by themselves", () => {
+  let server: GadgetServer;
+  let model: ScriptedModel;
+  let user: ApiClient;
+  let home: string;
+  const processes: DroneProcess[] = [];
+
+  beforeAll(async () => {
+    server = await startTestServer(
+      { mongoUrl: inject("mongoUrl"), redisUrl: inject("redisUrl"), droneGraceMs: 8_000 },
+      `drone_carry_on_${process.pid}`,
+    );
+    model = await startScriptedModel();
+    user = await signup(server.url, "carry-on");
+    home = await freshHome();
+  });
+
+  afterAll(async () => {
+    for (const drone of processes) drone.child.kill("SIGKILL");
+    await model?.close();
+    await server?.close();
+  });
+
+  async function register(name: string): Promise<string> {
+    const config = path.join(home, `${name}.json`);
+    const registered = await registerWithCli(user, server.url, {
+      name,
+      workspace: path.join(home, name),
+      config,
+      home,
+    });
+    expect(registered.code, registered.stderr).toBe(0);
+    return config;
+  }
+
+  function start(config: string): DroneProcess {
+    const drone = startCli(["--config", config], home, { GADGET_DRONE_HEARTBEAT_MS: "500" });
+    processes.push(drone);
+    return drone;
+  }
+
+  /** A turn that writes a file (pass 1), then narrates and runs a long command (pass 2). */
+  async function longTurn(sessionId: string, providerId: string, word: string) {
+    model.enqueue(
+      { toolCalls: [{ name: "write_file", arguments: { path: "one.txt", content: "1\n" } }] },
+      {
+        text: "Running the long job now.",
+        toolCalls: [
+          {
+            name: "run_command",
+            arguments: { command: waitingCommand("long.started", 60_000, word) },
+          },
+        ],
+      },
+    );
+    const created = await user.post(`/api/sessions/${sessionId}/turns`, {
+      prompt: "Write one file, then run the long job",
+      providerId,
+    });
+    const turnId = created.body.turn._id as string;
+    await waitFor(() => processesWithArgument(word).length > 0, 20_000, "the long command");
+    return turnId;
+  }
+
+  it("SIGKILL, then restart: the turn completes without a resume call, only the cut pass asked again", async () => {
+    const config = await register("phoenix");
+    let drone = start(config);
+    await waitForDroneOnline(user, "phoenix");
+    const fixture = await createProjectSession(user, { name: "Phoenix", modelUrl: model.baseUrl });
+    const word = `gadget-wait-phoenix-${process.pid}`;
+    const before = model.chatRequests.length;
+    const turnId = await longTurn(fixture.sessionId, fixture.providerId, word);
+
+    drone.child.kill("SIGKILL");
+    await drone.exited;
+    await waitFor(
+      async () =>
+        (await user.get(`/api/turns/${turnId}`)).body.turn.waiting?.reason === "drone_offline",
+      10_000,
+      "the turn to wait for its drone",
+    );
+    model.enqueue({ text: "Finished after the restart." });
+    drone = start(config);
+    const turn = await waitForTurn(user, turnId, finalStatuses, 40_000);
+    expect(turn.status).toBe("completed");
+    expect(turn.response).toContain("Finished after the restart");
+    // Pass 1 once, the cut pass 2 twice: three model calls, the last one from the checkpoint.
+    const calls = model.chatRequests.slice(before);
+    expect(calls).toHaveLength(3);
+    const resumedWith = JSON.stringify(calls[2]?.messages);
+    expect(resumedWith).toContain("write_file");
+    expect(resumedWith).not.toContain("Running the long job now");
+
+    const events = await settledEvents(user, turnId);
+    const seqs = events.map((event) => event.seq);
+    expect(seqs).toEqual(seqs.map((_, index) => index + 1));
+    const types = events.map((event) => event.type);
+    const lost = types.indexOf("drone_lost");
+    const retry = events.findIndex(
+      (event, index) => index > lost && event.type === "status" && event.data.phase === "retry",
+    );
+    expect(lost).toBeGreaterThan(0);
+    expect(retry).toBeGreaterThan(lost);
+    // Nothing streams between the loss and the marker that drops the cut pass's text.
+    expect(types.slice(lost, retry)).not.toContain("token");
+    expect(types.slice(retry)).toContain("dispatched");
+    expect(events.filter((event) => event.type === "done")).toHaveLength(1);
+    drone.child.kill("SIGTERM");
+    expect(await drone.exited).toBe(0);
+  }, 60_000);
+
+  it("SIGKILL and no return, session any-drone: the turn completes on a second drone", async () => {
+    const gone = await register("gone");
+    const spare = await register("spare");
+    const drone = start(gone);
+    await waitForDroneOnline(user, "gone");
+    const fixture = await createProjectSession(user, { name: "Roaming", modelUrl: model.baseUrl });
+    const patched = await user.patch(`/api/sessions/${fixture.sessionId}`, {
+      autoResume: "any-drone",
+    });
+    expect(patched.body.session.autoResume).toBe("any-drone");
+    const word = `gadget-wait-roaming-${process.pid}`;
+    const turnId = await longTurn(fixture.sessionId, fixture.providerId, word);
+
+    drone.child.kill("SIGKILL");
+    await drone.exited;
+    model.enqueue({ text: "Finished on the spare drone." });
+    const second = start(spare);
+    await waitForDroneOnline(user, "spare");
+    const turn = await waitForTurn(user, turnId, ["completed", "failed", "cancelled"], 45_000);
+    expect(turn.status).toBe("completed");
+    const drones = (await user.get("/api/drones")).body.drones as Array<{
+      _id: string;
+      name: string;
+    }>;
+    expect(turn.drone).toBe(drones.find((entry) => entry.name === "spare")?._id);
+    const events = await turnEvents(user, turnId);
+    const types = events.map((event) => event.type);
+    // Interrupted after the grace, then resumed by itself (no resume call was made).
+    expect(types).toContain("drone_lost");
+    expect(JSON.stringify(events)).toMatch(/Resumed by itself on another drone \(1 of 3/);
+    expect(types.filter((type) => type === "done")).toHaveLength(2);
+    second.child.kill("SIGTERM");
+    expect(await second.exited).toBe(0);
+  }, 60_000);
+});
