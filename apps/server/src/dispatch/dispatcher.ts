@@ -23,15 +23,9 @@ import type { DroneOrders } from "../sockets/drone-orders.ts";
 import type { SeqStore } from "../turns/store/seq-store.ts";
 import type { TurnIndex } from "../turns/store/turn-index.ts";
 import type { TurnStore } from "../turns/store/turn-store.ts";
-import {
-  type Candidate,
-  candidates,
-  claimRounds,
-  claimStep,
-  type Fleet,
-  requirementsOf,
-} from "./drone-choice.ts";
+import { candidates, type Fleet, requirementsOf } from "./drone-choice.ts";
 import type { SessionQueues } from "./session-queues.ts";
+import { claimSlot } from "./slot-claim.ts";
 import { failQueued, putBack, sayWaiting } from "./turn-notes.ts";
 import { buildWorkOrder, loadOrderParts, type OrderParts, type OrderRefs } from "./work-order.ts";
 
@@ -298,7 +292,12 @@ export class Dispatcher extends Announcer<DispatcherEvents> {
       );
       // No online drone has the labels: the turn waits, and says for what (once).
       if (chosen.length === 0 && requires.length > 0) return { kind: "none", waitingFor: requires };
-      const claim = await this.claim(turnId, chosen, handOff ? turn.lastSeq : undefined);
+      const claim = await claimSlot(
+        { slots: this.slots, seqs: this.dependencies.seqs, models: this.dependencies.models },
+        turnId,
+        chosen,
+        handOff ? turn.lastSeq : undefined,
+      );
       if (claim === "stale") return { kind: "stale" };
       if (!claim) return { kind: "none" };
       const { droneId, seq, name } = claim;
@@ -332,39 +331,6 @@ export class Dispatcher extends Announcer<DispatcherEvents> {
       const answer = this.dependencies.orders.send(droneId, { ...order, nextSeq: seq + 1 }, held);
       return { kind: "sent", droneId, turn: outcome.turn, answer };
     });
-  }
-
-  /**
-   * Takes a slot on the first candidate with one free; reloads what Redis lost from MongoDB.
-   * "stale" when the turn changed since `expectLast` (the hand-off's copy is out of date).
-   */
-  private async claim(
-    turnId: string,
-    candidates: Candidate[],
-    expectLast: number | undefined,
-  ): Promise<{ droneId: string; seq: number; name: string | null } | "stale" | null> {
-    const { seqs, models } = this.dependencies;
-    for (let round = 0; round < claimRounds(candidates); round++) {
-      const outcome = await this.slots.claim(turnId, seqs.keyOf(turnId), candidates, expectLast);
-      const step = claimStep(outcome, candidates, expectLast);
-      switch (step.kind) {
-        case "claimed":
-          return { droneId: step.droneId, seq: step.seq, name: step.name };
-        case "full":
-          return null;
-        case "stale":
-          return "stale";
-        case "load_counter":
-          await seqs.load(turnId);
-          break;
-        case "load_slots": {
-          const drone = await models.Drone.findById(step.droneId).select({ activeTurns: 1 }).lean();
-          await this.slots.load(step.droneId, (drone?.activeTurns ?? []).map(String));
-          break;
-        }
-      }
-    }
-    return null;
   }
 
   private async presenceOf(droneIds: string[]): Promise<Fleet> {

@@ -1,16 +1,13 @@
 // What users and drones do to turns: create, cancel, resume, approve, and what the server does
 // when a drone loses a turn (interrupt). Every write goes through TurnStore.mutate.
 
-import { setTimeout as delay } from "node:timers/promises";
 import { activeTurnStatuses, type ChatTurnDocument, type Models } from "@gadget/db";
 import {
   type Ack,
   type ApprovalDecisionBody,
   type CreateTurnBody,
   isFinalTurnStatus,
-  relayedCode,
   type SessionBusyWaiting,
-  SystemError,
   type TurnEvent,
   UserError,
 } from "@gadget/protocol";
@@ -20,16 +17,12 @@ import type { Dispatcher } from "../dispatch/dispatcher.ts";
 import { ownedBy } from "../owned.ts";
 import { quotaExceeded } from "../quotas.ts";
 import { type DronesNamespace, droneRoom } from "../sockets/rooms.ts";
-import { commandOf } from "./approval-command.ts";
 import { requeue } from "./auto-resume.ts";
 import type { SeqStore } from "./store/seq-store.ts";
 import type { TurnIndex } from "./store/turn-index.ts";
-import { resolveApproval } from "./store/turn-state.ts";
 import type { TurnStore } from "./store/turn-store.ts";
+import { decideApproval } from "./turn-approvals.ts";
 import { TurnMessages, type TurnMessagesDependencies } from "./turn-messages.ts";
-
-/** How long a decision waits for its turn to record an approval event already stored. */
-const approvalSettleMs = 2000;
 
 const notFound = (what: string) => new UserError("not_found", `${what} not found`);
 
@@ -337,76 +330,6 @@ export class TurnService {
 
   /** Relays an approval decision to the drone holding the turn. */
   async decide(userId: string, turnId: string, approvalId: string, body: ApprovalDecisionBody) {
-    const { store, config } = this.dependencies;
-    const turn = await this.withPendingApproval(userId, turnId, approvalId);
-    // The command comes from the turn's own approval event, never from the request.
-    const command = body.alwaysAllow
-      ? await commandOf(this.dependencies.models, turn, approvalId)
-      : null;
-    let answers: Ack[];
-    try {
-      answers = await this.dependencies.drones
-        .to(droneRoom(String(turn.drone)))
-        .timeout(config.droneRequestTimeoutMs)
-        .emitWithAck("approval_decision", {
-          turnId,
-          approvalId,
-          approve: body.approve,
-          ...(body.input === undefined ? {} : { input: body.input }),
-          ...(command ? { alwaysAllow: true } : {}),
-        });
-    } catch {
-      throw new SystemError("unavailable", "The drone running this turn did not answer; try again");
-    }
-    const answer = answers[0];
-    if (!answer) {
-      throw new SystemError(
-        "no_drone_online",
-        "The drone running this turn is not connected; decide again when it is back",
-      );
-    }
-    if (!answer.ok)
-      throw new UserError(relayedCode(answer.error.code), answer.error.message, {
-        details: answer.error.details,
-      });
-    if (command) {
-      await this.dependencies.models.ChatSession.updateOne(
-        { _id: turn.session },
-        { $addToSet: { allowedCommands: command } },
-      );
-    }
-    await store.mutate(turnId, (current) => {
-      if (!current.pendingApprovals?.some((approval) => approval.id === approvalId)) return null;
-      const next = resolveApproval(current, approvalId);
-      return { set: { pendingApprovals: next.pendingApprovals, status: next.status } };
-    });
-  }
-
-  /**
-   * The turn, once `approvalId` is pending on it. An approval event is readable a moment before the
-   * turn records it (events are stored first, the turn's fields right after, on whichever server
-   * process holds the drone), so a client that decides as soon as it reads the event waits for that.
-   */
-  private async withPendingApproval(
-    userId: string,
-    turnId: string,
-    approvalId: string,
-  ): Promise<ChatTurnDocument> {
-    const deadline = Date.now() + approvalSettleMs;
-    for (;;) {
-      const turn = await this.dependencies.store.findOwned(userId, turnId);
-      if (!turn) throw notFound("Turn");
-      if (turn.pendingApprovals?.some((approval) => approval.id === approvalId)) return turn;
-      if (isFinalTurnStatus(turn.status) || Date.now() >= deadline) {
-        throw notFound("Pending approval");
-      }
-      const announced = await this.dependencies.models.TurnEvent.exists({
-        turn: turn._id,
-        type: "approval",
-        seq: { $gt: turn.lastSeq ?? 0 },
-      });
-      if (!announced) throw notFound("Pending approval");
-      await delay(50);
-    }
+    await decideApproval(this.dependencies, { userId, turnId, approvalId }, body);
   }
 }
