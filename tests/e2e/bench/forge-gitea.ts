@@ -1,8 +1,8 @@
 // The forge against a real Gitea: opening and updating a session's pull request through the
 // drone's client beside the same API calls made by hand with fetch, round by round (which goes
 // first alternating); and a forge event's signed delivery to the server's answer with its turn
-// queued (the sender's permission asked of Gitea in between; Gitea's own webhook latency aside:
-// the deliveries are sent directly).
+// queued, and on to its work order in a drone's hands (the sender's permission asked of Gitea in
+// between; Gitea's own webhook latency aside: the deliveries are sent directly).
 import { createHmac } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -10,7 +10,7 @@ import path from "node:path";
 import { startTestServer } from "@gadget/server/testing";
 import { findRepoRoot, startGitea, startServices } from "@gadget/services";
 import { markdownTable, summarize, time } from "@gadget/testkit/measure";
-import { signup } from "@gadget/testkit/wire";
+import { registerDrone, ScriptedDrone, signup } from "@gadget/testkit/wire";
 import { openOrUpdatePullRequest } from "gadget-drone/testing";
 
 const rounds = Number(process.env.BENCH_FORGE_ROUNDS ?? 15);
@@ -125,6 +125,7 @@ try {
     `forge_bench_${process.pid}`,
   );
   const answered: number[] = [];
+  const dispatched: number[] = [];
   try {
     const user = await signup(server.url, "forge-bench");
     await user.post("/api/providers", {
@@ -142,6 +143,14 @@ try {
     ).body.project;
     const { url, secret } = (await user.post(`/api/projects/${project._id}/forge-events/secret`))
       .body;
+    // A drone that takes every turn: each issue is a session of its own, so none waits behind another.
+    const { droneId, credential } = await registerDrone(user, { name: "bench", capacity: rounds });
+    const drone = await ScriptedDrone.connect({
+      url: server.url,
+      droneId,
+      credential,
+      capacity: rounds,
+    });
     for (let round = 0; round < rounds; round++) {
       const issue = await gitea.api<{ number: number; html_url: string }>(
         "POST",
@@ -175,7 +184,12 @@ try {
           if (response.status !== 202) throw new Error(`answered ${response.status}`);
         }),
       );
+      // Measured from the same send: the turn's work order in the drone's hands.
+      dispatched.push(
+        (answered.at(-1) as number) + (await time(() => drone.nextWorkOrder(10_000))),
+      );
     }
+    await drone.close();
   } finally {
     await server.close();
   }
@@ -202,6 +216,7 @@ try {
         row("update: by hand with fetch (GET, PATCH)", update.hand),
         ratio("update: ratio", update.drone, update.hand),
         row("forge event: signed delivery → 202, turn queued", answered),
+        row("forge event: signed delivery → the work order on a drone", dispatched),
       ],
     ),
   );
