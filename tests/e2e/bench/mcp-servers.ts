@@ -124,7 +124,7 @@ try {
       ["case", "drone (ms)", "baseline", "baseline (ms)", "ratio"],
       [
         [
-          "cold: stdio server started in the sandbox, 8 tools listed (first turn)",
+          "cold: stdio server started in the sandbox, its tools listed (first turn)",
           fmt(samples.cold),
           "SDK `StdioClientTransport` connect + listTools, unconfined",
           fmt(samples.coldBaseline),

@@ -2,8 +2,9 @@
 // committed into the project) runs inside the sandbox in the session's worktree; a remote one
 // over Streamable HTTP on loopback with a bearer token. Tools reach the model with safe names and
 // their schemas, read ones run in parallel, write ones wait for approval, ask mode offers only
-// read ones, the secret env reaches the server but never the API, events or logs, and a crashing
-// or hanging server becomes a warning while the turn completes.
+// read ones (and none that runs only as a task), progress shows as the tool's output, the secret
+// env reaches the server but never the API, events or logs, and a crashing or hanging server
+// becomes a warning while the turn completes.
 import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
@@ -261,13 +262,24 @@ describe("MCP servers in real drone turns", () => {
     expect(existsSync(path.join(worktree, "issues", "Denied.md"))).toBe(false);
   });
 
-  it("offers only read MCP tools in ask mode", async () => {
+  it("offers only read MCP tools in ask mode, none that runs only as a task, and shows progress live", async () => {
     const { projectId } = await project("Ask", [trackerServer()]);
     const sessionId = await session(projectId, { mode: "ask" });
     const first = model.chatRequests.length;
-    model.enqueue({ text: "Nothing to change." });
+    model.enqueue(
+      { toolCalls: [{ name: "mcp__tracker__count_slowly", arguments: { to: 2 } }] },
+      { text: "Nothing to change." },
+    );
     const turnId = await startTurn(sessionId, "What does the tracker have?");
-    await settledEvents(user, turnId, 60_000);
+    const events: Events = await settledEvents(user, turnId, 60_000);
+    // The server's progress reached the turn as the tool's output, before its result.
+    const output = events
+      .filter((event) => event.type === "tool_output")
+      .map((event) => event.data.text)
+      .join("");
+    expect(output).toBe("progress 1/2: counted 1\nprogress 2/2: counted 2\n");
+    const types = events.map((event) => event.type);
+    expect(types.indexOf("tool_output")).toBeLessThan(types.indexOf("tool_result"));
     const names = (model.chatRequests[first]?.tools ?? []).map((tool) => tool.function.name);
     expect(names).toEqual(
       expect.arrayContaining([
@@ -279,6 +291,7 @@ describe("MCP servers in real drone turns", () => {
     expect(names).not.toContain("mcp__tracker__create_issue");
     expect(names).not.toContain("mcp__tracker__fail");
     expect(names).not.toContain("mcp__tracker__crash");
+    expect(names).not.toContain("mcp__tracker__research");
   });
 
   it("turns a crashing, a hanging and a dying server into warnings, and the turn completes", async () => {

@@ -1,11 +1,14 @@
 // The MCP manager with real servers written with the SDK (the fixture, run by node; the sandbox's
 // confinement of them is proven in tests/e2e): tools and their permissions, results as text,
-// reuse across turns, a restart after a crash, idle stop, and servers that fail or hang.
+// reuse across turns, a restart after a crash, idle stop, servers that fail or hang, progress
+// shown while a tool runs, and task-only tools left out.
 import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import { confine, Unconfined } from "@gadget/sandbox";
 import { makeTempDir } from "@gadget/testkit";
 import { bundleMcpFixtureServer, startRemoteMcpServer } from "@gadget/testkit/mcp";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type McpLease, McpManager, type McpTurnRequest } from "./mcp-manager.ts";
 
@@ -55,7 +58,12 @@ describe("McpManager", () => {
     };
   }
 
-  async function call(lease: McpLease, name: string, input: Record<string, unknown> = {}) {
+  async function call(
+    lease: McpLease,
+    name: string,
+    input: Record<string, unknown> = {},
+    output: string[] = [],
+  ) {
     const tool = lease.tools.find((candidate) => candidate.name === name);
     if (!tool) throw new Error(`no tool ${name}`);
     return tool.execute(input, {
@@ -63,6 +71,7 @@ describe("McpManager", () => {
       workspace,
       callId: "c1",
       document: documentStub,
+      onOutput: (chunk) => output.push(chunk.text),
     });
   }
 
@@ -79,6 +88,7 @@ describe("McpManager", () => {
     );
     const byName = Object.fromEntries(lease.tools.map((tool) => [tool.name, tool]));
     expect(Object.keys(byName).sort()).toEqual([
+      "mcp__tracker__count_slowly",
       "mcp__tracker__crash",
       "mcp__tracker__create_issue",
       "mcp__tracker__env_echo",
@@ -205,7 +215,7 @@ describe("McpManager", () => {
           warnings,
         ),
       );
-      expect(lease.tools.filter((tool) => tool.name.startsWith("mcp__remote__"))).toHaveLength(8);
+      expect(lease.tools.filter((tool) => tool.name.startsWith("mcp__remote__"))).toHaveLength(9);
       expect(lease.tools.some((tool) => tool.name.startsWith("mcp__wrong__"))).toBe(false);
       expect(warnings).toEqual([expect.stringContaining('MCP server "wrong" is unavailable')]);
       expect(remote.refused).toBeGreaterThan(0);
@@ -216,5 +226,55 @@ describe("McpManager", () => {
     } finally {
       await remote.close();
     }
+  });
+
+  it("leaves out a tool that only runs as a task, and shows a tool's progress as it runs", async () => {
+    // The server does list the task-only tool, as required.
+    const direct = new Client({ name: "test", version: "0" });
+    await direct.connect(new StdioClientTransport({ command: "node", args: [script] }));
+    const listed = (await direct.listTools()).tools.find((tool) => tool.name === "research");
+    await direct.close();
+    expect(listed?.execution?.taskSupport).toBe("required");
+
+    const mcp = manager();
+    const lease = await mcp.open(
+      request([{ name: "tracker", command: ["node", script], env: {} }]),
+    );
+    const names = lease.tools.map((tool) => tool.name);
+    expect(names).toContain("mcp__tracker__count_slowly");
+    expect(names).not.toContain("mcp__tracker__research");
+
+    const output: string[] = [];
+    const counted = await call(lease, "mcp__tracker__count_slowly", { to: 3 }, output);
+    expect(counted).toMatchObject({ ok: true, output: "counted to 3" });
+    expect(output).toEqual([
+      "progress 1/3: counted 1\n",
+      "progress 2/3: counted 2\n",
+      "progress 3/3: counted 3\n",
+    ]);
+    lease.release();
+  });
+
+  it("explains a failed server by the meaningful end of its stderr, secrets redacted", async () => {
+    const mcp = manager();
+    const warnings: string[] = [];
+    await mcp.open(
+      request(
+        [
+          {
+            name: "npx",
+            command: ["node", script, "--noisy-crash"],
+            env: { FIXTURE_SECRET: "s3cret-value-9f2c" },
+          },
+        ],
+        warnings,
+      ),
+    );
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toContain(
+      "(stderr: npm error code EAI_AGAIN | npm error request to https://registry.example/pkg failed, token [redacted] | Error: getaddrinfo EAI_AGAIN registry.example)",
+    );
+    expect(warnings[0]).not.toContain("Node.js v20");
+    expect(warnings[0]).not.toContain("s3cret");
   });
 });

@@ -1,22 +1,26 @@
 // The project's MCP servers on this drone: started per session (stdio ones inside the turn's
-// sandbox, in the session's worktree; remote ones over Streamable HTTP), kept for the session's
-// later turns, started again when one died, stopped when the session has been idle a while and
-// when the drone stops. A server that does not start or answer in time is left out of the turn.
+// sandbox, in the session's worktree; remote ones over Streamable HTTP, or the old HTTP+SSE when
+// that is refused), kept for the session's later turns, started again when one died or a remote
+// one lost its session, stopped when the session has been idle a while and when the drone stops.
+// A server that does not start or answer in time is left out of the turn.
 import { createHash } from "node:crypto";
 import type { AnyTool, EngineLogger, ToolContext } from "@gadget/agent";
 import type { WorkOrderMcpServer } from "@gadget/protocol";
 import { type CommandConfinement, spawnConfined } from "@gadget/sandbox";
 import { commandEnvironment, redactSecrets } from "@gadget/tools";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { CallToolResult, Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
 import {
-  type CallToolResult,
-  ErrorCode,
-  McpError,
-  type Tool as McpTool,
-} from "@modelcontextprotocol/sdk/types.js";
-import { mcpTool } from "./mcp-tools.ts";
+  failureCause,
+  mayBeSseServer,
+  serverGone,
+  sessionGone,
+  stderrSummary,
+} from "./mcp-failures.ts";
+import { mcpTool, progressLine } from "./mcp-tools.ts";
 import { ConfinedStdioTransport } from "./stdio-transport.ts";
 import { mcpToolName } from "./tool-names.ts";
 
@@ -139,6 +143,8 @@ export class McpManager {
       const allowed = server.tools ? new Set(server.tools) : null;
       for (const tool of connection.tools) {
         if (allowed && !allowed.has(tool.name)) continue;
+        // Task-only tools refuse a plain call; the drone does not run MCP tasks, so never offers them.
+        if (tool.execution?.taskSupport === "required") continue;
         const call = (name: string, args: Record<string, unknown>, context: ToolContext) =>
           this.call(session, server, request, name, args, context);
         tools.push(
@@ -219,7 +225,7 @@ export class McpManager {
       session.connections.set(server.name, connection);
       return connection;
     } catch (error) {
-      const reason = redactSecrets((error as Error).message ?? String(error), request.secretValues);
+      const reason = redactSecrets(failureCause(error, server.url), request.secretValues);
       this.options.logger.warn({ server: server.name, reason }, "MCP server unavailable");
       request.onWarning(
         `MCP server "${server.name}" is unavailable, the turn goes on without its tools: ${reason}`,
@@ -251,13 +257,11 @@ export class McpManager {
       stdio = new ConfinedStdioTransport(spawned);
       transport = stdio;
     } else {
-      transport = new StreamableHTTPClientTransport(new URL(server.url as string), {
-        requestInit: server.bearerToken
-          ? { headers: { authorization: `Bearer ${server.bearerToken}` } }
-          : {},
-      });
+      transport = remoteTransport(server, "streamable");
     }
-    const client = new Client({ name: "gadget-drone", version: this.options.version ?? "0" });
+    const newClient = () =>
+      new Client({ name: "gadget-drone", version: this.options.version ?? "0" });
+    let client = newClient();
     const connection: Connection = {
       name: server.name,
       fingerprint,
@@ -272,12 +276,11 @@ export class McpManager {
       if (connection.closed) return;
       connection.closed = true;
       if (connection.stopping || !connection.ready) return;
-      const detail = stdio?.stderr.trim().split("\n").at(-1);
-      const message = `MCP server "${server.name}" stopped${detail ? `: ${redactSecrets(detail, request.secretValues)}` : ""}; it starts again when a tool of it is called or at the next turn`;
+      const detail = stdio ? stderrSummary(stdio.stderr, request.secretValues) : "";
+      const message = `MCP server "${server.name}" stopped${detail ? `: ${detail}` : ""}; it starts again when a tool of it is called or at the next turn`;
       this.options.logger.warn({ server: server.name }, message);
       for (const lease of session.leases) lease.onWarning(message);
     };
-    client.onclose = connection.noteClosed;
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(
@@ -288,7 +291,20 @@ export class McpManager {
     try {
       await Promise.race([
         (async () => {
-          await client.connect(transport, { timeout: this.startTimeoutMs });
+          try {
+            await client.connect(transport, { timeout: this.startTimeoutMs });
+          } catch (error) {
+            // A server from before Streamable HTTP refuses its POST: speak HTTP+SSE to it.
+            if (!server.url || !mayBeSseServer(error)) throw error;
+            await client.close().catch(() => {});
+            client = newClient();
+            connection.client = client;
+            transport = remoteTransport(server, "sse");
+            await client.connect(transport, { timeout: this.startTimeoutMs }).catch((old) => {
+              throw new Error(`${failureCause(error)}; over HTTP+SSE: ${failureCause(old)}`);
+            });
+          }
+          client.onclose = connection.noteClosed;
           let cursor: string | undefined;
           do {
             const page = await client.listTools(cursor ? { cursor } : undefined, {
@@ -304,8 +320,8 @@ export class McpManager {
       connection.stopping = true;
       await client.close().catch(() => {});
       await transport.close().catch(() => {});
-      const stderr = stdio?.stderr.trim().split("\n").at(-1);
-      const reason = (error as Error).message ?? String(error);
+      const stderr = stdio ? stderrSummary(stdio.stderr, request.secretValues) : "";
+      const reason = failureCause(error, server.url);
       throw new Error(stderr ? `${reason} (stderr: ${stderr})` : reason);
     } finally {
       clearTimeout(timer);
@@ -334,6 +350,12 @@ export class McpManager {
         signal: context.signal,
         timeout: callTimeoutMs,
         resetTimeoutOnProgress: true,
+        // Asks the server for progress and shows it in the tool's row while it runs.
+        onprogress: (progress) =>
+          context.onOutput?.({
+            stream: "stdout",
+            text: redactSecrets(progressLine(progress), request.secretValues),
+          }),
       })) as CallToolResult;
     try {
       return await callOn(connection);
@@ -341,11 +363,18 @@ export class McpManager {
       // The server died just before the call, its exit not yet seen when the call was sent (a
       // tool that ends its server, then the next call at once): start it again, once. Which way
       // that shows depends on timing: the connection closed under the call, or the write to a
-      // pipe whose reader is gone failed.
-      if (!serverGone(error)) throw error;
-      connection.noteClosed();
+      // pipe whose reader is gone failed. A remote server that restarted has forgotten the
+      // session: a new one, once.
+      const gone = serverGone(error);
+      if (!gone && !(server.url && sessionGone(error)))
+        throw new Error(failureCause(error, server.url));
+      if (gone) connection.noteClosed();
+      else {
+        session.connections.delete(server.name);
+        await this.stop(connection);
+      }
       const again = await this.ensure(session, server, request);
-      if (!again) throw error;
+      if (!again) throw new Error(failureCause(error, server.url));
       return await callOn(again);
     }
   }
@@ -356,15 +385,13 @@ export class McpManager {
   }
 }
 
-/** Errors that mean the server's process went away under a call (not the tool failing). */
-const goneCodes = new Set([
-  "EPIPE",
-  "ERR_STREAM_DESTROYED",
-  "ERR_STREAM_WRITE_AFTER_END",
-  "ECONNRESET",
-]);
-
-function serverGone(error: unknown): boolean {
-  if (error instanceof McpError) return error.code === ErrorCode.ConnectionClosed;
-  return goneCodes.has((error as NodeJS.ErrnoException | undefined)?.code ?? "");
+/** A remote server's transport: Streamable HTTP, or HTTP+SSE for a server older than it. */
+function remoteTransport(server: WorkOrderMcpServer, kind: "streamable" | "sse"): Transport {
+  const url = new URL(server.url as string);
+  const requestInit = server.bearerToken
+    ? { headers: { authorization: `Bearer ${server.bearerToken}` } }
+    : {};
+  return kind === "sse"
+    ? new SSEClientTransport(url, { requestInit })
+    : new StreamableHTTPClientTransport(url, { requestInit });
 }

@@ -2,7 +2,7 @@
 // model sees it, permission from `readOnlyHint`, and its result turned into text within the caps.
 import type { AnyTool, ToolContext, ToolResult } from "@gadget/agent";
 import { OutputCapture, redactSecrets, resolveToolsOptions } from "@gadget/tools";
-import type { CallToolResult, Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult, Tool as McpTool, Progress } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 
 /** Calls one tool on its server (the session's live connection). */
@@ -56,6 +56,15 @@ export function resultText(result: CallToolResult): { text: string; truncated: b
   const capture = new OutputCapture(outputLimits);
   capture.write(parts.join("\n"));
   return { text: capture.render(), truncated: capture.truncated };
+}
+
+/** A server's progress notification as a line of the tool's live output: `progress 2/5: step`. */
+export function progressLine(progress: Progress): string {
+  const amount = progress.total ? `${progress.progress}/${progress.total}` : `${progress.progress}`;
+  const message = progress.message
+    ? `: ${progress.message.replace(/\s+/g, " ").slice(0, 200)}`
+    : "";
+  return `progress ${amount}${message}\n`;
 }
 
 function firstLine(text: string): string {

@@ -1,7 +1,8 @@
 // An MCP server written with the official SDK, for tests: a read tool, a write tool, one that
 // fails, one that answers an image, one that tells an env variable (and its hash), one that tries
-// to read any path, one that exits, one whose name needs making safe. `--crash` exits at once; `--hang` never
-// answers. Bundled into one file (bundleMcpFixtureServer) so it runs inside a sandbox.
+// to read any path, one that exits, one whose name needs making safe, one that reports progress,
+// one that only runs as a task. `--crash` exits at once; `--noisy-crash` exits after a stack trace
+// and npm-like noise; `--hang` never answers. Bundled into one file (bundleMcpFixtureServer) so it runs inside a sandbox.
 import { createHash } from "node:crypto";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
@@ -109,6 +110,43 @@ export function registerFixtureTools(server: McpServer, label: string): void {
     },
   );
   server.registerTool(
+    "count_slowly",
+    {
+      description: "Counts to `to`, reporting progress at each step.",
+      inputSchema: { to: z.number().int().min(1).max(20) },
+      annotations: { readOnlyHint: true },
+    },
+    async ({ to }, extra) => {
+      const progressToken = extra._meta?.progressToken;
+      for (let step = 1; step <= to; step++) {
+        if (progressToken !== undefined) {
+          await extra.sendNotification({
+            method: "notifications/progress",
+            params: { progressToken, progress: step, total: to, message: `counted ${step}` },
+          });
+        }
+        await sleep(10);
+      }
+      return { content: [{ type: "text", text: `counted to ${to}` }] };
+    },
+  );
+  // Runs only as a task (`execution.taskSupport: "required"`); a plain call is refused.
+  server.experimental.tasks.registerToolTask(
+    "research",
+    { description: "A long research job run as a task.", inputSchema: {} },
+    {
+      createTask: async () => {
+        throw new Error("tasks are not kept by the fixture");
+      },
+      getTask: async () => {
+        throw new Error("tasks are not kept by the fixture");
+      },
+      getTaskResult: async () => {
+        throw new Error("tasks are not kept by the fixture");
+      },
+    },
+  );
+  server.registerTool(
     "issues.search",
     {
       description: "Searches issues (a name with a dot).",
@@ -124,6 +162,22 @@ export async function runStdioFixture(argv: readonly string[]): Promise<void> {
   if (argv.includes("--crash")) {
     process.stderr.write("fixture crashed on purpose\n");
     process.exit(3);
+  }
+  if (argv.includes("--noisy-crash")) {
+    process.stderr.write(
+      [
+        "npm error code EAI_AGAIN",
+        `npm error request to https://registry.example/pkg failed, token ${process.env.FIXTURE_SECRET ?? "none"}`,
+        "",
+        "Error: getaddrinfo EAI_AGAIN registry.example",
+        "    at GetAddrInfoReqWrap.onlookupall (node:dns:120:26)",
+        "npm error A complete log of this run can be found in: /home/u/.npm/_logs/debug-0.log",
+        "",
+        "Node.js v20.20.2",
+        "",
+      ].join("\n"),
+    );
+    process.exit(1);
   }
   if (argv.includes("--hang")) {
     // Reads nothing, answers nothing.
