@@ -395,8 +395,11 @@ describe("drone control end to end", () => {
     server = await createGadgetServer(testConfig({ ...serverOptions(), port }, name));
 
     const turn = await waitForTurn(user, turnId, ["completed", "failed", "interrupted"], 30_000);
-    expect(turn.status).toBe("completed");
     const events = await settledEvents(user, turnId);
+    expect(
+      turn.status,
+      JSON.stringify([turn.error, events.filter((event) => event.type !== "token")]),
+    ).toBe("completed");
     expect(events.map((event) => event.seq)).toEqual(events.map((_, index) => index + 1));
     const text = events
       .filter((event) => event.type === "token")

@@ -314,6 +314,9 @@ export function attachDroneNamespace(
         const [state] = await presence.read([droneId]);
         if (state?.socketId) return; // Replaced by a newer connection.
         log.info({ reason }, "drone disconnected");
+        // This server is stopping, not the drone: it reconnects to another one (or to this one
+        // started again) and goes on; its lease covers the gap, so its turns are not marked lost.
+        if (!dependencies.lifecycle.accepting) return;
         // Browsers see the drone offline first, then its turns waiting for it.
         await publishDrone(dependencies, droneId);
         // The grace period starts now: the drone may come back (here or elsewhere) and go on.

@@ -35,7 +35,7 @@ export class DroneLoss {
           await apply(turn, { set: { leaseExpiresAt: until } });
           return;
         }
-        const outcome = await apply(turn, {
+        await apply(turn, {
           events: [
             {
               type: "drone_lost",
@@ -51,9 +51,6 @@ export class DroneLoss {
           detach: true,
           set: { leaseExpiresAt: until, waiting: { reason: "drone_offline", since, until } },
         });
-        const event = outcome.events[0];
-        // Remembered so the drone, when back, knows which of its events were stored.
-        if (event) await apply(outcome.turn, { set: { lostSeq: event.seq } });
       });
     }
   }
