@@ -10,6 +10,7 @@ export { ActiveTurn } from "./turn-runner.ts";
 export { pushSessionBranch } from "./workspace/delivery.ts";
 export { prepareWorkspace } from "./workspace/prepare.ts";
 export { pruneIdleWorktrees, WorktreePruner } from "./workspace/prune.ts";
+export { rewindSession } from "./workspace/rewind.ts";
 export {
   commitSessionWork,
   prepareSessionWorktree,

@@ -210,7 +210,7 @@ export async function createGadgetServer(input: ServerConfig): Promise<GadgetSer
     lifecycle,
   });
   const reverts = new TurnReverts(holders);
-  const rewinds = new SessionRewinds({ ...holders, locks });
+  const rewinds = new SessionRewinds({ ...holders, locks, secretBox });
   const turnUpdates = new TurnUpdates(ide, config.turnUpdateIntervalMs);
   const turnParts = { config, models, store, dispatcher, seqs, turnIndex, drones };
   const turns = new TurnService({ ...turnParts, steering: { locks, logger } });

@@ -94,6 +94,18 @@ export const turnDeliverySchema = z.object({
 });
 export type TurnDelivery = z.infer<typeof turnDeliverySchema>;
 
+/** Where a session's pull request is, and what to open or update it with (the forge token opened). */
+export const pullRequestDeliverySchema = z.object({
+  forge: workOrderForgeSchema,
+  gitUrl: z.string().min(1),
+  /** The branch the pull request merges into; absent: the remote's default branch. */
+  base: z.string().min(1).optional(),
+  title: z.string().min(1),
+  body: z.string(),
+  /** The session's pull request when one was opened before. */
+  existing: pullRequestRefSchema.optional(),
+});
+
 /** `session_deliver`: commit the session worktree's uncommitted changes and push its branch. */
 export const deliverRequestSchema = z.object({
   projectSlug: z.string().min(1),
@@ -102,18 +114,7 @@ export const deliverRequestSchema = z.object({
   message: z.string().min(1),
   commitAuthor: commitAuthorSchema.optional(),
   /** Present when the project delivers pull requests: where, and what to open or update. */
-  pullRequest: z
-    .object({
-      forge: workOrderForgeSchema,
-      gitUrl: z.string().min(1),
-      /** The branch the pull request merges into; absent: the remote's default branch. */
-      base: z.string().min(1).optional(),
-      title: z.string().min(1),
-      body: z.string(),
-      /** The session's pull request when one was opened before. */
-      existing: pullRequestRefSchema.optional(),
-    })
-    .optional(),
+  pullRequest: pullRequestDeliverySchema.optional(),
 });
 export type DeliverRequest = z.infer<typeof deliverRequestSchema>;
 

@@ -2,6 +2,7 @@
 // a running turn, and taking turns back (rewind) or branching a session off (fork).
 import { z } from "zod";
 import { dateSchema, objectIdSchema } from "./common.ts";
+import { pullRequestDeliverySchema } from "./delivery.ts";
 
 /** PATCH /api/turns/:id: a queued turn's new prompt. */
 export const editTurnBodySchema = z.object({
@@ -60,6 +61,8 @@ export const sessionRewindRequestSchema = z.object({
   turnIds: z.array(objectIdSchema).min(1),
   /** The project delivers: move `origin`'s branch back too, with `--force-with-lease`. */
   deliver: z.boolean().default(false),
+  /** With `deliver`, the session's open pull request: its body updated to the turns kept. */
+  pullRequest: pullRequestDeliverySchema.optional(),
 });
 export type SessionRewindRequest = z.input<typeof sessionRewindRequestSchema>;
 
@@ -72,5 +75,7 @@ export const sessionRewindResultSchema = z.object({
   /** With `deliver`: whether `origin`'s branch was moved back, or why not (e.g. it moved since). */
   pushed: z.boolean().optional(),
   pushError: z.string().optional(),
+  /** Why the pull request's body could not be updated after the branch moved back. */
+  pullRequestError: z.string().optional(),
 });
 export type SessionRewindResult = z.infer<typeof sessionRewindResultSchema>;

@@ -1,8 +1,9 @@
 // Pull requests end to end: a project delivering pull requests has a real drone push each turn's
 // commit to a smart-HTTP remote (`git http-backend`), then open the session's pull request on a
 // loopback stand-in of GitHub's REST API (the forge is not reachable from test machines), and a
-// later turn update its body. A wrong token leaves the turn completed with the reason in words and
-// the token nowhere; once the token is replaced, "deliver now" opens the pull request.
+// later turn update its body; a code rewind updates it to the turns kept. A wrong token leaves the
+// turn completed with the reason in words and the token nowhere; once the token is replaced,
+// "deliver now" opens the pull request.
 import { execFileSync } from "node:child_process";
 import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import path from "node:path";
@@ -235,5 +236,29 @@ describe("pull requests end to end", () => {
     expect(
       turns.map((turn: { delivery: { pullRequestUrl: string } }) => turn.delivery.pullRequestUrl),
     ).toEqual([url, url]);
+  });
+
+  it("a code rewind moves the branch back and updates the pull request's body to the turns kept", async () => {
+    const session = (await user.post(`/api/projects/${projectId}/sessions`, { name: "Profile" }))
+      .body.session;
+    const branch = sessionBranch("gadget/", session);
+    const first = await runTurn(session._id, "Write the profile page", "profile.txt");
+    const second = await runTurn(session._id, "Add a profile photo", "photo.txt");
+    const pull = () => forge.pullRequests().find((request) => request.head === branch);
+    expect(pull()?.body).toContain("2. Add a profile photo");
+
+    const rewound = await user.post(`/api/sessions/${session._id}/rewind`, {
+      turnId: second.turnId,
+      code: true,
+    });
+    expect(rewound.status, JSON.stringify(rewound.body)).toBe(200);
+    expect(rewound.body.code).toMatchObject({ head: first.turn.commit, pushed: true });
+    expect(rewound.body.code.pullRequestError).toBeUndefined();
+    expect(remoteCommit(branch)).toBe(first.turn.commit);
+    expect(pull()).toMatchObject({
+      state: "open",
+      body: 'Opened by Gadget Code for the session "Profile".\n\nTurns:\n1. Write the profile page',
+    });
+    expect(JSON.stringify(rewound.body)).not.toContain(rightToken);
   });
 });

@@ -1,6 +1,7 @@
 // Rewinding and forking end to end with a real drone: a code rewind of two turns puts the files
 // and the branch head back, keeps the old head and an uncommitted file under a backup ref, and the
-// next request holds none of the rewound turns; a fork's branch starts at its turn's commit and
+// next request holds none of the rewound turns; a rewind of the conversation only leaves the files
+// and the branch as they are; a fork's branch starts at its turn's commit and
 // its first request holds the turns up to it.
 import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
@@ -108,6 +109,39 @@ describe("rewind and fork end to end", () => {
     expect(asked).not.toContain("Write the beta file");
     expect(asked).not.toContain("Write the gamma file");
     expect(await readFile(path.join(worktree, "delta.txt"), "utf8")).toBe("delta.txt\n");
+  });
+
+  it("keeps the files and the branch when only the conversation is rewound", async () => {
+    const created = await createProjectSession(user, {
+      name: "Talk back",
+      modelUrl: model.baseUrl,
+    });
+    const session = created.sessionId;
+    await writeTurn(session, "Write the north file", "north.txt");
+    const south = await writeTurn(session, "Write the south file", "south.txt");
+    const worktree = worktreeDirectory(workspace, created.projectSlug, session);
+    const head = git(worktree, "rev-parse", "HEAD");
+
+    const rewound = await user.post(`/api/sessions/${session}/rewind`, {
+      turnId: south._id,
+      conversation: true,
+    });
+    expect(rewound.status, JSON.stringify(rewound.body)).toBe(200);
+    expect(rewound.body).toMatchObject({ rewound: [south._id], code: null });
+    expect(git(worktree, "rev-parse", "HEAD")).toBe(head);
+    expect(await readFile(path.join(worktree, "south.txt"), "utf8")).toBe("south.txt\n");
+    const turn = (await user.get(`/api/turns/${south._id}`)).body.turn;
+    expect(turn.rewoundAt).toBeTruthy();
+
+    await writeTurn(session, "Write the east file", "east.txt");
+    // The conversation leaves the south turn out (its commit is still in the git log it is shown).
+    const said = (model.chatRequests.at(-1) as ScriptedRequest["body"]).messages
+      .filter((message) => message.role !== "system")
+      .map((message) => message.content);
+    expect(said).toEqual(expect.arrayContaining(["Write the north file", "Wrote north.txt."]));
+    expect(said).not.toContain("Write the south file");
+    expect(said).not.toContain("Wrote south.txt.");
+    expect(git(worktree, "rev-parse", "HEAD~1")).toBe(head);
   });
 
   it("moves a delivering project's remote branch back with a lease, refusing to overwrite a push made since", async () => {

@@ -3,19 +3,26 @@
 // results of the pass it arrived in (or with the decision of an approval it waits for); an
 // interrupting one stops a running command; a limit that asks pauses the turn until extended (or
 // ends it after the timeout); turns posted while one runs wait on the server and each request
-// holds the answers before it.
+// holds the answers before it, one edited and one withdrawn while they wait; a drone killed before
+// it took a message takes it after its restart; a message the turn ends without becomes the next
+// turn.
 import { existsSync, readFileSync } from "node:fs";
+import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { GadgetServer } from "@gadget/server";
 import { startTestServer } from "@gadget/server/testing";
 import { type ScriptedModel, type ScriptedRequest, startScriptedModel } from "@gadget/testkit";
+import { type NetworkLink, startNetworkLink } from "@gadget/testkit/browser";
 import { type ApiClient, signup, waitFor } from "@gadget/testkit/wire";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import {
   createProjectSession,
   type DroneProcess,
-  startRegisteredDrone,
+  freshHome,
+  registerWithCli,
+  startCli,
   turnEvents,
+  waitForDroneOnline,
   waitForTurn,
 } from "./helpers.ts";
 
@@ -28,23 +35,52 @@ function transcript(request: ScriptedRequest | { body: ScriptedRequest["body"] }
   }));
 }
 
+/** The user goal a request's closing state message names (the turn's prompt). */
+function goalOf(request: ScriptedRequest): string {
+  const state = transcript(request).at(-1)?.content ?? "";
+  return /### User goal\n(.*)\n/.exec(state)?.[1] ?? "";
+}
+
 describe("steering and queueing end to end", () => {
   let server: GadgetServer;
   let model: ScriptedModel;
   let user: ApiClient;
   let drone: DroneProcess;
+  let home: string;
+  let config: string;
+  let link: NetworkLink;
   let workspace: string;
   let providerId: string;
   let sessionId: string;
 
+  /** Starts the drone (again), reaching the server through the link the tests can cut. */
+  async function startDrone() {
+    drone = startCli(["--config", config], home, { GADGET_DRONE_HEARTBEAT_MS: "500" });
+    await waitForDroneOnline(user, "steered");
+  }
+
   beforeAll(async () => {
+    // A grace long enough for a killed drone to be started again and take its turn back.
     server = await startTestServer(
-      { mongoUrl: inject("mongoUrl"), redisUrl: inject("redisUrl") },
+      { mongoUrl: inject("mongoUrl"), redisUrl: inject("redisUrl"), droneGraceMs: 20_000 },
       `drone_steering_${process.pid}`,
     );
     model = await startScriptedModel();
     user = await signup(server.url, "steering");
-    ({ workspace, drone } = await startRegisteredDrone(user, server.url, "steered"));
+    home = await freshHome();
+    workspace = path.join(home, "workspaces");
+    config = path.join(home, "drone.json");
+    const registered = await registerWithCli(user, server.url, {
+      name: "steered",
+      workspace,
+      config,
+      home,
+    });
+    expect(registered.code, registered.stderr).toBe(0);
+    link = await startNetworkLink(server.url);
+    const settings = JSON.parse(await readFile(config, "utf8"));
+    await writeFile(config, JSON.stringify({ ...settings, server: link.url }), { mode: 0o600 });
+    await startDrone();
     ({ providerId, sessionId } = await createProjectSession(user, {
       name: "Steer",
       modelUrl: model.baseUrl,
@@ -54,6 +90,7 @@ describe("steering and queueing end to end", () => {
 
   afterAll(async () => {
     drone?.child.kill("SIGKILL");
+    await link?.close();
     await model?.close();
     await server?.close();
   });
@@ -271,4 +308,155 @@ describe("steering and queueing end to end", () => {
       ]),
     );
   });
+
+  it("runs an edited queued turn with its new prompt, skips a withdrawn one, and keeps the order", async () => {
+    let release: () => void = () => undefined;
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const prompts: string[] = [];
+    model.setHandler(async (request) => {
+      const prompt = goalOf(request);
+      prompts.push(prompt);
+      if (prompts.length === 1) await released;
+      return { text: `Counted: ${prompt}` };
+    });
+    const first = await postTurn("Count one");
+    await waitFor(async () => prompts.length === 1, 30_000, "the first model call");
+    const second = await postTurn("Count two");
+    const third = await postTurn("Count three");
+    const fourth = await postTurn("Count four");
+    try {
+      const edited = await user.patch(`/api/turns/${second._id}`, { prompt: "Count two, edited" });
+      expect(edited.status, JSON.stringify(edited.body)).toBe(200);
+      const withdrawn = await user.post(`/api/turns/${third._id}/cancel`, {});
+      expect(withdrawn.status, JSON.stringify(withdrawn.body)).toBe(202);
+    } finally {
+      release(); // a failure here must not hold the session's queue for the tests after it
+    }
+    for (const turn of [first, second, fourth]) {
+      expect((await waitForTurn(user, turn._id, ["completed", "failed"], 60_000)).status).toBe(
+        "completed",
+      );
+    }
+    model.setHandler(undefined);
+    expect((await user.get(`/api/turns/${third._id}`)).body.turn.status).toBe("cancelled");
+    expect(prompts).toEqual(["Count one", "Count two, edited", "Count four"]);
+    expect((await user.get(`/api/turns/${second._id}`)).body.turn.prompt).toBe("Count two, edited");
+  });
+
+  it("delivers messages to a drone killed before it took them, once restarted, losing none", async () => {
+    let release: () => void = () => undefined;
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const requests: ScriptedRequest[] = [];
+    const readme = { toolCalls: [{ name: "read_file", arguments: { path: "README.md" } }] };
+    model.setHandler(async (request) => {
+      requests.push(request);
+      if (requests.length === 1) {
+        await released; // answered to a drone that is gone
+        return readme;
+      }
+      const said = transcript(request).map((message) => message.content);
+      return said.includes("First word") && said.includes("Second word")
+        ? { text: "Both words heard." }
+        : readme;
+    });
+    const turn = await postTurn("Listen for two words");
+    await waitFor(async () => requests.length === 1, 30_000, "the first model call");
+    const first = await user.post(`/api/turns/${turn._id}/messages`, { text: "First word" });
+    expect(first.status).toBe(202);
+    await waitFor(
+      async () => journaled(turn._id, first.body.message._id),
+      10_000,
+      "the drone to journal it",
+    );
+    drone.child.kill("SIGKILL");
+    await drone.exited;
+    release();
+    // A second message while no drone holds the turn: stored, sent when the drone is back.
+    const second = await user.post(`/api/turns/${turn._id}/messages`, { text: "Second word" });
+    expect(second.status).toBe(202);
+    await startDrone();
+
+    const finished = await waitForTurn(user, turn._id, ["completed", "failed"], 45_000);
+    model.setHandler(undefined);
+    expect(finished).toMatchObject({ status: "completed", response: "Both words heard." });
+    const ids = [first.body.message._id, second.body.message._id];
+    const taken = (await turnEvents(user, turn._id))
+      .filter((event) => event.type === "user_message")
+      .map((event) => event.data.messageId);
+    expect(taken).toEqual(ids);
+    const messages = (await user.get(`/api/turns/${turn._id}/messages`)).body.messages;
+    expect(messages.map((message: { status: string }) => message.status)).toEqual([
+      "delivered",
+      "delivered",
+    ]);
+    const last = transcript(requests.at(-1) as ScriptedRequest);
+    expect(last).toEqual(
+      expect.arrayContaining([
+        { role: "user", content: "First word" },
+        { role: "user", content: "Second word" },
+      ]),
+    );
+  }, 60_000);
+
+  it("makes a message the turn ended without into the session's next turn, which runs", async () => {
+    const requests: ScriptedRequest[] = [];
+    let messageId = "";
+    let posting: Promise<{ _id: string }> | undefined;
+    model.setHandler(async (request) => {
+      requests.push(request);
+      if (requests.length > 1) return { text: "Goodbye." };
+      // The message is posted while the drone is cut off, so the turn ends before it arrives.
+      link.setDown(true);
+      const turnId = (await posting)?._id;
+      await waitFor(
+        async () =>
+          (await user.get(`/api/turns/${turnId}`)).body.turn.waiting?.reason === "drone_offline",
+        10_000,
+        "the turn to wait for its drone",
+      );
+      const posted = await user.post(`/api/turns/${turnId}/messages`, {
+        text: "Then say goodbye",
+      });
+      expect(posted.status).toBe(202);
+      messageId = posted.body.message._id;
+      return { text: "Hello." };
+    });
+    posting = postTurn("Say hello");
+    const turn = await posting;
+    const journal = path.join(workspace, ".journal", `${turn._id}.jsonl`);
+    await waitFor(
+      async () => existsSync(journal) && readFileSync(journal, "utf8").includes('"type":"done"'),
+      30_000,
+      "the drone to end the turn offline",
+    );
+    link.setDown(false);
+    expect((await waitForTurn(user, turn._id, ["completed", "failed"], 30_000)).status).toBe(
+      "completed",
+    );
+    const message = await waitFor(
+      async () => {
+        const messages = (await user.get(`/api/turns/${turn._id}/messages`)).body.messages;
+        return messages[0]?.status === "queued_as_turn" ? messages[0] : null;
+      },
+      10_000,
+      "the message to be queued",
+    );
+    expect(message._id).toBe(messageId);
+    const next = await waitForTurn(user, message.turn, ["completed", "failed"], 30_000);
+    model.setHandler(undefined);
+    expect(next).toMatchObject({
+      status: "completed",
+      prompt: "Then say goodbye",
+      response: "Goodbye.",
+    });
+    const asked = transcript(requests[1] as ScriptedRequest);
+    expect(goalOf(requests[1] as ScriptedRequest)).toBe("Then say goodbye");
+    expect(asked.map((said) => said.content)).toEqual(
+      expect.arrayContaining(["Say hello", "Hello."]),
+    );
+  }, 60_000);
 });

@@ -1,12 +1,13 @@
 // Rewinds a session's worktree: its branch goes back to before the first rewound turn that
 // committed (the `Gadget-Turn` trailer names it), after the previous head and every uncommitted
 // change (untracked files too) were kept as a commit under `refs/gadget/rewound/<session>/<n>`,
-// so nothing is lost: `git checkout <ref>` brings it all back.
+// so nothing is lost: `git checkout <ref>` brings it all back. A delivered branch is moved back on
+// origin too, and the session's open pull request gets a body that lists only the turns kept.
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { type SessionRewindRequest, type SessionRewindResult, UserError } from "@gadget/protocol";
 import { storedCredentials } from "./credentials.ts";
-import { pushSessionBranch } from "./delivery.ts";
+import { deliverPullRequest, pushSessionBranch } from "./delivery.ts";
 import { droneGit } from "./git.ts";
 import { tryLock } from "./lock.ts";
 import { turnTrailer } from "./revert.ts";
@@ -65,10 +66,16 @@ export async function rewindSession(
       leaseFrom: previousHead,
       credentialStore: storedCredentials(workspaceRoot, request.projectSlug),
     });
+    // The open pull request's body lists the turns: it is told which ones are left.
+    const pull =
+      pushed.pushed && request.pullRequest
+        ? await deliverPullRequest(directory, branch, request.pullRequest)
+        : {};
     return {
       ...result,
       pushed: pushed.pushed,
       ...(pushed.error ? { pushError: pushed.error } : {}),
+      ...(pull.error ? { pullRequestError: pull.error } : {}),
     };
   } finally {
     await lock.release();

@@ -1,19 +1,23 @@
 // Taking turns back and branching a session off. A rewind marks `turnId` and every later turn of
 // the session `rewoundAt` and rebuilds the session's history (the next work orders' context)
 // without them; with `code` the drone holding the session's worktree puts its branch back as it
-// was before them, keeping what was there under a backup ref. A fork is a new session whose
+// was before them, keeping what was there under a backup ref (and, for a project delivering pull
+// requests, the session's pull request's body lists the turns kept). A fork is a new session whose
 // history is the source's turns up to `turnId` and whose branch starts at that turn's commit.
 import type { ChatSessionDocument, ChatTurnDocument, Models } from "@gadget/db";
 import {
   type ForkBody,
   type IChatMessage,
   isFinalTurnStatus,
+  pullRequestText,
   type RewindBody,
   type SessionRewindResult,
   SystemError,
   sessionRewindResultSchema,
   UserError,
 } from "@gadget/protocol";
+import type { SecretBox } from "../crypto/secret-box.ts";
+import { openForge } from "../dispatch/work-order.ts";
 import { type AskHoldersDependencies, askHolders } from "../drones/ask-holders.ts";
 import { ownedBy } from "../owned.ts";
 import type { Locks } from "../redis/locks.ts";
@@ -23,6 +27,8 @@ import type { TurnStore } from "./store/turn-store.ts";
 export interface SessionRewindsDependencies extends AskHoldersDependencies {
   store: TurnStore;
   locks: Locks;
+  /** Opens the project's forge token, for the pull request a code rewind updates. */
+  secretBox: SecretBox;
 }
 
 /** What a rewind did. */
@@ -63,7 +69,17 @@ export class SessionRewinds {
     const rewound = turns.slice(index);
     const rewoundIds = rewound.map((turn) => String(turn._id));
     let code: SessionRewindResult | null = null;
-    if (body.code) code = await this.rewindCode(userId, session, rewoundIds);
+    if (body.code) {
+      const kept = turns
+        .slice(0, index)
+        .filter((turn) => turn.status === "completed" && !turn.rewoundAt);
+      code = await this.rewindCode(
+        userId,
+        session,
+        rewoundIds,
+        kept.map((turn) => turn.prompt),
+      );
+    }
     if (body.conversation !== false) {
       const now = new Date();
       for (const turn of rewound) {
@@ -141,10 +157,11 @@ export class SessionRewinds {
     userId: string,
     session: ChatSessionDocument,
     turnIds: string[],
+    keptPrompts: string[],
   ): Promise<SessionRewindResult> {
-    const { models } = this.dependencies;
+    const { models, secretBox } = this.dependencies;
     const project = await models.Project.findById(session.project)
-      .select({ slug: 1, name: 1, delivery: 1 })
+      .select({ slug: 1, name: 1, delivery: 1, forge: 1, gitUrl: 1, defaultBranch: 1 })
       .lean();
     if (!project) throw new UserError("not_found", "The session's project no longer exists");
     const answer = await askHolders(this.dependencies, {
@@ -157,6 +174,18 @@ export class SessionRewinds {
         turnIds,
         // A delivered branch would otherwise still hold the rewound turns on the remote.
         deliver: (project.delivery ?? "workspace") !== "workspace",
+        // Only an existing pull request is updated; a rewind opens none.
+        ...(project.delivery === "pull-request" && project.forge && session.pullRequest
+          ? {
+              pullRequest: {
+                forge: openForge(project.forge, secretBox),
+                gitUrl: project.gitUrl,
+                ...(project.defaultBranch ? { base: project.defaultBranch } : {}),
+                ...pullRequestText(session.name, keptPrompts, session.forgeIssue ?? undefined),
+                existing: { url: session.pullRequest.url, number: session.pullRequest.number },
+              },
+            }
+          : {}),
       },
       ...(session.drone ? { preferred: String(session.drone) } : {}),
       passOn: (error) =>

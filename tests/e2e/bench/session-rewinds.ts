@@ -1,0 +1,176 @@
+// Rewind and fork in a 20,000-file repository: what the drone adds on top of git when a session's
+// last two turns are taken back (their work and an uncommitted file kept under a backup ref, the
+// branch reset, the worktree cleaned) and when a fork's first turn makes its worktree at a turn's
+// commit. Each row has its raw baseline beside it — the same git operations typed by hand in a
+// clone of its own — measured in the same run, round by round, so the ratio holds on a noisy
+// machine.
+import { execFileSync } from "node:child_process";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { markdownTable, median, time } from "@gadget/testkit/measure";
+import {
+  commitSessionWork,
+  prepareSessionWorktree,
+  prepareWorkspace,
+  rewindSession,
+} from "gadget-drone";
+
+const fileCount = 20_000;
+const rounds = Number(process.env.BENCH_REWIND_ROUNDS ?? 7);
+
+const gitEnv = {
+  ...process.env,
+  GIT_AUTHOR_NAME: "Bench",
+  GIT_AUTHOR_EMAIL: "bench@example.com",
+  GIT_COMMITTER_NAME: "Bench",
+  GIT_COMMITTER_EMAIL: "bench@example.com",
+};
+const git = (cwd: string, ...args: string[]) =>
+  execFileSync("git", args, { cwd, env: gitEnv, stdio: ["ignore", "pipe", "pipe"] }).toString();
+
+/** A bare repository with 20,000 files of ~1 KiB in 200 folders. */
+async function createLargeRemote(root: string): Promise<string> {
+  const scratch = path.join(root, "scratch");
+  const bare = path.join(root, "large.git");
+  await mkdir(scratch, { recursive: true });
+  git(root, "init", "-q", "--bare", "--initial-branch=main", bare);
+  git(scratch, "init", "-q", "--initial-branch=main");
+  for (let folder = 0; folder < fileCount / 100; folder++) {
+    const directory = path.join(scratch, `module-${folder}`);
+    await mkdir(directory, { recursive: true });
+    for (let file = 0; file < 100; file++) {
+      const body = `export const value${file} = ${folder * 100 + file};\n`.repeat(30);
+      await writeFile(path.join(directory, `file-${file}.ts`), body);
+    }
+  }
+  git(scratch, "add", "-A");
+  git(scratch, "commit", "-q", "-m", `${fileCount.toLocaleString()} files`);
+  git(scratch, "remote", "add", "origin", bare);
+  git(scratch, "push", "-q", "origin", "main");
+  return bare;
+}
+
+/** Ids as the server makes them (24 hex characters), different each round. */
+const sessionId = (round: number) => `665f1c2e9b1d4a00${String(round).padStart(8, "0")}`;
+const forkId = (round: number) => `665f1c2e9b1d4b00${String(round).padStart(8, "0")}`;
+const turnId = (round: number, turn: number) =>
+  `665f1c2e9b1d4c${String(turn).padStart(2, "0")}${String(round).padStart(8, "0")}`;
+
+const fmt = (ms: number) => ms.toFixed(1);
+const ratio = (drone: number[], baseline: number[]) =>
+  `${(median(drone) / median(baseline)).toFixed(2)}×`;
+
+const root = await mkdtemp(path.join(tmpdir(), "gadget-rewind-bench-"));
+try {
+  const bare = await createLargeRemote(root);
+  const workspaceRoot = path.join(root, "drone");
+  const { directory: clone, defaultBranch } = await prepareWorkspace({
+    workspaceRoot,
+    slug: "large",
+    gitUrl: bare,
+  });
+  const byHand = path.join(root, "by-hand");
+  git(root, "clone", "-q", bare, byHand);
+
+  const samples = {
+    rewound: [] as number[],
+    rewoundBaseline: [] as number[],
+    forked: [] as number[],
+    forkedBaseline: [] as number[],
+  };
+  /** Times both; which goes first alternates, so neither always meets the colder page cache. */
+  async function pair(
+    round: number,
+    drone: () => Promise<unknown>,
+    byHandWork: () => unknown,
+  ): Promise<[number, number]> {
+    if (round % 2 === 0) return [await time(drone), await time(byHandWork)];
+    const baseline = await time(byHandWork);
+    return [await time(drone), baseline];
+  }
+  const options = (id: string) => ({
+    workspaceRoot,
+    slug: "large",
+    clone,
+    session: { _id: id, name: `Bench session ${id}` },
+    branchPrefix: "gadget/",
+    defaultBranch,
+  });
+  const handTree = (name: string) => path.join(root, "hand-trees", name);
+
+  for (let round = 0; round < rounds; round++) {
+    const { directory } = await prepareSessionWorktree(options(sessionId(round)));
+    const hand = handTree(`s-${round}`);
+    git(byHand, "worktree", "add", "-q", "--no-track", "-b", `s-${round}`, hand, "origin/main");
+    // Three turns, each changing one file; the last two are rewound.
+    const commits: string[] = [];
+    for (let turn = 0; turn < 3; turn++) {
+      for (const tree of [directory, hand]) {
+        await writeFile(path.join(tree, `module-${turn}`, "file-0.ts"), `// turn ${turn}\n`);
+      }
+      const message = `Turn ${turn}\n\nGadget-Turn: ${turnId(round, turn)}`;
+      commits.push((await commitSessionWork(directory, message)) as string);
+      git(hand, "add", "--all");
+      git(hand, "commit", "-q", "-m", message);
+    }
+    // A file the user wrote by hand after the last turn: the rewind keeps it under the backup ref.
+    for (const tree of [directory, hand]) await writeFile(path.join(tree, "scratch.txt"), "hand\n");
+    const [rewound, rewoundBaseline] = await pair(
+      round,
+      () =>
+        rewindSession(workspaceRoot, {
+          sessionId: sessionId(round),
+          projectSlug: "large",
+          turnIds: [turnId(round, 1), turnId(round, 2)],
+          deliver: false,
+        }),
+      () => {
+        git(hand, "update-ref", `refs/backup/${round}`, "HEAD");
+        git(hand, "reset", "-q", "--hard", "HEAD~2");
+        git(hand, "clean", "-q", "-fd");
+      },
+    );
+    samples.rewound.push(rewound);
+    samples.rewoundBaseline.push(rewoundBaseline);
+
+    // A fork from the first turn: its branch and worktree start at that turn's commit.
+    const handFirst = git(hand, "rev-parse", "HEAD").trim();
+    const [forked, forkedBaseline] = await pair(
+      round,
+      () => prepareSessionWorktree({ ...options(forkId(round)), startFrom: commits[0] as string }),
+      () =>
+        git(byHand, "worktree", "add", "-q", "-b", `f-${round}`, handTree(`f-${round}`), handFirst),
+    );
+    samples.forked.push(forked);
+    samples.forkedBaseline.push(forkedBaseline);
+  }
+
+  const files = fileCount.toLocaleString();
+  console.log(
+    `\nRewind and fork, ${files}-file repository, median of ${rounds} rounds (git ${git(root, "--version").trim().replace("git version ", "")})\n`,
+  );
+  console.log(
+    markdownTable(
+      ["case", "drone (ms)", "baseline", "baseline (ms)", "ratio"],
+      [
+        [
+          "rewind a session's last two turns (code), an uncommitted file kept",
+          fmt(median(samples.rewound)),
+          "`git update-ref` + `git reset --hard` + `git clean -fd`",
+          fmt(median(samples.rewoundBaseline)),
+          ratio(samples.rewound, samples.rewoundBaseline),
+        ],
+        [
+          "a fork's first worktree, at a turn's commit",
+          fmt(median(samples.forked)),
+          "`git worktree add -b <branch> <dir> <commit>`",
+          fmt(median(samples.forkedBaseline)),
+          ratio(samples.forked, samples.forkedBaseline),
+        ],
+      ],
+    ),
+  );
+} finally {
+  await rm(root, { recursive: true, force: true });
+}
