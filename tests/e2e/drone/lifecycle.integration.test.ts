@@ -238,7 +238,8 @@ describe("drone lifecycle end to end", () => {
       "interrupted",
     ]);
     expect(stopped).toMatchObject({ status: "interrupted", exitReason: "drone_shutdown" });
-  });
+    // Two drone starts, two turns and their commands: more than the default 30 s on a busy machine.
+  }, 120_000);
 
   it("unregisters: the server revokes the credential and the local config is gone", async () => {
     const config = path.join(home, "leaving.json");
