@@ -234,7 +234,12 @@ export function ProjectPage({ projectId }: { projectId: string }) {
           <div className="panel-head">
             <h2>Sessions</h2>
           </div>
-          <SessionForm onCreate={createSession.mutateAsync} />
+          <SessionForm
+            onCreate={async (body) => {
+              const session = await createSession.mutateAsync(body);
+              navigate(`/projects/${projectId}/sessions/${session._id}`);
+            }}
+          />
           {sessions.error ? (
             <ErrorNote
               error={sessions.error}
