@@ -162,7 +162,9 @@ export function ProvidersPage() {
                 <th>Base URL</th>
                 <th>Prices ($/M in · out)</th>
                 <th>Adapted requests</th>
-                <th />
+                <th>
+                  <span className="visually-hidden">Actions</span>
+                </th>
               </tr>
             </thead>
             <tbody>
