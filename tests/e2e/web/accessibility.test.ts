@@ -77,7 +77,10 @@ async function violations(name: string): Promise<string[]> {
     const axe = (window as unknown as { axe: { run: (...args: unknown[]) => Promise<unknown> } })
       .axe;
     const result = (await axe.run(document, {
-      runOnly: { type: "tag", values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "best-practice"] },
+      runOnly: {
+        type: "tag",
+        values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "best-practice"],
+      },
     })) as {
       violations: { id: string; impact: string; nodes: { target: string[] }[] }[];
     };
@@ -147,4 +150,26 @@ describe("accessibility (axe, WCAG 2.1 AA)", () => {
       }, 90_000);
     }
   }
+
+  it("reaches the session's prompt box with the first Tab stop, and shows a focus ring round it", async () => {
+    await page.setViewportSize(widths[0].viewport);
+    await page.goto(
+      `${server.url}/projects/${workspace.projectId}/sessions/${workspace.sessionId}`,
+    );
+    const prompt = page.getByRole("textbox", { name: "Prompt" });
+    await prompt.waitFor();
+    await page.keyboard.press("Tab");
+    const focused = () =>
+      page.evaluate(() => {
+        const element = document.activeElement;
+        return `${element?.tagName.toLowerCase()} ${element?.getAttribute("aria-label") ?? element?.textContent?.trim()}`;
+      });
+    expect(await focused()).toBe("a Skip to the prompt");
+    await page.keyboard.press("Enter");
+    expect(await prompt.evaluate((element) => element === document.activeElement)).toBe(true);
+    const ring = await page
+      .locator("form.composer")
+      .evaluate((form) => getComputedStyle(form).outlineStyle);
+    expect(ring).toBe("solid");
+  });
 });

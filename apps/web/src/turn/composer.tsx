@@ -104,11 +104,17 @@ export function Composer({
   const prompt = form.watch("prompt");
   const providerId = form.watch("providerId");
   const canSend = !disabled && !send.isPending && prompt.trim().length > 0 && providerId !== "";
-  const submit = form.handleSubmit((values) => send.mutate(values));
+  const submit = form.handleSubmit((values) => {
+    // Send is disabled while the prompt goes out: the focus stays on the box, not on <body>.
+    form.setFocus("prompt");
+    send.mutate(values);
+  });
   const problem = errors.prompt?.message ?? errors.costBudget?.message ?? errors.maxPasses?.message;
 
   const sendSteer = (interrupt: boolean) => {
-    if (canSend && !steer.isPending) steer.mutate({ text: prompt.trim(), interrupt });
+    if (!canSend || steer.isPending) return;
+    form.setFocus("prompt");
+    steer.mutate({ text: prompt.trim(), interrupt });
   };
   const onKeyDown = (event: KeyboardEvent<HTMLTextAreaElement>) => {
     // Enter while an input method is composing (e.g. Japanese) confirms the text, not the prompt.
@@ -130,6 +136,7 @@ export function Composer({
       <textarea
         id={`${id}-prompt`}
         {...form.register("prompt")}
+        data-prompt=""
         rows={3}
         placeholder={
           onSteer
