@@ -143,16 +143,7 @@ function SkipLink() {
   const [location] = useLocation();
   const session = /^\/projects\/[^/]+\/sessions\//.test(location);
   return (
-    <a
-      className="skip-link"
-      href="#content"
-      onClick={(event) => {
-        const prompt = document.querySelector<HTMLTextAreaElement>("textarea[data-prompt]");
-        if (!session || !prompt) return;
-        event.preventDefault();
-        prompt.focus();
-      }}
-    >
+    <a className="skip-link" href={session ? "#prompt" : "#content"}>
       {session ? "Skip to the prompt" : "Skip to the page"}
     </a>
   );

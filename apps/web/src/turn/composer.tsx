@@ -4,7 +4,7 @@
 import { createTurnBodySchema, type Drone, type Provider, type TurnLimits } from "@gadget/protocol";
 import { zodResolver } from "@hookform/resolvers/zod";
 import { useMutation } from "@tanstack/react-query";
-import { type KeyboardEvent, useId } from "react";
+import type { KeyboardEvent } from "react";
 import { useForm } from "react-hook-form";
 import { z } from "zod";
 import { useNow } from "../app/use-now.ts";
@@ -71,7 +71,6 @@ export function Composer({
   disabledReason,
   onSteer,
 }: ComposerProps) {
-  const id = useId();
   const now = useNow({ active: Object.keys(lostDrones).length > 0 });
   const form = useForm<ComposerFields, unknown, ComposerValues>({
     resolver: zodResolver(composerSchema),
@@ -130,13 +129,13 @@ export function Composer({
       onSubmit={(event) => (canSend ? submit(event) : event.preventDefault())}
       aria-label="Send a prompt"
     >
-      <label htmlFor={`${id}-prompt`} className="visually-hidden">
+      <label htmlFor="prompt" className="visually-hidden">
         Prompt
       </label>
       <textarea
-        id={`${id}-prompt`}
+        // One composer a page: the shell's skip link goes to #prompt.
+        id="prompt"
         {...form.register("prompt")}
-        data-prompt=""
         rows={3}
         placeholder={
           onSteer
