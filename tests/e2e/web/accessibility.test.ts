@@ -1,8 +1,9 @@
 // @vitest-environment node
-// axe-core (WCAG 2.0/2.1 A and AA rules and its best practices) on the web IDE's main pages in real Chromium, against the
-// real server and a scripted drone: login, Activity, a project, a session, drones, providers and
-// the account, at 1440 and 390 px wide, in the light and the dark theme. Each page must show no
-// violation; a failure names the page, the rule and the elements.
+// axe-core (WCAG 2.0/2.1 A and AA rules and its best practices) on the web IDE's main pages in
+// real Chromium, against the real server and a scripted drone: login, Activity, a project, a
+// session, drones (and its Add a drone panel), providers and the account, at 1440 and 390 px wide,
+// in the light and the dark theme. Each page must show no violation; a failure names the page, the
+// rule and the elements. Then the session page from the keyboard: skip link, prompt, focus ring.
 import { readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import path from "node:path";
@@ -55,6 +56,15 @@ function pages(): { name: string; path: string; ready: () => Promise<void> }[] {
       name: "drones",
       path: "/drones",
       ready: () => page.getByText("scripted-laptop").first().waitFor(),
+    },
+    {
+      name: "add a drone",
+      path: "/drones",
+      ready: async () => {
+        await page.getByText("scripted-laptop").first().waitFor();
+        await page.getByRole("button", { name: "Add a drone" }).click();
+        await page.getByRole("heading", { name: "Add a drone", level: 2 }).waitFor();
+      },
     },
     {
       name: "providers",
