@@ -134,3 +134,28 @@ export async function registrationToken(baseUrl: string, token: string): Promise
   }
   return answer.body.token;
 }
+
+/**
+ * What the local user still has to add before a first prompt (a provider, a project), as one
+ * line to print; null once both exist, or when the server cannot say.
+ */
+export async function firstRunHint(baseUrl: string, token: string): Promise<string | null> {
+  const [providers, projects] = await Promise.all(
+    ["/api/providers", "/api/projects?limit=1"].map((route) =>
+      call<{ providers?: unknown[]; projects?: unknown[] }>(
+        baseUrl,
+        "GET",
+        route,
+        undefined,
+        token,
+      ),
+    ),
+  );
+  if (providers?.status !== 200 || projects?.status !== 200) return null;
+  const missing = [
+    (providers.body.providers ?? []).length === 0 ? "a provider (an OpenAI-compatible API)" : null,
+    (projects.body.projects ?? []).length === 0 ? "a project" : null,
+  ].filter((step) => step !== null);
+  if (missing.length === 0) return null;
+  return `add ${missing.join(", then ")} in the web IDE, then ask away.`;
+}

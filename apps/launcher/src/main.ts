@@ -4,6 +4,7 @@ import path from "node:path";
 import { findRepoRoot } from "@gadget/services";
 import { type LauncherEnv, loadEnv } from "./env.ts";
 import { childFailure, displayPath, launch, type Running } from "./launcher.ts";
+import { firstRunHint } from "./local-account.ts";
 
 const rootDir = findRepoRoot();
 const say = (line: string) => console.log(line);
@@ -70,7 +71,9 @@ if (running && !stopping) {
     `  drone "${droneName}" is online; its workspaces are in ${displayPath(path.join(dataDir, "workspace"))}`,
   );
   say(`  logs: ${displayPath(path.join(dataDir, "logs"))}/{server,drone}.log`);
-  say("  add a provider (an OpenAI-compatible API) in the web IDE, then a project, then ask away.");
+  // The hint only while something is missing; a server that cannot say is not worth a warning.
+  const hint = await firstRunHint(url, session.token).catch(() => null);
+  if (hint) say(`  ${hint}`);
   say("Press Ctrl-C to stop.");
 
   const failure = await running.failed;

@@ -61,7 +61,8 @@ describe("webhooks", () => {
       200,
     );
     await drone.stream(turnId, [
-      agentEvent("done", { reason: "completed", passes: 1, totalCost: 0.25 }),
+      // A sum of floats: the payload carries it rounded.
+      agentEvent("done", { reason: "completed", passes: 1, totalCost: 0.1 + 0.2 }),
     ]);
     await target.waitForCount(2);
     await new Promise((resolve) => setTimeout(resolve, 500));
@@ -78,7 +79,7 @@ describe("webhooks", () => {
       "x-gadget-event": "turn.completed",
     });
     expect(completed.payload).toMatchObject({
-      turn: { _id: turnId, status: "completed", prompt: "Fix the build", cost: 0.25, error: null },
+      turn: { _id: turnId, status: "completed", prompt: "Fix the build", cost: 0.3, error: null },
       session: { _id: workspace.sessionId },
       project: { _id: workspace.projectId, name: "Hooks" },
       link: `${open.server.publicUrl}/projects/${workspace.projectId}/sessions/${workspace.sessionId}`,

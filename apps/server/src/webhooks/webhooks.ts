@@ -174,7 +174,8 @@ export class Webhooks {
         status: turn.status,
         prompt: (turn.prompt.split("\n", 1)[0] ?? "").slice(0, 200),
         error: turn.error ?? null,
-        cost: turn.stats?.cost ?? 0,
+        // Summed floats (0.004410000000000001): a millionth of a dollar is precise enough.
+        cost: Math.round((turn.stats?.cost ?? 0) * 1e6) / 1e6,
         createdAt: turn.createdAt,
         startedAt: turn.startedAt ?? null,
         finishedAt: turn.finishedAt ?? null,

@@ -75,8 +75,8 @@ beforeAll(async () => {
         response.end(JSON.stringify({ running: 0, awaitingApproval: 0, queued: 0 }));
         return;
       }
-      if (path === "/api/turns" || path === "/api/drones") {
-        response.end(JSON.stringify({ turns: [], drones: [], nextCursor: null }));
+      if (path === "/api/turns" || path === "/api/drones" || path === "/api/providers") {
+        response.end(JSON.stringify({ turns: [], drones: [], providers: [], nextCursor: null }));
         return;
       }
       if (path === "/api/projects") {
@@ -155,7 +155,8 @@ describe("App", () => {
     render(<App baseUrl={baseUrl} />);
     await logIn("correct horse");
     expect(await screen.findByRole("heading", { name: "Activity" })).toBeInTheDocument();
-    expect(await screen.findByText(/No turns yet/)).toBeInTheDocument();
+    // No turn yet: the page lists the first steps instead.
+    expect(await screen.findByRole("region", { name: "Get started" })).toBeInTheDocument();
     expect(window.location.pathname).toBe("/");
     expect(localStorage.getItem("gadget.token")).toBe("token-1");
     await userEvent.click(screen.getByRole("button", { name: "Log out" }));

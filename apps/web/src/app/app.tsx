@@ -138,14 +138,26 @@ function SignedIn() {
   );
 }
 
+/** The first Tab stop: past the top bar to the page, or on a session page to its prompt box. */
+function SkipLink() {
+  const [location] = useLocation();
+  const session = /^\/projects\/[^/]+\/sessions\//.test(location);
+  return (
+    <a className="skip-link" href={session ? "#prompt" : "#content"}>
+      {session ? "Skip to the prompt" : "Skip to the page"}
+    </a>
+  );
+}
+
 function Shell({ state }: { state: ReturnType<typeof useConnectionState> }) {
   return (
     <div className="shell">
+      <SkipLink />
       <div className="sticky-head">
         <TopBar />
         <ConnectionBanner state={state} />
       </div>
-      <main>
+      <main id="content" tabIndex={-1}>
         <ErrorBoundary>
           <Suspense fallback={<p className="page muted">Loading…</p>}>
             <Switch>

@@ -33,7 +33,9 @@ export function SignInTable({
             <th>Signed in</th>
             <th>Last used</th>
             <th>Expires</th>
-            <th />
+            <th>
+              <span className="visually-hidden">Actions</span>
+            </th>
           </tr>
         </thead>
         <tbody>

@@ -16,6 +16,7 @@ import { useProjects } from "../data/projects.ts";
 import { formatAgo, formatCost, formatElapsed } from "../lib/format.ts";
 import { type ActivityFilters, ActivityStore } from "../live/activity-store.ts";
 import { droneOfflineWords } from "../turn/turn-words.ts";
+import { FirstRunChecklist } from "./first-run-checklist.tsx";
 
 /** The status filter's choices: a label and the statuses it shows. */
 export const statusChoices: ReadonlyArray<{
@@ -360,11 +361,10 @@ export function ActivityPage() {
         />
       ) : null}
       {snapshot.loading ? <p className="muted">Loading your turns…</p> : null}
-      {empty ? (
-        <p className="empty">
-          No turns {project || drone || status ? "match these filters" : "yet"}. Start one from a
-          session of one of your <Link href="/projects">projects</Link>.
-        </p>
+      {empty && (project || drone || status) ? (
+        <p className="empty">No turns match these filters.</p>
+      ) : empty ? (
+        <FirstRunChecklist turns={false} />
       ) : null}
       {snapshot.live.length > 0 ? (
         <section aria-label="Live turns">

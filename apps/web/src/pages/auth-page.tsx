@@ -52,7 +52,7 @@ export function AuthPage({ mode }: { mode: "login" | "signup" }) {
   });
 
   return (
-    <div className="auth-page">
+    <main className="auth-page">
       <form
         className="card auth-card"
         onSubmit={form.handleSubmit((body) => send.mutate(body))}
@@ -101,6 +101,6 @@ export function AuthPage({ mode }: { mode: "login" | "signup" }) {
           )}
         </p>
       </form>
-    </div>
+    </main>
   );
 }

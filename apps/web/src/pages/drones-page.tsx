@@ -57,7 +57,9 @@ export function DroneTable({
           <th>Sandbox</th>
           <th>Host</th>
           <th>Last seen</th>
-          <th />
+          <th>
+            <span className="visually-hidden">Actions</span>
+          </th>
         </tr>
       </thead>
       <tbody>

@@ -181,7 +181,7 @@ export function ProjectPage({ projectId }: { projectId: string }) {
         </details>
       ) : null}
       <div className="project-grid">
-        <aside className="panel">
+        <aside className="panel" aria-label="Files">
           <div className="panel-head">
             <h2>Files</h2>
             <span className="spacer" />
@@ -230,11 +230,16 @@ export function ProjectPage({ projectId }: { projectId: string }) {
             </p>
           )}
         </section>
-        <aside className="panel sessions-panel">
+        <aside className="panel sessions-panel" aria-label="Sessions">
           <div className="panel-head">
             <h2>Sessions</h2>
           </div>
-          <SessionForm onCreate={createSession.mutateAsync} />
+          <SessionForm
+            onCreate={async (body) => {
+              const session = await createSession.mutateAsync(body);
+              navigate(`/projects/${projectId}/sessions/${session._id}`);
+            }}
+          />
           {sessions.error ? (
             <ErrorNote
               error={sessions.error}

@@ -8,7 +8,7 @@ import {
 import { zodResolver } from "@hookform/resolvers/zod";
 import { useMutation } from "@tanstack/react-query";
 import { useForm } from "react-hook-form";
-import { Link } from "wouter";
+import { Link, useLocation } from "wouter";
 import { z } from "zod";
 import { ErrorNote } from "../components/error-note.tsx";
 import { useCreateProject, useProjects } from "../data/projects.ts";
@@ -117,6 +117,7 @@ export function ProjectList({ projects }: { projects: Project[] }) {
 export function ProjectsPage() {
   const projects = useProjects();
   const create = useCreateProject();
+  const [, navigate] = useLocation();
   return (
     <div className="page">
       <div className="page-head">
@@ -133,7 +134,15 @@ export function ProjectsPage() {
       ) : (
         <p className="muted">Loading projects…</p>
       )}
-      <ProjectForm onCreate={async (body) => (await create.mutateAsync(body)).gitUrlCheck} />
+      <ProjectForm
+        onCreate={async (body) => {
+          const answer = await create.mutateAsync(body);
+          // A new project opens once a drone has checked its URL; otherwise this page stays, to
+          // say why it was not checked (the project is in the list above).
+          if (answer.gitUrlCheck.checked) navigate(`/projects/${answer.project._id}`);
+          return answer.gitUrlCheck;
+        }}
+      />
     </div>
   );
 }

@@ -1,6 +1,7 @@
 // Providers: OpenAI-compatible endpoints with a model, key, optional escalation model and prices;
 // "Check" asks the server to list the provider's /models (a browser cannot call them: CORS).
 import type { Provider } from "@gadget/protocol";
+import { useMutation } from "@tanstack/react-query";
 import { useState } from "react";
 import { useApi } from "../app/auth.tsx";
 import { ConfirmButton } from "../components/confirm-button.tsx";
@@ -14,7 +15,7 @@ import {
 } from "../data/providers.ts";
 import { formatAgo } from "../lib/format.ts";
 import { describeQuirk } from "../lib/quirks.ts";
-import { SavedProviderCheck } from "./provider-check.tsx";
+import { CheckResult, SavedProviderCheck } from "./provider-check.tsx";
 import { ProviderForm } from "./provider-form.tsx";
 
 function clip(text: string, length: number): string {
@@ -133,6 +134,9 @@ export function ProvidersPage() {
   const providers = useProviders();
   const api = useApi();
   const create = useCreateProvider();
+  const probe = useMutation({
+    mutationFn: (providerId: string) => api.checkSavedProvider(providerId),
+  });
   const [editing, setEditing] = useState<string | null>(null);
   return (
     <div className="page">
@@ -158,7 +162,9 @@ export function ProvidersPage() {
                 <th>Base URL</th>
                 <th>Prices ($/M in · out)</th>
                 <th>Adapted requests</th>
-                <th />
+                <th>
+                  <span className="visually-hidden">Actions</span>
+                </th>
               </tr>
             </thead>
             <tbody>
@@ -176,7 +182,24 @@ export function ProvidersPage() {
       ) : (
         <p className="muted">Loading providers…</p>
       )}
-      <ProviderForm onCheck={(body) => api.checkProvider(body)} onSave={create.mutateAsync} />
+      <ProviderForm
+        onCheck={(body) => api.checkProvider(body)}
+        onSave={async (body) => {
+          const provider = await create.mutateAsync(body);
+          // A saved provider is tried at once with the test call, so a bad key shows here.
+          probe.mutate(provider._id);
+        }}
+      />
+      {probe.data || probe.error ? (
+        <section className="card" aria-label="Check after saving">
+          <h2>Check of the new provider</h2>
+          <CheckResult result={probe.data} error={probe.error} />
+        </section>
+      ) : probe.isPending ? (
+        <p className="muted" role="status">
+          Checking the new provider…
+        </p>
+      ) : null}
     </div>
   );
 }

@@ -121,4 +121,23 @@ describe("Composer", () => {
     expect(screen.getByRole("button", { name: "Send" })).toBeDisabled();
     expect(screen.getByText("Add a provider first (Providers page).")).toBeInTheDocument();
   });
+
+  it("keeps the focus in the prompt box after Send is clicked, ready for the next prompt", async () => {
+    let release = () => {};
+    const { user, box } = setup(
+      () =>
+        new Promise<void>((resolve) => {
+          release = resolve;
+        }),
+    );
+    await user.type(box, "Write the docs");
+    const sendButton = screen.getByRole("button", { name: "Send" });
+    await user.click(sendButton);
+    // While the prompt goes out, Send is disabled; the focus did not fall to <body>.
+    expect(sendButton).toBeDisabled();
+    expect(box).toHaveFocus();
+    release();
+    await waitFor(() => expect(box).toHaveValue(""));
+    expect(box).toHaveFocus();
+  });
 });

@@ -4,7 +4,7 @@
 import { createTurnBodySchema, type Drone, type Provider, type TurnLimits } from "@gadget/protocol";
 import { zodResolver } from "@hookform/resolvers/zod";
 import { useMutation } from "@tanstack/react-query";
-import { type KeyboardEvent, useId } from "react";
+import type { KeyboardEvent } from "react";
 import { useForm } from "react-hook-form";
 import { z } from "zod";
 import { useNow } from "../app/use-now.ts";
@@ -71,7 +71,6 @@ export function Composer({
   disabledReason,
   onSteer,
 }: ComposerProps) {
-  const id = useId();
   const now = useNow({ active: Object.keys(lostDrones).length > 0 });
   const form = useForm<ComposerFields, unknown, ComposerValues>({
     resolver: zodResolver(composerSchema),
@@ -104,11 +103,17 @@ export function Composer({
   const prompt = form.watch("prompt");
   const providerId = form.watch("providerId");
   const canSend = !disabled && !send.isPending && prompt.trim().length > 0 && providerId !== "";
-  const submit = form.handleSubmit((values) => send.mutate(values));
+  const submit = form.handleSubmit((values) => {
+    // Send is disabled while the prompt goes out: the focus stays on the box, not on <body>.
+    form.setFocus("prompt");
+    send.mutate(values);
+  });
   const problem = errors.prompt?.message ?? errors.costBudget?.message ?? errors.maxPasses?.message;
 
   const sendSteer = (interrupt: boolean) => {
-    if (canSend && !steer.isPending) steer.mutate({ text: prompt.trim(), interrupt });
+    if (!canSend || steer.isPending) return;
+    form.setFocus("prompt");
+    steer.mutate({ text: prompt.trim(), interrupt });
   };
   const onKeyDown = (event: KeyboardEvent<HTMLTextAreaElement>) => {
     // Enter while an input method is composing (e.g. Japanese) confirms the text, not the prompt.
@@ -124,11 +129,12 @@ export function Composer({
       onSubmit={(event) => (canSend ? submit(event) : event.preventDefault())}
       aria-label="Send a prompt"
     >
-      <label htmlFor={`${id}-prompt`} className="visually-hidden">
+      <label htmlFor="prompt" className="visually-hidden">
         Prompt
       </label>
       <textarea
-        id={`${id}-prompt`}
+        // One composer a page: the shell's skip link goes to #prompt.
+        id="prompt"
         {...form.register("prompt")}
         rows={3}
         placeholder={
