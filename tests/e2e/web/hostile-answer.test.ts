@@ -168,7 +168,7 @@ describe("a hostile model answer in the browser", () => {
     await page.getByLabel("Email").fill(user.email);
     await page.getByLabel("Password").fill("correct horse battery");
     await page.getByRole("button", { name: "Log in" }).click();
-    await page.getByRole("link", { name: "Projects" }).waitFor();
+    await page.getByRole("link", { name: "Projects", exact: true }).waitFor();
     // The stylesheet applied: the page is laid out by its own CSS, not the browser's defaults.
     const margin = await page.evaluate(() => getComputedStyle(document.body).margin);
     expect(margin).toBe("0px");

@@ -295,7 +295,7 @@ describe("web IDE with a real drone", () => {
   });
 
   it("creates a project from a local git repository", async () => {
-    await page.getByRole("link", { name: "Projects" }).click();
+    await page.getByRole("link", { name: "Projects", exact: true }).click();
     await page.getByLabel("Name").fill("calculator");
     await page.getByLabel("Git URL").fill(gitUrl);
     await page.getByRole("button", { name: "Add project" }).click();

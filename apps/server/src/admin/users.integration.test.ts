@@ -42,7 +42,8 @@ async function login(email: string, password: string) {
   return new ApiClient(fixture.server.url).post("/api/auth/login", { email, password });
 }
 
-describe("gadget-code user", () => {
+// Each case starts the gadget-code CLI (a few seconds each on a busy machine): 90 s a test.
+describe("gadget-code user", { timeout: 90_000 }, () => {
   it("creates a user with a generated password that logs in", async () => {
     const created = await gadgetCode([
       "user",
