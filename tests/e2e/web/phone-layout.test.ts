@@ -265,9 +265,9 @@ describe("the web IDE on a phone (390×844)", () => {
   it("goes to another page from the menu, which then closes", async () => {
     await page.goto(`${server.url}/projects`);
     await page.getByRole("button", { name: "Menu" }).click();
-    await page.getByRole("link", { name: "Webhooks" }).click();
+    await page.getByRole("link", { name: "Webhooks", exact: true }).click();
     await heading("Webhooks");
-    expect(await page.getByRole("link", { name: "Drones" }).isVisible()).toBe(false);
+    expect(await page.getByRole("link", { name: "Drones", exact: true }).isVisible()).toBe(false);
   });
 
   it("lists drones and providers as stacked cards with each value named", async () => {

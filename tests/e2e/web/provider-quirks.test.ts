@@ -89,7 +89,7 @@ describe("a provider's quirks in the web IDE", () => {
     await page.getByText(/No turns yet/).waitFor();
     token = (await page.evaluate(() => localStorage.getItem("gadget.token"))) ?? "";
 
-    await page.getByRole("link", { name: "Providers" }).click();
+    await page.getByRole("link", { name: "Providers", exact: true }).click();
     await page.getByLabel("Name").fill("Reasoner");
     await page.getByLabel("Base URL").fill(model.baseUrl);
     await page.getByLabel("Model", { exact: true }).fill("o4-mini");

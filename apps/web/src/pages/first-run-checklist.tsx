@@ -50,28 +50,28 @@ export function FirstRunChecklist({ turns }: { turns: boolean }) {
       label: "Add a model provider",
       done: (providers.data?.length ?? 0) > 0,
       href: "/providers",
-      action: "Providers",
+      action: "open Providers",
     },
     {
       key: "project",
       label: "Add a project (a git repository)",
       done: project !== undefined,
       href: "/projects",
-      action: "Projects",
+      action: "open Projects",
     },
     {
       key: "session",
       label: "Start a session in the project",
       done: first !== null,
       href: project ? `/projects/${project._id}` : "/projects",
-      action: project ? project.name : "Projects",
+      action: project ? `open ${project.name}` : "open Projects",
     },
     {
       key: "prompt",
       label: "Send a prompt from the session",
       done: turns,
       href: first ? `/projects/${first.project._id}/sessions/${first.session._id}` : "/projects",
-      action: first ? first.session.name : "a session",
+      action: first ? `open ${first.session.name}` : "open a session",
     },
   ];
   // Steps are shown once known: a step that flips from "to do" to done reads as a glitch.

@@ -152,13 +152,13 @@ describe("first run", () => {
     const steps = within(checklist).getByRole("list");
     const items = within(steps).getAllByRole("listitem");
     expect(items.map((item) => item.textContent)).toEqual([
-      expect.stringMatching(/^○ Add a model provider \(to do\) — Providers$/),
-      expect.stringMatching(/^○ Add a project .*\(to do\) — Projects$/),
-      expect.stringMatching(/^○ Start a session .*\(to do\) — Projects$/),
-      expect.stringMatching(/^○ Send a prompt .*\(to do\) — a session$/),
+      expect.stringMatching(/^○ Add a model provider \(to do\) — open Providers$/),
+      expect.stringMatching(/^○ Add a project .*\(to do\) — open Projects$/),
+      expect.stringMatching(/^○ Start a session .*\(to do\) — open Projects$/),
+      expect.stringMatching(/^○ Send a prompt .*\(to do\) — open a session$/),
     ]);
     expect(items[0]).toHaveAttribute("aria-current", "step");
-    expect(within(items[0]!).getByRole("link", { name: "Providers" })).toHaveAttribute(
+    expect(within(items[0]!).getByRole("link", { name: "open Providers" })).toHaveAttribute(
       "href",
       "/providers",
     );
@@ -178,7 +178,7 @@ describe("first run", () => {
     expect(stepNamed(steps, /provider/)).toHaveTextContent("✓ Add a model provider (done)");
     const sessionStep = stepNamed(steps, /session in/);
     expect(sessionStep).toHaveAttribute("aria-current", "step");
-    expect(within(sessionStep).getByRole("link", { name: "calculator" })).toHaveAttribute(
+    expect(within(sessionStep).getByRole("link", { name: "open calculator" })).toHaveAttribute(
       "href",
       "/projects/p1",
     );
@@ -190,7 +190,7 @@ describe("first run", () => {
     state.sessions = [session];
     render(<App baseUrl={baseUrl} />);
     const checklist = await screen.findByRole("region", { name: "Get started" });
-    const link = await within(checklist).findByRole("link", { name: "Docs" });
+    const link = await within(checklist).findByRole("link", { name: "open Docs" });
     expect(link).toHaveAttribute("href", "/projects/p1/sessions/s1");
     expect(stepNamed(within(checklist).getByRole("list"), /session in/)).toHaveTextContent(
       "(done)",
