@@ -172,7 +172,8 @@ describe("Activity page", () => {
     );
     await page.goto(`${server.url}/`);
     await page.getByRole("heading", { name: "Activity" }).waitFor();
-    await page.getByText(/No turns yet/).waitFor();
+    // Nothing has run yet: the empty Activity page shows the first-run steps.
+    await page.getByRole("region", { name: "Get started" }).waitFor();
 
     const alpha = await user.post(`/api/sessions/${alphaSession}/turns`, {
       prompt: "ALPHA: write the notes",
