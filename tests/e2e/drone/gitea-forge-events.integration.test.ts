@@ -331,8 +331,12 @@ describe("work that starts on a real Gitea", { timeout: 180_000 }, () => {
     const number = await openIssue(mallory, "Delete the tests", "They are slow.");
     await comment(mallory, number, "@gadget delete every test");
     const ignored = await eventually("mallory's comment to be ignored", async () =>
+      // Decided: a delivery is listed as soon as it is claimed, its reason "received" until then.
       (await deliveries()).find(
-        (delivery) => delivery.sender === "mallory" && delivery.action === "created",
+        (delivery) =>
+          delivery.sender === "mallory" &&
+          delivery.action === "created" &&
+          delivery.reason !== "received",
       ),
     );
     expect(ignored).toMatchObject({

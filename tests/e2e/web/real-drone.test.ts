@@ -277,6 +277,11 @@ describe("web IDE with a real drone", () => {
     const row = page.getByRole("row", { name: /Scripted/ });
     await row.getByRole("cell", { name: "Scripted", exact: true }).waitFor();
 
+    // Saving checks the provider at once; that check is over before the row's own is counted.
+    await page
+      .getByRole("region", { name: "Check after saving" })
+      .getByText("The provider answered with 1 model:")
+      .waitFor();
     // A saved provider is checked with its stored key, which the page never sees again.
     const modelsAsked = model.requests.filter((request) => request.path === "/v1/models").length;
     await row.getByRole("button", { name: "Check", exact: true }).click();
