@@ -103,7 +103,7 @@ describe("/ide subscriptions", () => {
     expect(await subscription).toEqual({ ok: true });
     expect(duringCatchUp).toBeGreaterThan(0);
     const lastSeq = 2 + 1500 + sent * 10;
-    await waitFor(() => client.seqs(turnId).length >= lastSeq, 10_000, "all events");
+    await waitFor(() => client.seqs(turnId).length >= lastSeq, 25_000, "all events");
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(client.seqs(turnId)).toEqual(Array.from({ length: lastSeq }, (_, index) => index + 1));
   });
