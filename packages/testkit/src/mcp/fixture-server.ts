@@ -127,6 +127,9 @@ export function registerFixtureTools(server: McpServer, label: string): void {
         }
         await sleep(10);
       }
+      // The SDK hands a notification to its handler a tick after it reads it, and a response at
+      // once: a progress sent right before the answer can land after the call ended (a known gap).
+      await sleep(100);
       return { content: [{ type: "text", text: `counted to ${to}` }] };
     },
   );
