@@ -94,6 +94,7 @@ describe("McpManager, complete", () => {
           {
             name: "files",
             command: [path.join(install, "node_modules/.bin/mcp-server-filesystem")],
+            env: {},
           },
         ],
         { warnings },
@@ -115,7 +116,7 @@ describe("McpManager, complete", () => {
 
   it("does not wait for a failed server again on the next turn until its back-off passes, and retries a changed one at once", async () => {
     const mcp = manager();
-    const failing = { name: "broken", command: ["node", script, "--crash"] };
+    const failing = { name: "broken", command: ["node", script, "--crash"], env: {} };
     const first: string[] = [];
     await mcp.open(request([failing], { warnings: first }));
     expect(first).toEqual([expect.stringContaining("fixture crashed on purpose")]);
@@ -132,7 +133,7 @@ describe("McpManager, complete", () => {
     // Its settings changed: tried at once (and it works now).
     const third: string[] = [];
     const fixed = await mcp.open(
-      request([{ name: "broken", command: ["node", script], tools: ["read_note"] }], {
+      request([{ name: "broken", command: ["node", script], env: {}, tools: ["read_note"] }], {
         warnings: third,
       }),
     );
@@ -145,7 +146,7 @@ describe("McpManager, complete", () => {
     const warnings: string[] = [];
     const statuses: string[] = [];
     const lease = await mcp.open(
-      request([{ name: "tracker", command: ["node", script], tools: [] }], {
+      request([{ name: "tracker", command: ["node", script], env: {}, tools: [] }], {
         warnings,
         statuses,
       }),
@@ -182,7 +183,7 @@ describe("McpManager, complete", () => {
     const mcp = manager();
     const warnings: string[] = [];
     const lease = await mcp.open(
-      request([{ name: "tracker", command: ["node", script] }], { warnings }),
+      request([{ name: "tracker", command: ["node", script], env: {} }], { warnings }),
     );
     for (let round = 0; round < 3; round++) {
       expect((await call(lease, "mcp__tracker__crash")).output).toBe("exiting");

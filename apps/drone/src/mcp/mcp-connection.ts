@@ -16,7 +16,7 @@ import {
   type Tool as McpTool,
   type Resource,
 } from "@modelcontextprotocol/sdk/types.js";
-import { failureCause, mayBeSseServer, stderrSummary } from "./mcp-failures.ts";
+import { failureCause, mayBeSseServer, serverGone, stderrSummary } from "./mcp-failures.ts";
 import { startHint } from "./mcp-hints.ts";
 import type { McpTurnRequest } from "./mcp-turn.ts";
 import { ConfinedStdioTransport } from "./stdio-transport.ts";
@@ -46,6 +46,9 @@ export interface ConnectOptions {
   /** A started server ended on its own (it crashed): `message` says so in words. */
   onCrash: (message: string) => void;
 }
+
+/** A server that did not start, its message already the cause in words (bounded parts). */
+export class StartFailure extends Error {}
 
 /** Most tools or resources kept of one server (pages are followed up to this). */
 export const maxListed = 1000;
@@ -156,10 +159,11 @@ export async function connectServer(
     await client.close().catch(() => {});
     await transport.close().catch(() => {});
     const stderr = stdio ? stderrSummary(stdio.stderr, request.secretValues) : "";
-    const reason = failureCause(error, server.url);
+    // "Connection closed" says less than the stderr of a server that exited.
+    const reason = stderr && serverGone(error) ? "it exited" : failureCause(error, server.url);
     const told = stderr ? `${reason} (stderr: ${stderr})` : reason;
     const hint = await startHint(server, request, `${told}\n${stdio?.stderr ?? ""}`);
-    throw new Error(hint ? `${told}. ${hint}` : told);
+    throw new StartFailure(hint ? `${told}. ${hint}` : told);
   } finally {
     clearTimeout(timer);
   }

@@ -8,7 +8,7 @@ import type { WorkOrderMcpServer } from "@gadget/protocol";
 import { redactSecrets } from "@gadget/tools";
 import type { CallToolResult, Resource } from "@modelcontextprotocol/sdk/types.js";
 import { FailedServers } from "./mcp-backoff.ts";
-import { type Connection, connectServer, maxListed } from "./mcp-connection.ts";
+import { type Connection, connectServer, maxListed, StartFailure } from "./mcp-connection.ts";
 import { failureCause, serverGone, sessionGone } from "./mcp-failures.ts";
 import { attachResources, type ResourceSource, resourceTools } from "./mcp-resources.ts";
 import { mcpTool, progressLine } from "./mcp-tools.ts";
@@ -206,7 +206,8 @@ export class McpManager {
       session.failed.started(server.name);
       return connection;
     } catch (error) {
-      const reason = redactSecrets(failureCause(error, server.url), request.secretValues);
+      const cause = error instanceof StartFailure ? error.message : failureCause(error, server.url);
+      const reason = redactSecrets(cause, request.secretValues);
       session.failed.failed(server.name, fingerprint, reason);
       this.options.logger.warn({ server: server.name, reason }, "MCP server unavailable");
       request.onWarning(unavailable(reason));
