@@ -16,6 +16,10 @@ export interface ResourceSource {
 /** The same budget as read_file's, per resource. */
 const defaults = resolveToolsOptions();
 const outputLimits = { maxBytes: defaults.maxReadBytes, maxLines: defaults.maxReadLines };
+/** The tools' input schemas, made once (a warm turn builds the tools again). */
+const listInput = z.object({ server: z.string().optional() });
+const readInput = z.object({ server: z.string(), uri: z.string().min(1).max(2000) });
+
 /** Resources named in one prompt that are attached; more stay as written. */
 const maxAttached = 10;
 
@@ -58,7 +62,7 @@ export function resourceTools(source: ResourceSource, secretValues: readonly str
   const list: AnyTool = {
     name: "list_mcp_resources",
     description: `Lists the resources (documents, records) the MCP servers ${names} offer, as @server:uri lines.`,
-    inputSchema: z.object({ server: z.string().optional() }),
+    inputSchema: listInput,
     jsonSchema: {
       type: "object",
       properties: { server: { type: "string", enum: [...source.servers] } },
@@ -81,7 +85,7 @@ export function resourceTools(source: ResourceSource, secretValues: readonly str
   const read: AnyTool = {
     name: "read_mcp_resource",
     description: `Reads one resource of the MCP servers ${names} by its URI (see list_mcp_resources).`,
-    inputSchema: z.object({ server: z.string(), uri: z.string().min(1).max(2000) }),
+    inputSchema: readInput,
     jsonSchema: {
       type: "object",
       properties: {
