@@ -1,8 +1,8 @@
 // Reference MCP servers from the npm registry through real drone turns in bubblewrap: the
 // filesystem server started without a directory works in the session's worktree (the client's
 // root), `npx -y` without a network fails in one clear line and is not waited for on the next
-// turn, a server installed where the sandbox cannot see is named as such, and a resource the
-// prompt names reaches the model with it.
+// turn, a server installed where the sandbox cannot see is named as such, server-memory's EROFS
+// default is explained, and a resource the prompt names reaches the model with it.
 import { execFile } from "node:child_process";
 import { readFile, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
@@ -80,6 +80,7 @@ describe("reference MCP servers from the npm registry in real drone turns", () =
       "npm",
       ["install", "--prefix", installed, "--no-audit", "--no-fund", "--loglevel=error"].concat(
         "@modelcontextprotocol/server-filesystem",
+        "@modelcontextprotocol/server-memory",
       ),
       { timeout: 240_000 },
     );
@@ -177,6 +178,30 @@ describe("reference MCP servers from the npm registry in real drone turns", () =
         /ENOTCACHED.*\(not tried again for \d+ s, or until its settings change\)$/,
       ),
     ]);
+  });
+
+  it("tells server-memory's user where to keep its data when its default file is read-only (EROFS)", async () => {
+    const program = path.join(installed, "node_modules", ".bin", "mcp-server-memory");
+    const { sessionId } = await session("Memory", [{ name: "memory", command: [program] }]);
+    const first = model.chatRequests.length;
+    model.enqueue(
+      {
+        toolCalls: [
+          {
+            name: "mcp__memory__create_entities",
+            arguments: { entities: [{ name: "Ada", entityType: "person", observations: ["x"] }] },
+          },
+        ],
+      },
+      { text: "Could not remember." },
+    );
+    await turn(sessionId, "Remember Ada");
+    const told = (model.chatRequests[first + 1]?.messages ?? [])
+      .filter((message) => message.role === "tool")
+      .map((message) => String(message.content))
+      .at(-1);
+    expect(told).toMatch(/EROFS|read-only file system/);
+    expect(told).toContain("MEMORY_FILE_PATH");
   });
 
   it("names a server installed where the sandbox cannot see it", async () => {

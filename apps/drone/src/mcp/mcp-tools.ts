@@ -103,9 +103,10 @@ export function mcpTool(
         result = await call(tool.name, input, context);
       } catch (error) {
         const message = redactSecrets((error as Error).message ?? String(error), secretValues);
+        const hint = readOnlyHint(message);
         return {
           ok: false,
-          output: `The MCP server "${server}" failed to run ${tool.name}: ${message}`,
+          output: `The MCP server "${server}" failed to run ${tool.name}: ${message}${hint ? `\n${hint}` : ""}`,
           summary: `mcp · ${server} › ${tool.name} failed: ${firstLine(message)}`,
         };
       }
