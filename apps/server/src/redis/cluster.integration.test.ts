@@ -1,0 +1,69 @@
+// The server on a real Redis Cluster (3 masters, 3 replicas on loopback): two server processes
+// and a drone on each run turns through it, and a master killed mid-turn (SIGKILL; its replica is
+// promoted by the cluster itself) costs the turn nothing: it completes, its events read back 1..N
+// with no gap or duplicate, and it was dispatched once. A turn after the failover runs as well.
+import path from "node:path";
+import { type RedisCluster, startRedisCluster } from "@gadget/services";
+import { makeTempDir } from "@gadget/testkit";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import {
+  type FailoverFleet,
+  type StreamedTurn,
+  startFailoverFleet,
+  streamTurn,
+} from "../testing/failover-turns.ts";
+import { keyTag } from "./key-space.ts";
+
+let cluster: RedisCluster;
+let fleet: FailoverFleet;
+
+beforeAll(async () => {
+  // Removed after the file by the test setup, once afterAll has stopped every process.
+  cluster = await startRedisCluster(path.join(await makeTempDir("gadget-cluster-"), "redis"));
+  fleet = await startFailoverFleet({
+    mongoUrl: inject("mongoUrl"),
+    redisUrl: cluster.url,
+    name: "cluster",
+  });
+}, 180_000);
+
+afterAll(async () => {
+  await fleet?.close();
+  await cluster?.stop();
+});
+
+/** What the user sees of a turn that lost nothing: every event once, in order, as sent. */
+function expectWhole(turn: StreamedTurn) {
+  expect(turn).toMatchObject({ status: "completed", response: "through the failover" });
+  expect(turn.events.map((event) => event.seq)).toEqual(turn.events.map((_, index) => index + 1));
+  const tokens = turn.events.filter((event) => event.type === "token");
+  expect(tokens.map((event) => event.data.text)).toEqual(turn.sent);
+  expect(turn.events.filter((event) => event.type === "done")).toHaveLength(1);
+  expect(turn.events.filter((event) => event.type === "dispatched")).toHaveLength(1);
+  expect(turn.workOrders).toBe(1);
+}
+
+describe("on a Redis Cluster", () => {
+  it("streams a turn through two servers", async () => {
+    expectWhole(await streamTurn(fleet, { batches: 4 }));
+  }, 120_000);
+
+  it("completes a turn whose keys' master is killed mid-turn, losing and repeating nothing", async () => {
+    // The master holding the server's own keys: the turn's seq counter, locks, presence, slots.
+    const key = `${keyTag(fleet.redisPrefix)}:turn-seq:any`;
+    const master = await cluster.masterOf(key);
+    let promoted = 0;
+    const turn = await streamTurn(fleet, {
+      batches: 12,
+      killAfter: 3,
+      during: async () => {
+        await cluster.processes.find((node) => node.port === master)!.kill();
+        promoted = await cluster.failedOver(key, master);
+      },
+    });
+    expect(promoted).not.toBe(master);
+    expectWhole(turn);
+    // And the fleet goes on: a new turn is dispatched and streams through the promoted replica.
+    expectWhole(await streamTurn(fleet, { batches: 2 }));
+  }, 180_000);
+});
