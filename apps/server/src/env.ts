@@ -114,6 +114,12 @@ export function loadEnv(source: NodeJS.ProcessEnv): ServerEnv {
       "GADGET_SECRET: is required when NODE_ENV=production (it encrypts provider API keys at rest)",
     );
   }
+  // The private services started for an unset MONGO_URL expect one plain Redis beside them.
+  if (result.success && result.data.REDIS_URL && !result.data.MONGO_URL) {
+    if (parseRedisUrl(result.data.REDIS_URL).kind !== "single") {
+      problems.push("MONGO_URL: is required when REDIS_URL names a Redis Cluster or Sentinel");
+    }
+  }
   if (!result.success || problems.length > 0) throw new EnvError(problems);
   const env = result.data;
   const dataDir = env.GADGET_DATA_DIR ?? sharedDefaults.dataDir(findRepoRoot());

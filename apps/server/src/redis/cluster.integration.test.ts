@@ -6,12 +6,8 @@ import path from "node:path";
 import { type RedisCluster, startRedisCluster } from "@gadget/services";
 import { makeTempDir } from "@gadget/testkit";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import {
-  type FailoverFleet,
-  type StreamedTurn,
-  startFailoverFleet,
-  streamTurn,
-} from "../testing/failover-turns.ts";
+import { expectWholeTurn } from "../testing/failover-checks.ts";
+import { type FailoverFleet, startFailoverFleet, streamTurn } from "../testing/failover-turns.ts";
 import { keyTag } from "./key-space.ts";
 
 let cluster: RedisCluster;
@@ -32,20 +28,9 @@ afterAll(async () => {
   await cluster?.stop();
 });
 
-/** What the user sees of a turn that lost nothing: every event once, in order, as sent. */
-function expectWhole(turn: StreamedTurn) {
-  expect(turn).toMatchObject({ status: "completed", response: "through the failover" });
-  expect(turn.events.map((event) => event.seq)).toEqual(turn.events.map((_, index) => index + 1));
-  const tokens = turn.events.filter((event) => event.type === "token");
-  expect(tokens.map((event) => event.data.text)).toEqual(turn.sent);
-  expect(turn.events.filter((event) => event.type === "done")).toHaveLength(1);
-  expect(turn.events.filter((event) => event.type === "dispatched")).toHaveLength(1);
-  expect(turn.workOrders).toBe(1);
-}
-
 describe("on a Redis Cluster", () => {
   it("streams a turn through two servers", async () => {
-    expectWhole(await streamTurn(fleet, { batches: 4 }));
+    expectWholeTurn(await streamTurn(fleet, { batches: 4 }));
   }, 120_000);
 
   it("completes a turn whose keys' master is killed mid-turn, losing and repeating nothing", async () => {
@@ -62,8 +47,8 @@ describe("on a Redis Cluster", () => {
       },
     });
     expect(promoted).not.toBe(master);
-    expectWhole(turn);
+    expectWholeTurn(turn);
     // And the fleet goes on: a new turn is dispatched and streams through the promoted replica.
-    expectWhole(await streamTurn(fleet, { batches: 2 }));
+    expectWholeTurn(await streamTurn(fleet, { batches: 2 }));
   }, 180_000);
 });

@@ -64,4 +64,18 @@ describe("parseRedisUrl", () => {
       loadEnv({ GADGET_DATA_DIR: "/tmp", REDIS_URL: "redis+sentinel://:hunter2@s1" }),
     ).not.toThrow(/hunter2/);
   });
+
+  it("asks for MONGO_URL beside a Cluster or Sentinel (private services pair with one Redis)", () => {
+    const cluster = "redis://127.0.0.1:7000,127.0.0.1:7001";
+    expect(() => loadEnv({ GADGET_DATA_DIR: "/tmp", REDIS_URL: cluster })).toThrow(
+      /MONGO_URL: is required when REDIS_URL names a Redis Cluster or Sentinel/,
+    );
+    const env = loadEnv({
+      GADGET_DATA_DIR: "/tmp",
+      GADGET_SECRET: "x".repeat(32),
+      REDIS_URL: cluster,
+      MONGO_URL: "mongodb://127.0.0.1/gadget",
+    });
+    expect(env.redisUrl).toBe(cluster);
+  });
 });
