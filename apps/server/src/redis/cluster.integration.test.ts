@@ -1,11 +1,15 @@
 // The server on a real Redis Cluster (3 masters, 3 replicas on loopback): two server processes
 // and a drone on each run turns through it, and a master killed mid-turn (SIGKILL; its replica is
 // promoted by the cluster itself) costs the turn nothing: it completes, its events read back 1..N
-// with no gap or duplicate, and it was dispatched once. A turn after the failover runs as well.
+// with no gap or duplicate, and it was dispatched once. A turn after the failover runs as well,
+// and the admin CLI still reaches browsers on both servers through the sharded adapter.
 import path from "node:path";
 import { type RedisCluster, startRedisCluster } from "@gadget/services";
 import { makeTempDir } from "@gadget/testkit";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { disconnectSignIns } from "../admin/disconnect.ts";
+import { sha256 } from "../crypto/tokens.ts";
+import { IdeClient } from "../testing/api-client.ts";
 import { expectWholeTurn } from "../testing/failover-checks.ts";
 import { type FailoverFleet, startFailoverFleet, streamTurn } from "../testing/failover-turns.ts";
 import { keyTag } from "./key-space.ts";
@@ -51,4 +55,21 @@ describe("on a Redis Cluster", () => {
     // And the fleet goes on: a new turn is dispatched and streams through the promoted replica.
     expectWholeTurn(await streamTurn(fleet, { batches: 2 }));
   }, 180_000);
+
+  it("lets the admin CLI close a user's browser sockets on both servers, through the sharded adapter", async () => {
+    const token = fleet.user.token!;
+    const browsers = await Promise.all(
+      [fleet.pair.first.url, fleet.pair.second.url].map((url) => IdeClient.connect(url, token)),
+    );
+    const reasons = browsers.map(
+      (browser) => new Promise<string>((resolve) => browser.socket.once("disconnect", resolve)),
+    );
+    // What `gadget-code user reset-password` does after the password changed.
+    await disconnectSignIns(cluster.url, fleet.redisPrefix, [sha256(token)]);
+    const closed = await Promise.race([
+      Promise.all(reasons),
+      new Promise<string[]>((resolve) => setTimeout(() => resolve(["still connected"]), 20_000)),
+    ]);
+    expect(closed).toEqual(["io server disconnect", "io server disconnect"]);
+  }, 60_000);
 });

@@ -32,8 +32,10 @@ export class RedisConnections {
   private readonly all: RedisClient[] = [];
   private lost = false;
 
-  constructor(url: string, options: RedisConnectionsOptions) {
-    this.options = options;
+  constructor(
+    url: string,
+    private readonly options: RedisConnectionsOptions,
+  ) {
     this.target = parseRedisUrl(url);
     this.sharded = this.target.kind === "cluster";
     this.commands = this.track(
@@ -75,8 +77,6 @@ export class RedisConnections {
   async close(): Promise<void> {
     await Promise.all(this.all.map((client) => client.quit().catch(() => undefined)));
   }
-
-  private readonly options: RedisConnectionsOptions;
 
   /** A new client for the target with `options` (a Cluster passes them to each node's connection). */
   private connect(options: RedisOptions): RedisClient {
@@ -135,7 +135,7 @@ export function whenReady(client: RedisClient, timeoutMs = 30_000): Promise<void
 
 /**
  * A Cluster client that rides out a master's failover: a command to a node that died is retried
- * (every 200 ms, the slot map refreshed) for as long as a replica takes to be promoted, and
+ * every 200 ms with a fresh slot map, up to 100 times (20 s, longer than a promotion takes), and
  * sharded subscriptions follow their slot to its new master.
  */
 function clusterOptions(redisOptions: RedisOptions): ClusterOptions {
