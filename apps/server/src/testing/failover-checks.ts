@@ -11,4 +11,7 @@ export function expectWholeTurn(turn: StreamedTurn): void {
   expect(turn.events.filter((event) => event.type === "done")).toHaveLength(1);
   expect(turn.events.filter((event) => event.type === "dispatched")).toHaveLength(1);
   expect(turn.workOrders).toBe(1);
+  // Refused batches (sent again) only ever for an outage, never because the turn was lost.
+  const outage = ["unavailable", "no answer", "conflict"];
+  expect(turn.refusals.filter((code) => !outage.includes(code))).toEqual([]);
 }

@@ -115,19 +115,27 @@ export async function streamTurn(
   const drone = fleet.drones.find(holds)!;
   const order = drone.workOrders.find((workOrder) => workOrder.turnId === turnId)!;
   const sender = new JournalSender(drone, turnId, order.nextSeq);
-  let during: Promise<void> = Promise.resolve();
-  for (let batch = 0; batch < options.batches; batch++) {
-    if (batch === options.killAfter && options.during) during = options.during();
-    const events = Array.from({ length: 5 }, (_, index) =>
-      agentEvent("token", { text: `${batch}.${index} ` }),
+  try {
+    let during: Promise<void> = Promise.resolve();
+    for (let batch = 0; batch < options.batches; batch++) {
+      if (batch === options.killAfter && options.during) during = options.during();
+      const events = Array.from({ length: 5 }, (_, index) =>
+        agentEvent("token", { text: `${batch}.${index} ` }),
+      );
+      await sender.send(events);
+    }
+    await during;
+    await sender.send([
+      agentEvent("response", { message: "through the failover" }),
+      agentEvent("done", { reason: "completed", passes: 1, totalCost: 0 }),
+    ]);
+  } catch (error) {
+    // What the servers logged (warnings up) says which connection did not come back.
+    const logs = [fleet.pair.first, fleet.pair.second].map((server) =>
+      server.output().slice(-4000),
     );
-    await sender.send(events);
+    throw new Error(`${String(error)}\nserver logs:\n${logs.join("\n---\n")}`);
   }
-  await during;
-  await sender.send([
-    agentEvent("response", { message: "through the failover" }),
-    agentEvent("done", { reason: "completed", passes: 1, totalCost: 0 }),
-  ]);
   let turn: { status: string; response: string } = { status: "", response: "" };
   await waitFor(
     async () => {
