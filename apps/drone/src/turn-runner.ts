@@ -20,11 +20,19 @@ import {
   toStorable,
 } from "@gadget/protocol";
 import { type CommandConfinement, confine } from "@gadget/sandbox";
-import { createTools, snapshotWorkspace, type WorkspaceSnapshot } from "@gadget/tools";
+import {
+  createLoadSkillTool,
+  createTools,
+  findSkills,
+  type SkillSummary,
+  snapshotWorkspace,
+  type WorkspaceSnapshot,
+} from "@gadget/tools";
 import type { McpLease, McpManager } from "./mcp/mcp-manager.ts";
 import type { EventJournal, TurnJournal } from "./streaming/journal.ts";
 import type { EventSender } from "./streaming/sender.ts";
 import { LeftOutReport, reportChanges } from "./turn/changes.ts";
+import { expandPromptCommand } from "./turn/command-expansion.ts";
 import { TurnCheckpoints } from "./turn/checkpoint.ts";
 import {
   type ConfinementSettings,
@@ -85,12 +93,17 @@ export class ActiveTurn {
   private refused = false;
   /** What the drone's git left out of the snapshot or commit, said once. */
   private readonly leftOut: LeftOutReport;
+  /** The prompt the engine gets: the order's, or the `/command` it calls expanded. */
+  private goal: string;
+  /** The worktree's skills as the turn started (`load_skill` reads them). */
+  private skills: SkillSummary[] = [];
 
   constructor(
     readonly order: IWorkOrder,
     private readonly settings: TurnRunnerSettings,
   ) {
     this.progress = startProgress(order);
+    this.goal = order.prompt;
     this.scope = { order, emit: (event) => this.emit(event), logger: settings.logger };
     this.secretValues = turnSecrets(order, settings.secretValues);
     this.leftOut = new LeftOutReport(this.scope.emit);
@@ -168,6 +181,13 @@ export class ActiveTurn {
       const directory = worktree.directory;
       await this.confine(directory);
       snapshot = await snapshotWorkspace(directory, { signal });
+      this.goal = await expandPromptCommand(
+        scope,
+        { workspaceRoot: settings.workspaceRoot, secretValues: this.secretValues },
+        directory,
+        this.mcpLease,
+      );
+      this.skills = await findSkills(directory);
 
       const verified = await this.runAndVerify(directory, signal, outcome);
 
@@ -295,16 +315,19 @@ export class ActiveTurn {
     );
   }
 
-  /** The engine's input in this turn's worktree, with the tools and the session's MCP tools. */
+  /** The engine's input in this turn's worktree: its tools, skills and MCP servers' tools. */
   private engineInput(directory: string): TurnInput {
     return engineInput(this.order, {
       directory,
+      goal: this.goal,
+      skills: this.skills,
       tools: [
         ...createTools({
           secretValues: this.secretValues,
           sandbox: this.confinement,
           projectEnv: this.order.project.env,
         }),
+        ...(this.skills.length ? [createLoadSkillTool(this.skills)] : []),
         ...(this.mcpLease?.tools ?? []),
       ],
     });

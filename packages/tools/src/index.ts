@@ -25,6 +25,7 @@ export type { ContextSourceOptions } from "./context-sources.ts";
 export { workspaceContextSources } from "./context-sources.ts";
 export { applyEdit, createEditFileTool } from "./edit-file.ts";
 export { defuseGitControlFiles, gitControlFileNames } from "./git-control-files.ts";
+export { type FrontMatter, parseFrontMatter } from "./front-matter.ts";
 export { createGlobTool } from "./glob.ts";
 export { createGrepTool } from "./grep.ts";
 export { createListDirTool } from "./list-dir.ts";
@@ -36,6 +37,13 @@ export { createReadFileTool } from "./read-file.ts";
 export { redactSecrets, secretForms } from "./redaction.ts";
 export { readRegularFile, writeRegularFile } from "./regular-file.ts";
 export { createRunCommandTool } from "./run-command.ts";
+export {
+  createLoadSkillTool,
+  findSkills,
+  SKILLS_FOLDER,
+  type SkillSummary,
+  type SkillsOptions,
+} from "./skills.ts";
 export { describeLeftOut, type LeftOut, type StagingResult, stageAll } from "./staging.ts";
 export { createTools } from "./tools.ts";
 export { createUpdateDocumentTool } from "./update-document.ts";

@@ -62,6 +62,8 @@ export interface McpTurnRequest {
 /** A turn's hold on its session's servers: their tools, until released. */
 export interface McpLease {
   tools: AnyTool[];
+  /** The session's servers by name (their prompts are `/mcp__<server>__<prompt>` commands). */
+  servers: ReadonlyMap<string, { readonly client: Client; readonly closed: boolean }>;
   release(): void;
 }
 
@@ -161,6 +163,7 @@ export class McpManager {
     let released = false;
     return {
       tools,
+      servers: session.connections,
       release: () => {
         if (released) return;
         released = true;
