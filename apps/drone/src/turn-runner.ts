@@ -32,8 +32,8 @@ import type { McpLease, McpManager } from "./mcp/mcp-manager.ts";
 import type { EventJournal, TurnJournal } from "./streaming/journal.ts";
 import type { EventSender } from "./streaming/sender.ts";
 import { LeftOutReport, reportChanges } from "./turn/changes.ts";
-import { expandPromptCommand } from "./turn/command-expansion.ts";
 import { TurnCheckpoints } from "./turn/checkpoint.ts";
+import { expandPromptCommand } from "./turn/command-expansion.ts";
 import {
   type ConfinementSettings,
   confineTurn,

@@ -115,7 +115,9 @@ describe("skills", () => {
 
 describe("parseFrontMatter", () => {
   it("reads flat keys and keeps the body; no closing line means no front matter", () => {
-    expect(parseFrontMatter("---\r\nDescription: 'Quoted'\r\nlist:\r\n  - a\r\n---\r\nBody")).toEqual({
+    expect(
+      parseFrontMatter("---\r\nDescription: 'Quoted'\r\nlist:\r\n  - a\r\n---\r\nBody"),
+    ).toEqual({
       fields: { description: "Quoted", list: "" },
       body: "Body",
     });

@@ -59,7 +59,10 @@ describe("commands and skills in real drone turns", () => {
     return created.body.session._id as string;
   }
 
-  async function turn(sessionId: string, prompt: string): Promise<{ events: Events; turn: any }> {
+  async function turn(
+    sessionId: string,
+    prompt: string,
+  ): Promise<{ events: Events; turn: { status: string } }> {
     const created = await user.post(`/api/sessions/${sessionId}/turns`, { prompt, providerId });
     expect(created.status).toBe(202);
     const turnId = created.body.turn._id as string;
@@ -181,10 +184,7 @@ describe("commands and skills in real drone turns", () => {
     const sessionId = await session();
     const first = model.chatRequests.length;
     model.enqueue({ text: "Summarised." });
-    const { events, turn: done } = await turn(
-      sessionId,
-      "/mcp__tracker__summarize flaky terse",
-    );
+    const { events, turn: done } = await turn(sessionId, "/mcp__tracker__summarize flaky terse");
     expect(done.status).toBe("completed");
     const expected = `Summarise the tracker's open issues about "flaky" in a terse style.`;
     const user = (model.chatRequests[first]?.messages ?? [])

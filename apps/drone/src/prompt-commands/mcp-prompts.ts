@@ -4,8 +4,8 @@ import type { ProjectCommand } from "@gadget/protocol";
 import { redactSecrets } from "@gadget/tools";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { CallToolResult, Prompt } from "@modelcontextprotocol/sdk/types.js";
-import { mcpToolName } from "../mcp/tool-names.ts";
 import { resultText } from "../mcp/mcp-tools.ts";
+import { mcpToolName } from "../mcp/tool-names.ts";
 
 /** Longest a server may take to list or give its prompts. */
 const promptTimeoutMs = 10_000;
@@ -30,7 +30,9 @@ export interface PromptServer {
  * names are). A server that fails to list them is left out.
  * @example const prompts = await listMcpPrompts([{ name: "tracker", client }]);
  */
-export async function listMcpPrompts(servers: readonly PromptServer[]): Promise<McpPromptCommand[]> {
+export async function listMcpPrompts(
+  servers: readonly PromptServer[],
+): Promise<McpPromptCommand[]> {
   const taken = new Set<string>();
   const lists = await Promise.all(
     servers.map(async (server) => {
@@ -60,7 +62,9 @@ export async function listMcpPrompts(servers: readonly PromptServer[]): Promise<
       prompt,
       command: {
         name: mcpToolName(server, prompt.name, taken),
-        description: oneLine(prompt.description ?? prompt.title ?? `prompt of MCP server ${server}`),
+        description: oneLine(
+          prompt.description ?? prompt.title ?? `prompt of MCP server ${server}`,
+        ),
         source: "mcp",
         server,
         ...(hint ? { argumentHint: hint.slice(0, 200) } : {}),

@@ -4,8 +4,8 @@
 // model call, saying which commands there are. The MCP prompts seen are remembered for the composer.
 import { agentEvent, UserError } from "@gadget/protocol";
 import type { McpLease } from "../mcp/mcp-manager.ts";
-import { MAX_COMMAND_BYTES, readFileCommands } from "../prompt-commands/file-commands.ts";
 import { commandCall, literalPrompt, withArguments } from "../prompt-commands/expansion.ts";
+import { MAX_COMMAND_BYTES, readFileCommands } from "../prompt-commands/file-commands.ts";
 import {
   fetchMcpPrompt,
   listMcpPrompts,
