@@ -21,6 +21,7 @@ import {
   settledEvents,
   startCli,
   waitForDroneOnline,
+  waitForTurn,
 } from "./helpers.ts";
 
 const bearer = "prompt-bearer-secret-51d2";
@@ -67,7 +68,7 @@ describe("commands and skills in real drone turns", () => {
     expect(created.status).toBe(202);
     const turnId = created.body.turn._id as string;
     const events = await settledEvents(user, turnId, 60_000);
-    return { events, turn: (await user.get(`/api/turns/${turnId}`)).body.turn };
+    return { events, turn: await waitForTurn(user, turnId, ["completed", "failed"]) };
   }
 
   const text = (content: unknown) =>

@@ -86,7 +86,7 @@ describe("commands in the composer", () => {
       `${server.url}/projects/${workspace.projectId}/sessions/${workspace.sessionId}`,
     );
 
-    const prompt = page.getByLabel("Prompt");
+    const prompt = page.getByRole("textbox", { name: "Prompt" });
     await prompt.click();
     await prompt.pressSequentially("/");
     const list = page.getByRole("listbox", { name: "Commands" });
