@@ -27,6 +27,8 @@ export async function relayProjectCommands(
       ...(session.sessionId ? { sessionId: session.sessionId } : {}),
     },
     preferred: session.drone,
+    // For a keystroke's list: a drone too old to know the request is not waited for long.
+    timeoutMs: Math.min(5_000, dependencies.config.droneRequestTimeoutMs),
     passOn: (error) =>
       (error.details as { reason?: unknown } | undefined)?.reason === "no_worktree",
     parse: (result) => projectCommandsAnswerSchema.parse(result),

@@ -45,7 +45,12 @@ describe("session history", () => {
     const session = new Types.ObjectId(workspace.sessionId);
     const times = { createdAt: new Date(), finishedAt: new Date() };
     const called = { _id: new Types.ObjectId(), session, prompt: "/review a.ts", response: "Ok." };
-    const plain = { _id: new Types.ObjectId(), session, prompt: "/src/app.ts is broken", response: "Ok." };
+    const plain = {
+      _id: new Types.ObjectId(),
+      session,
+      prompt: "/src/app.ts is broken",
+      response: "Ok.",
+    };
     await context.models.TurnEvent.create({
       turn: called._id,
       seq: 3,
