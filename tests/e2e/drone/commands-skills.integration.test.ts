@@ -94,6 +94,7 @@ describe("commands and skills in real drone turns", () => {
       "README.md": "# Shop\n",
       "src/app.ts": "export const total = (a: number, b: number) => a - b;\n",
       ".gadget/commands/review.md": review,
+      ".gadget/commands/big.md": `---\ndescription: Too big\n---\n${"y".repeat(70_000)}\n`,
       ".agents/skills/release/SKILL.md": release,
       ".agents/skills/huge/SKILL.md": `---\ndescription: A very long one\n---\n${"x".repeat(300_000)}\n`,
     });
@@ -179,6 +180,16 @@ describe("commands and skills in real drone turns", () => {
     // A linked command file is no command.
     expect(error?.data.message).not.toContain("/linked");
     expect(model.chatRequests.length).toBe(before);
+
+    // A command file over 64 KiB is listed as such and refused when called.
+    const big = await turn(sessionId, "/big now");
+    expect(big.turn.status).toBe("failed");
+    const refused = big.events.find((event: { type: string }) => event.type === "error");
+    expect(refused?.data).toEqual({
+      code: "command_failed",
+      message: "The command /big cannot be used: .gadget/commands/big.md is over 64 KiB",
+    });
+    expect(model.chatRequests.length).toBe(before);
   }, 90_000);
 
   it("runs an MCP server's prompt as a command, its words as the prompt's arguments", async () => {
@@ -244,6 +255,7 @@ describe("commands and skills in real drone turns", () => {
     const listed = await user.get(`/api/projects/${projectId}/commands?session=${sessionId}`);
     expect(listed.status, JSON.stringify(listed.body)).toBe(200);
     expect(listed.body.commands).toEqual([
+      { name: "big", description: "(too large: over 64 KiB)", source: "file" },
       {
         name: "review",
         description: "Review a file the team's way",
