@@ -20,12 +20,20 @@ import {
   toStorable,
 } from "@gadget/protocol";
 import { type CommandConfinement, confine } from "@gadget/sandbox";
-import { createTools, snapshotWorkspace, type WorkspaceSnapshot } from "@gadget/tools";
+import {
+  createLoadSkillTool,
+  createTools,
+  findSkills,
+  type SkillSummary,
+  snapshotWorkspace,
+  type WorkspaceSnapshot,
+} from "@gadget/tools";
 import type { McpLease, McpManager } from "./mcp/mcp-manager.ts";
 import type { EventJournal, TurnJournal } from "./streaming/journal.ts";
 import type { EventSender } from "./streaming/sender.ts";
 import { LeftOutReport, reportChanges } from "./turn/changes.ts";
 import { TurnCheckpoints } from "./turn/checkpoint.ts";
+import { expandPromptCommand } from "./turn/command-expansion.ts";
 import {
   type ConfinementSettings,
   confineTurn,
@@ -77,8 +85,6 @@ export class ActiveTurn {
   private checkpoints!: TurnCheckpoints;
   private confinement!: CommandConfinement;
   private mcpLease: McpLease | null = null;
-  /** What the model is asked: the prompt, with any MCP resources it names attached. */
-  private goal: string;
   private journalOpened: Promise<void> = new Promise(() => undefined);
   /** What every phase is handed: the order, `emit` and the logger. */
   private readonly scope: TurnScope;
@@ -87,15 +93,22 @@ export class ActiveTurn {
   private refused = false;
   /** What the drone's git left out of the snapshot or commit, said once. */
   private readonly leftOut: LeftOutReport;
+  /**
+   * The prompt the engine gets: the order's, or the `/command` it calls expanded; then with the
+   * MCP resources it names as `@server:uri` attached.
+   */
+  private goal: string;
+  /** The worktree's skills as the turn started (`load_skill` reads them). */
+  private skills: SkillSummary[] = [];
 
   constructor(
     readonly order: IWorkOrder,
     private readonly settings: TurnRunnerSettings,
   ) {
     this.progress = startProgress(order);
+    this.goal = order.prompt;
     this.scope = { order, emit: (event) => this.emit(event), logger: settings.logger };
     this.secretValues = turnSecrets(order, settings.secretValues);
-    this.goal = order.prompt;
     this.leftOut = new LeftOutReport(this.scope.emit);
     this.finished = this.run().finally(() => settings.onFinished?.(order.turnId));
   }
@@ -171,6 +184,15 @@ export class ActiveTurn {
       const directory = worktree.directory;
       await this.confine(directory);
       snapshot = await snapshotWorkspace(directory, { signal });
+      this.goal = await expandPromptCommand(
+        scope,
+        { workspaceRoot: settings.workspaceRoot, secretValues: this.secretValues },
+        directory,
+        this.mcpLease,
+      );
+      // MCP resources the prompt names as `@server:uri` go with it to the model.
+      if (this.mcpLease) this.goal = await this.mcpLease.attachResources(this.goal);
+      this.skills = await findSkills(directory);
 
       const verified = await this.runAndVerify(directory, signal, outcome);
 
@@ -230,8 +252,6 @@ export class ActiveTurn {
     const policy = await confineTurn(scope, settings, directory);
     this.confinement = confine(settings.sandbox, policy);
     this.mcpLease = await openMcpServers(scope, settings, directory, policy, this.secretValues);
-    // MCP resources the prompt names as `@server:uri` go with it to the model.
-    if (this.mcpLease) this.goal = await this.mcpLease.attachResources(this.goal);
   }
 
   /**
@@ -300,22 +320,22 @@ export class ActiveTurn {
     );
   }
 
-  /** The engine's input in this turn's worktree, with the tools and the session's MCP tools. */
+  /** The engine's input in this turn's worktree: its tools, skills and MCP servers' tools. */
   private engineInput(directory: string): TurnInput {
-    return engineInput(
-      { ...this.order, prompt: this.goal },
-      {
-        directory,
-        tools: [
-          ...createTools({
-            secretValues: this.secretValues,
-            sandbox: this.confinement,
-            projectEnv: this.order.project.env,
-          }),
-          ...(this.mcpLease?.tools ?? []),
-        ],
-      },
-    );
+    return engineInput(this.order, {
+      directory,
+      goal: this.goal,
+      skills: this.skills,
+      tools: [
+        ...createTools({
+          secretValues: this.secretValues,
+          sandbox: this.confinement,
+          projectEnv: this.order.project.env,
+        }),
+        ...(this.skills.length ? [createLoadSkillTool(this.skills)] : []),
+        ...(this.mcpLease?.tools ?? []),
+      ],
+    });
   }
 
   private async runEngine(input: TurnInput, signal: AbortSignal): Promise<TurnOutcome> {

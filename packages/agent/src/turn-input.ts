@@ -62,6 +62,11 @@ export interface TurnInput {
   tools?: AnyTool[];
   /** Loaded in parallel before the first pass (pre-enrichment). */
   contextSources?: ContextSource[];
+  /**
+   * The project's skills, listed in the system prompt by name and description (the host's
+   * `load_skill` tool reads one). Default none.
+   */
+  skills?: Array<{ name: string; description: string }>;
   /** Absolute path of the workspace, passed to every tool. */
   workspace: string;
   /**

@@ -77,6 +77,7 @@ export function createTurnContext(
       workspace: input.workspace,
       tools,
       approvalOnWrite: approval === "on-write",
+      skills: input.skills ?? [],
     }),
     historyParams: historyMessages(input.history ?? []),
     model:

@@ -96,6 +96,18 @@ export const turnEventDataSchemas = {
   }),
   approval: z.object({ approvals: z.array(approvalRequestSchema).min(1) }),
   response: z.object({ message: z.string() }),
+  /**
+   * The prompt began with `/<name>`: the command it named, from `.gadget/commands/<name>.md` at the
+   * turn's starting commit (`source: "file"`, `origin` the file) or an MCP server's prompt
+   * (`source: "mcp"`, `origin` the server), and the prompt the model got instead (`prompt`).
+   */
+  command: z.object({
+    name: z.string(),
+    source: z.enum(["file", "mcp"]),
+    origin: z.string(),
+    arguments: z.string(),
+    prompt: z.string(),
+  }),
   /** A user's message sent to the running turn (POST /api/turns/:id/messages), taken by the model. */
   user_message: z.object({ messageId: z.string().min(1), text: z.string() }),
   /**

@@ -3,6 +3,7 @@ export * from "./activity.ts";
 export * from "./api.ts";
 export * from "./api-providers.ts";
 export * from "./chat.ts";
+export * from "./commands.ts";
 export * from "./common.ts";
 export * from "./delivery.ts";
 export * from "./errors.ts";

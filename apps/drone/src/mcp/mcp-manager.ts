@@ -123,6 +123,7 @@ export class McpManager {
         attachResources(prompt, resources, request.secretValues, request.onWarning, (message) =>
           request.onStatus?.(message),
         ),
+      servers: session.connections,
       release: () => {
         if (released) return;
         released = true;

@@ -1,6 +1,7 @@
 // What a turn asks of the session's MCP servers, and the hold it gets on them: shared by the
 // manager and the connections it makes.
 import type { AnyTool } from "@gadget/agent";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { NetworkMode, WorkOrderMcpServer } from "@gadget/protocol";
 import type { CommandConfinement } from "@gadget/sandbox";
 
@@ -39,5 +40,7 @@ export interface McpLease {
    * capped); a mention that cannot be read is a warning and stays as it was written.
    */
   attachResources(prompt: string): Promise<string>;
+  /** The session's servers by name (their prompts are `/mcp__<server>__<prompt>` commands). */
+  servers: ReadonlyMap<string, { readonly client: Client; readonly closed: boolean }>;
   release(): void;
 }

@@ -117,5 +117,7 @@ export interface TurnView {
   adaptations: TurnEventData<"provider_adapted">[];
   /** The user's messages the turn took while it ran (steering), in order. */
   userMessages: TurnEventData<"user_message">[];
+  /** The `/command` the prompt called, and what it became. */
+  command: TurnEventData<"command"> | null;
   debug: { message: string; details?: unknown; seq: number }[];
 }

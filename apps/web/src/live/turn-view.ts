@@ -73,6 +73,7 @@ export function emptyTurnView(): TurnView {
     attemptStart: { draft: 0, thinking: 0, draftPass: 0 },
     adaptations: [],
     userMessages: [],
+    command: null,
     debug: [],
   };
 }
@@ -273,6 +274,9 @@ function applyInOrder(draft: Draft, event: TurnEvent): void {
       break;
     case "user_message":
       draft.userMessages.push({ ...event.data });
+      break;
+    case "command":
+      draft.command = { ...event.data };
       break;
     case "changes":
       draft.changes = { ...event.data };
