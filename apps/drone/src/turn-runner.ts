@@ -2,6 +2,7 @@
 // the project's clone and prepare the worktree, confine it, snapshot it, run the agent loop with
 // the tools, verify (with repair passes), report the changes, commit and deliver, and end with
 // `done`. Every event is journaled and streamed until the server has it.
+import { realpath } from "node:fs/promises";
 import {
   ApprovalChannel,
   type ApprovalDecision,
@@ -20,7 +21,14 @@ import {
   toStorable,
 } from "@gadget/protocol";
 import { type CommandConfinement, confine } from "@gadget/sandbox";
-import { createTools, snapshotWorkspace, type WorkspaceSnapshot } from "@gadget/tools";
+import {
+  createTools,
+  resolveToolsOptions,
+  snapshotWorkspace,
+  type WorkspaceSnapshot,
+} from "@gadget/tools";
+import { SandboxHooks } from "./hooks/hook-runner.ts";
+import { loadTurnHooks } from "./hooks/turn-hooks.ts";
 import type { McpLease, McpManager } from "./mcp/mcp-manager.ts";
 import type { EventJournal, TurnJournal } from "./streaming/journal.ts";
 import type { EventSender } from "./streaming/sender.ts";
@@ -35,7 +43,7 @@ import {
 import { commitTurn } from "./turn/delivery.ts";
 import { engineInput } from "./turn/engine-input.ts";
 import { startProgress, type TurnProgress, trackProgress } from "./turn/progress.ts";
-import type { TurnScope } from "./turn/scope.ts";
+import { type TurnScope, turnSessionId } from "./turn/scope.ts";
 import { type SendingSettings, turnSender } from "./turn/sending.ts";
 import { repairInput, type Verification, verify } from "./turn/verification.ts";
 import { lockWorktree, prepareWorktree } from "./turn/worktree.ts";
@@ -77,6 +85,8 @@ export class ActiveTurn {
   private checkpoints!: TurnCheckpoints;
   private confinement!: CommandConfinement;
   private mcpLease: McpLease | null = null;
+  /** The project's hooks as of the commit the turn started on (hooks/turn-hooks.ts). */
+  private hooks: SandboxHooks | undefined;
   private journalOpened: Promise<void> = new Promise(() => undefined);
   /** What every phase is handed: the order, `emit` and the logger. */
   private readonly scope: TurnScope;
@@ -167,6 +177,7 @@ export class ActiveTurn {
       worktree = await prepareWorktree(scope, settings.workspaceRoot, signal);
       const directory = worktree.directory;
       await this.confine(directory);
+      await this.loadHooks(directory, signal);
       snapshot = await snapshotWorkspace(directory, { signal });
 
       const verified = await this.runAndVerify(directory, signal, outcome);
@@ -227,6 +238,23 @@ export class ActiveTurn {
     const policy = await confineTurn(scope, settings, directory);
     this.confinement = confine(settings.sandbox, policy);
     this.mcpLease = await openMcpServers(scope, settings, directory, policy, this.secretValues);
+  }
+
+  /** The turn's hooks, read before the agent can change anything, run in its sandbox. */
+  private async loadHooks(directory: string, signal: AbortSignal): Promise<void> {
+    const { order } = this;
+    const hooks = await loadTurnHooks(this.scope, directory, signal);
+    if (Object.keys(hooks).length === 0) return;
+    this.hooks = new SandboxHooks({
+      hooks,
+      confinement: this.confinement,
+      directory: await realpath(directory),
+      turn: { id: order.turnId, session: turnSessionId(order), project: order.project._id },
+      secretValues: this.secretValues,
+      projectEnv: order.project.env,
+      // The environment run_command takes PATH, HOME, LANG… from.
+      hostEnv: resolveToolsOptions({}).env,
+    });
   }
 
   /**
@@ -316,6 +344,7 @@ export class ActiveTurn {
       signal,
       onApproval: this.approvals.handler,
       steering: this.steering,
+      ...(this.hooks ? { hooks: this.hooks } : {}),
       onCheckpoint: (state) => this.checkpoints.record(state),
       logger: settings.logger,
       ...(settings.tunables ? { tunables: settings.tunables } : {}),

@@ -233,7 +233,7 @@ export const projectSchema = z.object({
   /** The names of the project's own variables (their values are never answered). */
   envKeys: z.array(z.string()),
   /** The project's own hooks (`.gadget/hooks.json` in the repository adds to them). */
-  hooks: hooksConfigSchema.default({}),
+  hooks: hooksConfigSchema.optional(),
   createdAt: dateSchema,
 });
 export type Project = z.infer<typeof projectSchema>;

@@ -118,4 +118,9 @@ export interface TurnView {
   /** The user's messages the turn took while it ran (steering), in order. */
   userMessages: TurnEventData<"user_message">[];
   debug: { message: string; details?: unknown; seq: number }[];
+  /** The project's hooks that ran (PreToolUse, PostToolUse, Stop, SessionStart), in order. */
+  hooks: HookRun[];
 }
+
+/** One hook's run, as its `hook` event told it, with the pass it ran in. */
+export type HookRun = TurnEventData<"hook"> & { seq: number; pass: number };
