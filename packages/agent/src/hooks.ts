@@ -1,4 +1,4 @@
-// Project hooks in the loop (SPEC "Hooks, commands and skills"): the host runs them (the drone, in
+// Project hooks in the loop (docs/reference.md, "Project hooks"): the host runs them (the drone, in
 // the turn's sandbox); the engine decides what their verdicts mean: a PreToolUse hook blocks or
 // rewrites a call before it is approved, PostToolUse adds context to a result, Stop keeps the loop
 // going (at most 3 times a turn), SessionStart adds context to a session's first turn.

@@ -1,4 +1,4 @@
-// A project's hooks (SPEC "Hooks, commands and skills"): commands the drone runs in the turn's
+// A project's hooks (docs/reference.md, "Project hooks"): commands the drone runs in the turn's
 // sandbox at PreToolUse, PostToolUse, Stop and SessionStart, from `.gadget/hooks.json` or the
 // project's settings; what a hook is given on stdin and may answer; the `hook` event of a turn.
 import { z } from "zod";
