@@ -112,7 +112,7 @@ export class SandboxHooks implements TurnHooks {
     const timeoutMs = hook.timeoutMs ?? DEFAULT_HOOK_TIMEOUT_MS;
     const base = {
       event: invocation.event,
-      command: hook.command.join(" "),
+      command: redactSecrets(hook.command.join(" "), secrets),
       ms,
       ...(invocation.callId ? { callId: invocation.callId } : {}),
       ...(invocation.tool ? { tool: invocation.tool } : {}),
