@@ -2,7 +2,8 @@
 // the project's clone and prepare the worktree, confine it, snapshot it, run the agent loop with
 // the tools, verify (with repair passes), report the changes, commit and deliver, and end with
 // `done`. Every event is journaled and streamed until the server has it.
-import { realpath } from "node:fs/promises";
+import { mkdir, realpath, rm } from "node:fs/promises";
+import path from "node:path";
 import {
   ApprovalChannel,
   type ApprovalDecision,
@@ -20,13 +21,14 @@ import {
   toGadgetError,
   toStorable,
 } from "@gadget/protocol";
-import { type CommandConfinement, confine } from "@gadget/sandbox";
+import { type CommandConfinement, type ConfinementPolicy, confine } from "@gadget/sandbox";
 import {
   createTools,
   resolveToolsOptions,
   snapshotWorkspace,
   type WorkspaceSnapshot,
 } from "@gadget/tools";
+import { copyCommittedHooksDirectory } from "./hooks/committed-programs.ts";
 import { SandboxHooks } from "./hooks/hook-runner.ts";
 import { loadTurnHooks } from "./hooks/turn-hooks.ts";
 import type { McpLease, McpManager } from "./mcp/mcp-manager.ts";
@@ -87,6 +89,9 @@ export class ActiveTurn {
   private mcpLease: McpLease | null = null;
   /** The project's hooks as of the commit the turn started on (hooks/turn-hooks.ts). */
   private hooks: SandboxHooks | undefined;
+  /** Where the committed `.gadget/` is copied for the hooks; removed when the turn ends. */
+  private hooksCopy: string | undefined;
+  private policy: ConfinementPolicy | undefined;
   private journalOpened: Promise<void> = new Promise(() => undefined);
   /** What every phase is handed: the order, `emit` and the logger. */
   private readonly scope: TurnScope;
@@ -199,6 +204,7 @@ export class ActiveTurn {
           onLeftOut: (leftOut) => this.leftOut.tell(leftOut),
         });
       }
+      if (this.hooksCopy) await rm(this.hooksCopy, { recursive: true, force: true });
       if (this.refused) outcome.reason = "error";
       else if (this.stoppedByShutdown && outcome.reason === "cancelled") {
         outcome.reason = "drone_shutdown";
@@ -236,18 +242,33 @@ export class ActiveTurn {
   private async confine(directory: string): Promise<void> {
     const { scope, settings } = this;
     const policy = await confineTurn(scope, settings, directory);
+    this.policy = policy;
     this.confinement = confine(settings.sandbox, policy);
     this.mcpLease = await openMcpServers(scope, settings, directory, policy, this.secretValues);
   }
 
-  /** The turn's hooks, read before the agent can change anything, run in its sandbox. */
+  /**
+   * The turn's hooks, read before the agent can change anything, run in its sandbox; the programs
+   * they name under `.gadget/` run from a read-only copy of that directory as committed.
+   */
   private async loadHooks(directory: string, signal: AbortSignal): Promise<void> {
-    const { order } = this;
-    const hooks = await loadTurnHooks(this.scope, directory, signal);
+    const { order, settings } = this;
+    const { hooks, commit } = await loadTurnHooks(this.scope, directory, signal);
     if (Object.keys(hooks).length === 0) return;
+    this.hooksCopy = path.join(settings.workspaceRoot, ".hooks", order.turnId);
+    const committedCopy = commit
+      ? await copyCommittedHooksDirectory(directory, commit, this.hooksCopy, signal)
+      : null;
+    await mkdir(this.hooksCopy, { recursive: true });
+    const policy = this.policy as ConfinementPolicy;
     this.hooks = new SandboxHooks({
       hooks,
-      confinement: this.confinement,
+      committedCopy,
+      // The copy lives among the drone's hidden workspaces: shown read-only to the hooks alone.
+      confinement: confine(settings.sandbox, {
+        ...policy,
+        readOnly: [...(policy.readOnly ?? []), this.hooksCopy],
+      }),
       directory: await realpath(directory),
       turn: { id: order.turnId, session: turnSessionId(order), project: order.project._id },
       secretValues: this.secretValues,

@@ -108,16 +108,22 @@ describe("project hooks in real drone turns", () => {
     const sessionId = await session(projectId);
     const before = model.chatRequests.length;
     model.enqueue(
-      // The agent tries to switch the guard off first: the turn keeps the hooks it started with.
+      // The agent tries to switch the guard off first, both the hooks file and the guard's
+      // program: the turn keeps the hooks (and programs) it started with.
       {
         toolCalls: [
           { name: "write_file", arguments: { path: ".gadget/hooks.json", content: "{}\n" } },
+          {
+            name: "write_file",
+            arguments: { path: ".gadget/guard.mjs", content: "// allow all\n" },
+          },
         ],
       },
       { toolCalls: [{ name: "run_command", arguments: { command: "rm data.txt" } }] },
       { text: "I could not delete it." },
     );
-    const events = await settledEvents(user, await startTurn(sessionId, "Delete data.txt"), 60_000);
+    const turnId = await startTurn(sessionId, "Delete data.txt");
+    const events = await settledEvents(user, turnId, 60_000);
     expect(hookEvents(events)).toMatchObject([
       {
         event: "PreToolUse",
@@ -139,6 +145,11 @@ describe("project hooks in real drone turns", () => {
     expect(existsSync(path.join(worktree, "data.txt"))).toBe(true);
     // The agent's rewrite took: the next turn starts from it, this one did not.
     expect(await readFile(path.join(worktree, ".gadget", "hooks.json"), "utf8")).toBe("{}\n");
+    expect(await readFile(path.join(worktree, ".gadget", "guard.mjs"), "utf8")).toBe(
+      "// allow all\n",
+    );
+    // The committed copy the guard ran from is gone with the turn.
+    expect(existsSync(path.join(workspaceRoot, ".hooks", turnId))).toBe(false);
     expect(events.at(-1).data.reason).toBe("completed");
   });
 

@@ -13,6 +13,7 @@ import {
 } from "@gadget/protocol";
 import { type CommandConfinement, spawnConfined } from "@gadget/sandbox";
 import { commandEnvironment, redactSecrets } from "@gadget/tools";
+import { fromCommittedCopy } from "./committed-programs.ts";
 
 /** Bytes of stdout and of stderr kept per hook run; the rest is dropped. */
 const maxCapturedBytes = 64 * 1024;
@@ -34,6 +35,8 @@ export interface HookRunnerOptions {
   projectEnv: Readonly<Record<string, string>>;
   /** The host environment hooks take PATH, HOME, LANG… from (as commands do). */
   hostEnv: Readonly<Record<string, string | undefined>>;
+  /** `.gadget/` as committed when the turn started (committed-programs.ts); null: none. */
+  committedCopy?: string | null;
 }
 
 interface Ran {
@@ -200,7 +203,7 @@ export class SandboxHooks implements TurnHooks {
     let confined: Awaited<ReturnType<typeof spawnConfined>>;
     try {
       confined = await spawnConfined(options.confinement, {
-        argv: hook.command,
+        argv: fromCommittedCopy(hook.command, options.committedCopy ?? null),
         cwd: options.directory,
         env: {
           ...commandEnvironment(options.hostEnv, {

@@ -20,10 +20,10 @@ const maxHooksFileBytes = 64 * 1024;
 /** Reads `.gadget/hooks.json` of HEAD; null when the commit has none. */
 async function committedHooksFile(
   directory: string,
+  commit: string,
   signal: AbortSignal,
 ): Promise<{ commit: string; text: string; size: number } | null> {
   const git = await droneGit(directory, { signal }, true);
-  const commit = (await git.revparse(["HEAD"])).trim();
   // `<mode> blob <sha> <size>\t<path>`: whether it is there, and how large, before reading it.
   const listed = (await git.raw(["ls-tree", "-l", commit, "--", hooksFilePath])).trim();
   if (!listed) return null;
@@ -64,22 +64,25 @@ function merged(first: HooksConfig, second: HooksConfig): HooksConfig {
 
 /**
  * The hooks of the turn that starts now in `directory` (the session's worktree, at the commit the
- * turn starts on). A hooks file that cannot be used is told in one warning line and left out.
+ * turn starts on), and that commit. A hooks file that cannot be used is told in one warning line
+ * and left out.
  */
 export async function loadTurnHooks(
   { order, emit, logger }: TurnScope,
   directory: string,
   signal: AbortSignal,
-): Promise<HooksConfig> {
+): Promise<{ hooks: HooksConfig; commit: string | null }> {
   const project = order.project.hooks ?? {};
   let file: Awaited<ReturnType<typeof committedHooksFile>>;
+  let commit: string | null = null;
   try {
-    file = await committedHooksFile(directory, signal);
+    commit = (await (await droneGit(directory, { signal }, true)).revparse(["HEAD"])).trim();
+    file = await committedHooksFile(directory, commit, signal);
   } catch (error) {
     logger.warn({ err: error }, "could not read the committed hooks file");
     file = null;
   }
-  if (!file) return project;
+  if (!file) return { hooks: project, commit };
   const checked = problemOf(file);
   if (typeof checked === "string") {
     emit(
@@ -89,7 +92,7 @@ export async function loadTurnHooks(
         message: `${hooksFilePath} at ${file.commit.slice(0, 7)} is not valid, so its hooks do not run: ${checked}`,
       }),
     );
-    return project;
+    return { hooks: project, commit };
   }
-  return merged(project, checked.hooks);
+  return { hooks: merged(project, checked.hooks), commit };
 }
