@@ -13,6 +13,7 @@ import type {
 } from "@gadget/protocol";
 import type { ApprovalDecision, ApprovalHandler } from "./approvals.ts";
 import type { ChatModel } from "./chat-model.ts";
+import type { TurnHooks } from "./hook-host.ts";
 import { defaultRetryPolicy, type RetryPolicy } from "./retry.ts";
 import type { TurnState } from "./state.ts";
 import type { SteeringInbox } from "./steering.ts";
@@ -158,6 +159,8 @@ export interface TurnOptions {
    * and is continued later with `resume` + `approvalDecisions`. See {@link ApprovalChannel}.
    */
   onApproval?: ApprovalHandler;
+  /** The project's hooks (PreToolUse, PostToolUse, Stop, SessionStart), run by the host. */
+  hooks?: TurnHooks;
   /** Users' messages to the running turn, taken before each model call (steering). */
   steering?: SteeringInbox;
   /** Receives a copy of the serialisable state after each pass and before waiting for approval. */

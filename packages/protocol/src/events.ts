@@ -1,6 +1,7 @@
 // The turn event union (docs/reference.md, "Turn events"): what the engine yields, the drone streams and browsers watch.
 import { z } from "zod";
 import { dateSchema, providerQuirkCodeSchema } from "./common.ts";
+import { hookEventDataSchema } from "./project-hooks.ts";
 
 /** Why a turn's loop ended. `completed` is the model answering without tool calls. */
 /** Most files a `changes` event lists (the rest are counted in `total`). */
@@ -179,6 +180,8 @@ export const turnEventDataSchemas = {
     droneName: z.string().optional(),
     offlineMs: z.number().nonnegative(),
   }),
+  /** A project hook ran (PreToolUse, PostToolUse, Stop, SessionStart): its command, outcome and time. */
+  hook: hookEventDataSchema,
 } as const;
 
 export type TurnEventType = keyof typeof turnEventDataSchemas;

@@ -15,6 +15,7 @@ export * from "./git-url.ts";
 export * from "./labels.ts";
 export * from "./manage.ts";
 export * from "./mcp.ts";
+export * from "./project-hooks.ts";
 export * from "./rest/index.ts";
 export * from "./session-branch.ts";
 export * from "./socket.ts";

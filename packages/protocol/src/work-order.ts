@@ -18,6 +18,7 @@ import {
   workOrderForgeSchema,
 } from "./delivery.ts";
 import { workOrderMcpServerSchema } from "./mcp.ts";
+import { hooksConfigSchema } from "./project-hooks.ts";
 import { branchPrefixSchema, DEFAULT_BRANCH_PREFIX } from "./session-branch.ts";
 
 /**
@@ -55,6 +56,8 @@ export const workOrderSchema = z.object({
      * TZ and TMPDIR.
      */
     env: z.record(z.string(), z.string()).default({}),
+    /** The project's own hooks; the drone adds `.gadget/hooks.json` of the turn's start commit. */
+    hooks: hooksConfigSchema.default({}),
   }),
   session: z.object({
     _id: objectIdSchema.optional(),

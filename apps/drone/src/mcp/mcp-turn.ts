@@ -1,9 +1,9 @@
 // What a turn asks of the session's MCP servers, and the hold it gets on them: shared by the
 // manager and the connections it makes.
 import type { AnyTool } from "@gadget/agent";
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { NetworkMode, WorkOrderMcpServer } from "@gadget/protocol";
 import type { CommandConfinement } from "@gadget/sandbox";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 
 /** What one turn asks of the manager. */
 export interface McpTurnRequest {

@@ -3,6 +3,7 @@
 // — and a `command` event shows what it became. A name that is no command ends the turn before any
 // model call, saying which commands there are. The MCP prompts seen are remembered for the composer.
 import { agentEvent, UserError } from "@gadget/protocol";
+import { findSkills, type SkillSummary } from "@gadget/tools";
 import type { McpLease } from "../mcp/mcp-manager.ts";
 import { commandCall, literalPrompt, withArguments } from "../prompt-commands/expansion.ts";
 import { MAX_COMMAND_BYTES, readFileCommands } from "../prompt-commands/file-commands.ts";
@@ -18,6 +19,22 @@ export interface CommandSettings {
   workspaceRoot: string;
   /** Kept out of an MCP prompt's text (the servers' own secrets among them). */
   secretValues: readonly string[];
+}
+
+/**
+ * What the engine is asked and may read: the prompt with its `/command` expanded and the MCP
+ * resources it names as `@server:uri` attached, and the worktree's skills as the turn starts.
+ * @example const { goal, skills } = await preparePrompt(scope, settings, directory, lease);
+ */
+export async function preparePrompt(
+  scope: TurnScope,
+  settings: CommandSettings,
+  directory: string,
+  lease: McpLease | null,
+): Promise<{ goal: string; skills: SkillSummary[] }> {
+  const expanded = await expandPromptCommand(scope, settings, directory, lease);
+  const goal = lease ? await lease.attachResources(expanded) : expanded;
+  return { goal, skills: await findSkills(directory) };
 }
 
 /**

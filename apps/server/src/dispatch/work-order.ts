@@ -84,6 +84,7 @@ export function buildWorkOrder(
         env: Object.fromEntries(
           (project.env ?? []).map((entry) => [entry.name, secretBox.open(entry.valueEncrypted)]),
         ),
+        hooks: project.hooks ?? {},
       },
       session: {
         _id: String(session._id),

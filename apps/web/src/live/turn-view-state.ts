@@ -120,4 +120,9 @@ export interface TurnView {
   /** The `/command` the prompt called, and what it became. */
   command: TurnEventData<"command"> | null;
   debug: { message: string; details?: unknown; seq: number }[];
+  /** The project's hooks that ran (PreToolUse, PostToolUse, Stop, SessionStart), in order. */
+  hooks: HookRun[];
 }
+
+/** One hook's run, as its `hook` event told it, with the pass it ran in. */
+export type HookRun = TurnEventData<"hook"> & { seq: number; pass: number };

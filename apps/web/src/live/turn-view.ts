@@ -23,6 +23,7 @@ export {
   type ApprovalItem,
   type ApprovalState,
   DECLINED_SUMMARY,
+  type HookRun,
   MAX_DEBUG_MESSAGES,
   MAX_TOOL_OUTPUT,
   type PassMark,
@@ -75,6 +76,7 @@ export function emptyTurnView(): TurnView {
     userMessages: [],
     command: null,
     debug: [],
+    hooks: [],
   };
 }
 
@@ -328,6 +330,9 @@ function applyInOrder(draft: Draft, event: TurnEvent): void {
     case "provider_adapted":
       if (!draft.adaptations.some((known) => known.quirk === event.data.quirk))
         draft.adaptations = [...draft.adaptations, event.data];
+      break;
+    case "hook":
+      draft.hooks = [...draft.hooks, { ...event.data, seq: event.seq, pass: draft.pass }];
       break;
     case "debug":
       draft.debug.push({ ...event.data, seq: event.seq });
