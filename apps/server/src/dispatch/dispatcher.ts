@@ -22,6 +22,7 @@ import type { Metrics } from "../metrics/metrics.ts";
 import type { DroneOrders } from "../sockets/drone-orders.ts";
 import type { SeqStore } from "../turns/store/seq-store.ts";
 import type { TurnIndex } from "../turns/store/turn-index.ts";
+import { loadTurnImages } from "../turns/store/turn-images.ts";
 import type { TurnStore } from "../turns/store/turn-store.ts";
 import { candidates, type Fleet, requirementsOf } from "./drone-choice.ts";
 import type { SessionQueues } from "./session-queues.ts";
@@ -257,7 +258,7 @@ export class Dispatcher extends Announcer<DispatcherEvents> {
             refs ? presence.ofUser(refs.user) : null,
           ]);
       if (turn?.status !== "queued") return { kind: "none" };
-      const [parts, drones, ahead, steering] = await Promise.all([
+      const [parts, drones, ahead, steering, images] = await Promise.all([
         prefetched ?? outcomeOf(loadOrderParts(models, turn)),
         turn.requestedDrone && !handOff
           ? this.presenceOf([String(turn.requestedDrone)])
@@ -268,6 +269,7 @@ export class Dispatcher extends Announcer<DispatcherEvents> {
         turn.steering?.length
           ? models.TurnMessage.find({ _id: { $in: turn.steering }, status: "pending" }).lean()
           : [],
+        loadTurnImages(models, turn.images),
       ]);
       // Turns of its session posted before it have not finished: the last of them starts it.
       if (ahead.length > 0) return { kind: "none" };
@@ -275,7 +277,7 @@ export class Dispatcher extends Announcer<DispatcherEvents> {
       // Built (and checked) before the claim, so nothing can fail between the claim and the send.
       let order: IWorkOrder;
       try {
-        order = buildWorkOrder(parts.value, secretBox, turn, turn.lastSeq + 1, steering);
+        order = buildWorkOrder(parts.value, secretBox, turn, turn.lastSeq + 1, steering, images);
       } catch (error) {
         return { kind: "failed", error };
       }
