@@ -20,6 +20,7 @@ export function engineInput(order: IWorkOrder, { directory, tools }: TurnWorkspa
   const provider = order.provider;
   return {
     goal: order.prompt,
+    ...(order.images.length > 0 ? { images: order.images } : {}),
     history: order.context,
     provider: {
       ...(provider.name ? { name: provider.name } : {}),
@@ -31,6 +32,7 @@ export function engineInput(order: IWorkOrder, { directory, tools }: TurnWorkspa
       ...(provider.contextWindow ? { contextWindow: provider.contextWindow } : {}),
       ...(provider.pricing ? { pricing: provider.pricing } : {}),
       quirks: provider.quirks,
+      acceptsImages: provider.images,
     },
     mode: order.session.mode,
     approval: order.session.approval,
