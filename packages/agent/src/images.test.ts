@@ -58,7 +58,10 @@ describe("images in a turn", () => {
     for (const request of model.chatRequests) {
       const first = request.messages[1];
       expect(first?.role).toBe("user");
-      expect(partsOf(first?.content)[0]).toEqual({ type: "text", text: "What is in this picture?" });
+      expect(partsOf(first?.content)[0]).toEqual({
+        type: "text",
+        text: "What is in this picture?",
+      });
       expect(imageUrls(first?.content)).toEqual([`data:image/png;base64,${probeImage.data}`]);
     }
     // The tool's image follows the tool result, as a user message of image parts.

@@ -115,7 +115,10 @@ export async function probeProvider(options: ProbeOptions): Promise<ProbeOutcome
     // The model answered: does it take an image part too?
     const { messages: _messages, tools: _tools, ...base } = request;
     const quirks = [...(options.quirks ?? []), ...learned.map((entry) => entry.quirk)];
-    Object.assign(probe, await probeImages(counted.model, { ...base, quirks }, link.controller.signal));
+    Object.assign(
+      probe,
+      await probeImages(counted.model, { ...base, quirks }, link.controller.signal),
+    );
     return { probe, learned };
   } catch (error) {
     return {

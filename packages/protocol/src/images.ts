@@ -59,7 +59,11 @@ export function sniffImageType(bytes: Uint8Array): ImageMediaType | null {
   if (starts(0xff, 0xd8, 0xff)) return "image/jpeg";
   if (starts(0x47, 0x49, 0x46, 0x38)) return "image/gif";
   // RIFF....WEBP
-  if (starts(0x52, 0x49, 0x46, 0x46) && bytes.length >= 12 && String.fromCharCode(...bytes.subarray(8, 12)) === "WEBP")
+  if (
+    starts(0x52, 0x49, 0x46, 0x46) &&
+    bytes.length >= 12 &&
+    String.fromCharCode(...bytes.subarray(8, 12)) === "WEBP"
+  )
     return "image/webp";
   return null;
 }

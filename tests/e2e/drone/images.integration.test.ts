@@ -42,8 +42,8 @@ describe("images in prompts end to end", () => {
   let textOnly: string;
 
   const provider = async (name: string, modelId: string) =>
-    (await user.post("/api/providers", { name, baseUrl: model.baseUrl, apiKey: "k", modelId }))
-      .body.provider._id as string;
+    (await user.post("/api/providers", { name, baseUrl: model.baseUrl, apiKey: "k", modelId })).body
+      .provider._id as string;
   const turnCount = async () =>
     ((await user.get(`/api/sessions/${sessionId}/turns`)).body.turns as unknown[]).length;
   const post = (body: Record<string, unknown>) =>
@@ -112,7 +112,12 @@ describe("images in prompts end to end", () => {
     );
     const created = await post({
       providerId: vision,
-      images: [{ ...asImage(png, "image/png", "red.png"), data: `data:image/png;base64,${png.toString("base64")}` }],
+      images: [
+        {
+          ...asImage(png, "image/png", "red.png"),
+          data: `data:image/png;base64,${png.toString("base64")}`,
+        },
+      ],
     });
     expect(created.status).toBe(202);
     const turn = await waitForTurn(user, created.body.turn._id, ["completed", "failed"], 60_000);
@@ -166,14 +171,32 @@ describe("images in prompts end to end", () => {
     const answers = {
       tooLarge: await post({ providerId: vision, images: [asImage(oversize)] }),
       fakeType: await post({ providerId: vision, images: [asImage(jpegHeader)] }),
-      textAsPng: await post({ providerId: vision, images: [asImage(Buffer.from("<svg onload=alert(1)>"))] }),
-      svg: await post({ providerId: vision, images: [asImage(Buffer.from("<svg/>"), "image/svg+xml")] }),
-      tooMany: await post({ providerId: vision, images: Array.from({ length: 5 }, () => asImage(png)) }),
-      notBase64: await post({ providerId: vision, images: [{ mediaType: "image/png", data: "%%%" }] }),
-      hugeBody: await post({ providerId: vision, images: [{ mediaType: "image/png", data: "A".repeat(13 * 1024 * 1024) }] }),
+      textAsPng: await post({
+        providerId: vision,
+        images: [asImage(Buffer.from("<svg onload=alert(1)>"))],
+      }),
+      svg: await post({
+        providerId: vision,
+        images: [asImage(Buffer.from("<svg/>"), "image/svg+xml")],
+      }),
+      tooMany: await post({
+        providerId: vision,
+        images: Array.from({ length: 5 }, () => asImage(png)),
+      }),
+      notBase64: await post({
+        providerId: vision,
+        images: [{ mediaType: "image/png", data: "%%%" }],
+      }),
+      hugeBody: await post({
+        providerId: vision,
+        images: [{ mediaType: "image/png", data: "A".repeat(13 * 1024 * 1024) }],
+      }),
     };
     const seen = Object.fromEntries(
-      Object.entries(answers).map(([name, answer]) => [name, [answer.status, answer.body.error?.code]]),
+      Object.entries(answers).map(([name, answer]) => [
+        name,
+        [answer.status, answer.body.error?.code],
+      ]),
     );
     expect(seen).toEqual({
       tooLarge: [413, "image_too_large"],
@@ -184,7 +207,9 @@ describe("images in prompts end to end", () => {
       notBase64: [400, "validation_failed"],
       hugeBody: [413, "payload_too_large"],
     });
-    expect(answers.fakeType.body.error.message).toContain("says image/png but its bytes are image/jpeg");
+    expect(answers.fakeType.body.error.message).toContain(
+      "says image/png but its bytes are image/jpeg",
+    );
     expect(answers.tooLarge.body.error.message).toContain("at most 2.0 MiB");
     expect(await turnCount()).toBe(before);
   });

@@ -55,7 +55,9 @@ describe("MCP image results", () => {
   it("reach a model that takes images as images", async () => {
     const result = await screenshot(true);
     expect(result.output).toBe("the screen:\n[image: image/png, 68 bytes]");
-    expect(result.images).toEqual([{ mediaType: "image/png", data: expect.stringMatching(/^iVBOR/) }]);
+    expect(result.images).toEqual([
+      { mediaType: "image/png", data: expect.stringMatching(/^iVBOR/) },
+    ]);
   });
 
   it("stay words for a model that takes none", async () => {
@@ -67,8 +69,16 @@ describe("MCP image results", () => {
   it("are dropped when a server's image is not what it claims", () => {
     const hostile: CallToolResult = {
       content: [
-        { type: "image", mimeType: "image/png", data: Buffer.from("<svg onload=x>").toString("base64") },
-        { type: "image", mimeType: "image/svg+xml", data: Buffer.from("<svg/>").toString("base64") },
+        {
+          type: "image",
+          mimeType: "image/png",
+          data: Buffer.from("<svg onload=x>").toString("base64"),
+        },
+        {
+          type: "image",
+          mimeType: "image/svg+xml",
+          data: Buffer.from("<svg/>").toString("base64"),
+        },
         { type: "image", mimeType: "image/png", data: "%%%not base64%%%" },
       ],
     };

@@ -269,7 +269,10 @@ describe("the probe of a saved provider's check", () => {
     const providerId = await savedProvider(owner);
     const toolCall = { toolCalls: [{ name: "report_weather", arguments: { city: "Paris" } }] };
     model.enqueue(toolCall, {
-      error: { status: 400, message: "Invalid content type. image_url is only supported by certain models." },
+      error: {
+        status: 400,
+        message: "Invalid content type. image_url is only supported by certain models.",
+      },
     });
     const refused = await owner.post(`/api/providers/${providerId}/check`, {});
     expect(refused.body.probe).toMatchObject({

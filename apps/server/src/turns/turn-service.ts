@@ -19,10 +19,10 @@ import { quotaExceeded } from "../quotas.ts";
 import { type DronesNamespace, droneRoom } from "../sockets/rooms.ts";
 import { requeue } from "./auto-resume.ts";
 import type { SeqStore } from "./store/seq-store.ts";
+import { checkTurnImages, imageRefs, storeTurnImages } from "./store/turn-images.ts";
 import type { TurnIndex } from "./store/turn-index.ts";
 import type { TurnStore } from "./store/turn-store.ts";
 import { decideApproval } from "./turn-approvals.ts";
-import { checkTurnImages, imageRefs, storeTurnImages } from "./store/turn-images.ts";
 import { TurnMessages, type TurnMessagesDependencies } from "./turn-messages.ts";
 
 const notFound = (what: string) => new UserError("not_found", `${what} not found`);

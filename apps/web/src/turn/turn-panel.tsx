@@ -13,6 +13,7 @@ import type { ApprovalItem } from "../live/turn-view.ts";
 import { ApprovalCard } from "./approval-card.tsx";
 import { RevertControl } from "./revert-control.tsx";
 import { HistoryControls, QueuedControls, SteeringMessages } from "./turn-controls.tsx";
+import { TurnImages } from "./turn-images.tsx";
 import { CostMeters, DeliveryLine, StatusLine, TurnStats } from "./turn-status.tsx";
 import { TurnSteps } from "./turn-steps.tsx";
 import {
@@ -103,6 +104,7 @@ export function TurnPanel({ snapshot, actions, showDebug = false }: TurnPanelPro
       <div className="prompt-bubble">
         {turn.prompt}
         {turn.rewoundAt ? <span className="badge muted"> rewound</span> : null}
+        <TurnImages turnId={turn._id} images={turn.images} />
       </div>
       <div className="turn-panel">
         <div className="turn-head">

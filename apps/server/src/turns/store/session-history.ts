@@ -8,7 +8,10 @@ import type { Locks } from "../../redis/locks.ts";
 /** What a turn adds to its session's context: prompt, steering messages taken, answer. */
 export async function exchangeOf(
   models: Models,
-  turn: Pick<ChatTurnDocument, "prompt" | "response" | "createdAt" | "finishedAt" | "steering">,
+  turn: Pick<
+    ChatTurnDocument,
+    "prompt" | "images" | "response" | "createdAt" | "finishedAt" | "steering"
+  >,
 ): Promise<IChatMessage[]> {
   const steered = turn.steering?.length
     ? await models.TurnMessage.find({ _id: { $in: turn.steering }, status: "delivered" })
@@ -16,7 +19,7 @@ export async function exchangeOf(
         .lean()
     : [];
   return [
-    { role: "user", content: turn.prompt, createdAt: turn.createdAt },
+    { role: "user", content: withImageNote(turn), createdAt: turn.createdAt },
     ...steered.map((message) => ({
       role: "user" as const,
       content: message.text,
@@ -34,12 +37,23 @@ export async function exchangeOf(
   ];
 }
 
+/**
+ * The prompt as later turns read it: its images are not sent again (decision 0051), but the
+ * model learns they were there.
+ */
+function withImageNote(turn: Pick<ChatTurnDocument, "prompt" | "images">): string {
+  const images = turn.images ?? [];
+  if (images.length === 0) return turn.prompt;
+  const names = images.map((image) => image.name ?? image.mediaType).join(", ");
+  return `${turn.prompt}\n\n[${images.length === 1 ? "an image was" : `${images.length} images were`} sent with this prompt: ${names}]`;
+}
+
 /** Appends the turn's exchange to its session's history unless it is there already. */
 export async function rememberExchange(
   { models, locks }: { models: Models; locks: Locks },
   turn: Pick<
     ChatTurnDocument,
-    "_id" | "session" | "prompt" | "response" | "createdAt" | "finishedAt" | "steering"
+    "_id" | "session" | "prompt" | "images" | "response" | "createdAt" | "finishedAt" | "steering"
   >,
 ): Promise<void> {
   const exchange = await exchangeOf(models, turn);
