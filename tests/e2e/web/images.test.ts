@@ -110,7 +110,10 @@ describe("images in the composer", () => {
 
     // Not an image of ours: refused in words, nothing attached.
     await paste([{ name: "logo.svg", type: "image/svg+xml", base64: btoa("<svg/>") }]);
-    await composer.getByRole("alert").filter({ hasText: "images must be PNG, JPEG, GIF or WebP" }).waitFor();
+    await composer
+      .getByRole("alert")
+      .filter({ hasText: "images must be PNG, JPEG, GIF or WebP" })
+      .waitFor();
     expect(await composer.getByRole("list", { name: "Attached images" }).count()).toBe(0);
 
     await paste([{ name: "red.png", type: "image/png", base64: png }]);
