@@ -77,6 +77,8 @@ export class ActiveTurn {
   private checkpoints!: TurnCheckpoints;
   private confinement!: CommandConfinement;
   private mcpLease: McpLease | null = null;
+  /** What the model is asked: the prompt, with any MCP resources it names attached. */
+  private goal: string;
   private journalOpened: Promise<void> = new Promise(() => undefined);
   /** What every phase is handed: the order, `emit` and the logger. */
   private readonly scope: TurnScope;
@@ -93,6 +95,7 @@ export class ActiveTurn {
     this.progress = startProgress(order);
     this.scope = { order, emit: (event) => this.emit(event), logger: settings.logger };
     this.secretValues = turnSecrets(order, settings.secretValues);
+    this.goal = order.prompt;
     this.leftOut = new LeftOutReport(this.scope.emit);
     this.finished = this.run().finally(() => settings.onFinished?.(order.turnId));
   }
@@ -227,6 +230,8 @@ export class ActiveTurn {
     const policy = await confineTurn(scope, settings, directory);
     this.confinement = confine(settings.sandbox, policy);
     this.mcpLease = await openMcpServers(scope, settings, directory, policy, this.secretValues);
+    // MCP resources the prompt names as `@server:uri` go with it to the model.
+    if (this.mcpLease) this.goal = await this.mcpLease.attachResources(this.goal);
   }
 
   /**
@@ -297,17 +302,20 @@ export class ActiveTurn {
 
   /** The engine's input in this turn's worktree, with the tools and the session's MCP tools. */
   private engineInput(directory: string): TurnInput {
-    return engineInput(this.order, {
-      directory,
-      tools: [
-        ...createTools({
-          secretValues: this.secretValues,
-          sandbox: this.confinement,
-          projectEnv: this.order.project.env,
-        }),
-        ...(this.mcpLease?.tools ?? []),
-      ],
-    });
+    return engineInput(
+      { ...this.order, prompt: this.goal },
+      {
+        directory,
+        tools: [
+          ...createTools({
+            secretValues: this.secretValues,
+            sandbox: this.confinement,
+            projectEnv: this.order.project.env,
+          }),
+          ...(this.mcpLease?.tools ?? []),
+        ],
+      },
+    );
   }
 
   private async runEngine(input: TurnInput, signal: AbortSignal): Promise<TurnOutcome> {

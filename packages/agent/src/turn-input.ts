@@ -77,6 +77,11 @@ export interface TurnInput {
    * (used when there is no valid state). The shape of IWorkOrder's `resume`.
    */
   resume?: { state?: unknown; messages?: ITurnMessage[] };
+  /**
+   * A rate-limit wait the turn was in when it stopped (ISO times; IWorkOrder's `quotaWait`): the
+   * first model call waits until `until`, as the same wait begun at `since`.
+   */
+  quotaWait?: { since: string; until: string };
   /** Decisions already known when the turn starts, by approval id (e.g. sent with a resume). */
   approvalDecisions?: Record<string, ApprovalDecision>;
 }

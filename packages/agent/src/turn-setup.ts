@@ -91,5 +91,8 @@ export function createTurnContext(
       }),
     quirks: new Set(input.provider.quirks ?? []),
     knownDecisions: new Map(Object.entries(input.approvalDecisions ?? {})),
+    quotaWait: input.quotaWait
+      ? { since: Date.parse(input.quotaWait.since), until: Date.parse(input.quotaWait.until) }
+      : null,
   };
 }

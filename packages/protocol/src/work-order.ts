@@ -100,6 +100,11 @@ export const workOrderSchema = z.object({
   steering: z
     .array(z.object({ messageId: z.string().min(1), text: z.string(), interrupt: z.boolean() }))
     .optional(),
+  /**
+   * The provider's rate-limit wait the turn was in when it stopped (its drone restarted, or it was
+   * resumed): the engine calls the provider no sooner than `until`, counting the wait from `since`.
+   */
+  quotaWait: z.object({ since: z.string().datetime(), until: z.string().datetime() }).optional(),
   /** Present when the turn continues where it stopped: the turn's own messages so far. */
   resume: z
     .object({

@@ -41,6 +41,7 @@ export function engineInput(order: IWorkOrder, { directory, tools }: TurnWorkspa
     tools,
     contextSources: workspaceContextSources(),
     workspace: directory,
+    ...(order.quotaWait ? { quotaWait: order.quotaWait } : {}),
     ...(order.resume
       ? {
           resume: {

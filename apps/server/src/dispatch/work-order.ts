@@ -127,6 +127,15 @@ export function buildWorkOrder(
             })),
           }
         : {}),
+      // A wait for the provider's rate limit still running goes on where the turn is taken up.
+      ...(turn.quotaWait && new Date(turn.quotaWait.until).getTime() > Date.now()
+        ? {
+            quotaWait: {
+              since: new Date(turn.quotaWait.since).toISOString(),
+              until: new Date(turn.quotaWait.until).toISOString(),
+            },
+          }
+        : {}),
       ...(messages.length > 0
         ? {
             resume: {
