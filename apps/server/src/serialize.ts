@@ -78,6 +78,7 @@ export function toProvider(provider: ProviderDocument): Provider {
     ...(provider.contextWindow ? { contextWindow: provider.contextWindow } : {}),
     ...(provider.pricing ? { pricing: provider.pricing } : {}),
     quirks: provider.quirks ?? [],
+    images: provider.images ?? null,
     createdAt: provider.createdAt,
   };
 }
@@ -162,6 +163,16 @@ export function toTurn(turn: ChatTurnDocument): ChatTurn {
     llm: turn.llm,
     mode: turn.mode,
     prompt: turn.prompt,
+    ...(turn.images?.length
+      ? {
+          images: turn.images.map((image) => ({
+            _id: String(image._id),
+            mediaType: image.mediaType,
+            name: image.name ?? null,
+            size: image.size,
+          })),
+        }
+      : {}),
     status: turn.status,
     response: turn.response ?? null,
     error: turn.error ?? null,

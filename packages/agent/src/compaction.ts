@@ -3,6 +3,7 @@
 import { type AgentEvent, agentEvent, type ITurnMessage, splitThinking } from "@gadget/protocol";
 import { isAbortError } from "./abort.ts";
 import type { ChatMessageParam } from "./chat-model.ts";
+import { imageEstimateCharacters } from "./images.ts";
 import { callModel } from "./model-call.ts";
 import { buildPassMessages } from "./prompt.ts";
 import { toolCallSignature } from "./signature.ts";
@@ -25,7 +26,12 @@ export function estimateTokens(messages: ChatMessageParam[]): number {
     if (typeof content === "string") characters += content.length;
     else if (Array.isArray(content))
       for (const part of content)
-        characters += "text" in part && typeof part.text === "string" ? part.text.length : 0;
+        characters +=
+          "text" in part && typeof part.text === "string"
+            ? part.text.length
+            : part.type === "image_url"
+              ? imageEstimateCharacters
+              : 0;
     if (message.role === "assistant")
       for (const call of message.tool_calls ?? [])
         if (call.type === "function")

@@ -9,6 +9,7 @@ import {
   type TurnMode,
 } from "@gadget/protocol";
 import type { ChatMessageParam, ChatTool } from "./chat-model.ts";
+import { toolImagesMessage, withImageParts } from "./images.ts";
 import { formatDocument } from "./living-document.ts";
 import type { TurnState } from "./state.ts";
 import { clip } from "./text.ts";
@@ -174,6 +175,19 @@ export function turnMessageParam(message: ITurnMessage): ChatMessageParam {
   return param;
 }
 
+const withImages = new WeakMap<ITurnMessage, ChatMessageParam>();
+/** The turn's first message (the prompt) with the prompt's images, when the model takes them. */
+function promptParam(turn: TurnContext, message: ITurnMessage): ChatMessageParam {
+  if (message.role !== "user" || turn.images.length === 0 || !turn.acceptsImages)
+    return turnMessageParam(message);
+  let param = withImages.get(message);
+  if (!param) {
+    param = { role: "user", content: withImageParts(message.content, turn.images) };
+    withImages.set(message, param);
+  }
+  return param;
+}
+
 /**
  * The messages of one main-loop call: system prompt (with the pre-enriched project context),
  * session history, this turn's messages, and the current-state block (never stored). Everything
@@ -188,7 +202,17 @@ export function buildPassMessages(turn: TurnContext, pass: number): ChatMessageP
     ? `${turn.systemPrompt}\n\n${state.preEnrichedContext}`
     : turn.systemPrompt;
   const messages: ChatMessageParam[] = [{ role: "system", content: system }, ...turn.historyParams];
-  for (const message of state.messages) messages.push(turnMessageParam(message));
+  let toolRun: ITurnMessage[] = [];
+  state.messages.forEach((message, index) => {
+    messages.push(index === 0 ? promptParam(turn, message) : turnMessageParam(message));
+    if (message.role === "tool") toolRun.push(message);
+    // After the last tool result of a response: the images those results returned, if any.
+    if (toolRun.length > 0 && state.messages[index + 1]?.role !== "tool") {
+      const shown = turn.acceptsImages ? toolImagesMessage(toolRun) : null;
+      if (shown) messages.push(shown);
+      toolRun = [];
+    }
+  });
   messages.push({
     role: turn.tunables.stateMessageRole,
     content: currentStateBlock(state, turn.limits, pass),

@@ -9,6 +9,7 @@ import {
 } from "@gadget/protocol";
 import { linkedController } from "./abort.ts";
 import { type ChatModel, type ChatRequest, openAIChatModel } from "./chat-model.ts";
+import { probeImages } from "./image-probe.ts";
 import { callModel, type ModelReply } from "./model-call.ts";
 import { ProviderError } from "./provider-error.ts";
 import type { LearnedQuirk } from "./rejections.ts";
@@ -110,7 +111,15 @@ export async function probeProvider(options: ProbeOptions): Promise<ProbeOutcome
       if (step.value.type === "provider_adapted") learned.push(step.value.data);
       step = await calls.next();
     }
-    return { probe: probeOf(step.value, counted.chunks()), learned };
+    const probe = probeOf(step.value, counted.chunks());
+    // The model answered: does it take an image part too?
+    const { messages: _messages, tools: _tools, ...base } = request;
+    const quirks = [...(options.quirks ?? []), ...learned.map((entry) => entry.quirk)];
+    Object.assign(
+      probe,
+      await probeImages(counted.model, { ...base, quirks }, link.controller.signal),
+    );
+    return { probe, learned };
   } catch (error) {
     return {
       probe: {

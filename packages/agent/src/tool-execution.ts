@@ -1,6 +1,13 @@
 // Tool execution (docs/architecture.md, "Tools, approvals and pauses"): every call gets exactly one result, read calls run in parallel,
 // write calls in order, results are appended in the model's call order, approvals are awaited.
-import { type AgentEvent, agentEvent, fieldIssues, type ITurnMessage } from "@gadget/protocol";
+import {
+  type AgentEvent,
+  agentEvent,
+  fieldIssues,
+  type ImageData,
+  type ITurnMessage,
+  imageDataSchema,
+} from "@gadget/protocol";
 import { isAbortError, linkedController, raceAbort } from "./abort.ts";
 import { type ApprovalDecision, declinedOutput, standingKey } from "./approvals.ts";
 import {
@@ -11,6 +18,7 @@ import {
 } from "./call-preparation.ts";
 import { EventQueue } from "./event-queue.ts";
 import { postToolUse, withHookContext } from "./hooks.ts";
+import { attachToolImages } from "./images.ts";
 import { recordExecution, stuckVerdict } from "./stuck-detection.ts";
 import { clip } from "./text.ts";
 import { ToolError, type ToolResult } from "./tool.ts";
@@ -20,6 +28,7 @@ interface CallOutcome {
   ok: boolean;
   output: string;
   summary: string;
+  images?: ImageData[];
 }
 
 /**
@@ -138,6 +147,7 @@ async function* finishGroup(
       createdAt: now,
     };
     state.messages.push(message);
+    if (outcome.images) attachToolImages(message, outcome.images);
     if (counts) {
       state.toolCallCount += 1;
       state.toolResults.push({
@@ -288,6 +298,7 @@ async function runCall(
             workspace: turn.workspace,
             callId: call.id,
             document: turn.document,
+            acceptsImages: turn.acceptsImages,
             onOutput: (chunk) => {
               if (finished || typeof chunk?.text !== "string") return;
               emit(
@@ -349,10 +360,15 @@ async function runCall(
 function normaliseResult(result: ToolResult | undefined, name: string): CallOutcome {
   if (!result || typeof result !== "object" || typeof result.output !== "string")
     return failed(`Error: ${name} returned no output.`, "returned no output");
+  // A host's tool (an MCP server's result) may hand anything: only well-formed images pass.
+  const images = Array.isArray(result.images)
+    ? result.images.filter((image) => imageDataSchema.safeParse(image).success)
+    : [];
   return {
     ok: result.ok !== false,
     output: result.output,
     summary: typeof result.summary === "string" ? result.summary : result.ok ? "done" : "failed",
+    ...(images.length > 0 ? { images } : {}),
   };
 }
 

@@ -1,4 +1,5 @@
 // The tool interface: what the engine knows of a tool. Hosts (the drone, via @gadget/tools) implement it.
+import type { ImageData } from "@gadget/protocol";
 import { z } from "zod";
 
 export { ToolError } from "./tool-error.ts";
@@ -30,6 +31,11 @@ export interface ToolContext {
   onOutput?: (chunk: ToolOutputChunk) => void;
   /** The turn's living document, for `update_document`. */
   document: LivingDocument;
+  /**
+   * The turn's model takes images: a tool may return them (`ToolResult.images`); otherwise it
+   * says in words what it found. Absent means false.
+   */
+  acceptsImages?: boolean;
 }
 
 /** What a tool returns. `output` is what the model reads; `summary` is one line for people. */
@@ -39,6 +45,11 @@ export interface ToolResult {
   summary: string;
   /** Structured extras for hosts and tests; never sent to the model. */
   data?: unknown;
+  /**
+   * Images for the model (a read image file, an MCP image result): shown to it after the tool
+   * results of its response when it takes images, never stored with the turn (decision 0051).
+   */
+  images?: ImageData[];
 }
 
 export interface Tool<Input = unknown> {

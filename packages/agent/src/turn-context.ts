@@ -4,6 +4,7 @@ import {
   type ApprovalPolicy,
   agentEvent,
   type IChatMessage,
+  type ImageData,
   type ProviderQuirkCode,
   type TokenUsage,
   type TurnLimits,
@@ -19,6 +20,10 @@ import { addUsage, costOf } from "./usage.ts";
 
 export interface TurnContext {
   goal: string;
+  /** The prompt's images, sent with the first message when the model takes images. */
+  images: ImageData[];
+  /** The model takes image parts (prompt images, and images tools return). */
+  acceptsImages: boolean;
   history: IChatMessage[];
   provider: ProviderConfig;
   mode: TurnMode;

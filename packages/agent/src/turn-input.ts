@@ -3,6 +3,7 @@ import type {
   ApprovalPolicy,
   ExitReason,
   IChatMessage,
+  ImageData,
   ITurnMessage,
   ModelParams,
   Pricing,
@@ -40,12 +41,19 @@ export interface ProviderConfig {
    * are adapted from the first call. Quirks learned during the turn are added (`provider_adapted`).
    */
   quirks?: ProviderQuirkCode[];
+  /**
+   * The model takes image parts (its check found so): the prompt's images and those tools
+   * return are sent to it. Default false: tools say in words what an image is instead.
+   */
+  acceptsImages?: boolean;
 }
 
 /** Everything a turn is about, as plain data (a drone builds it from an IWorkOrder). */
 export interface TurnInput {
   /** The user's prompt. */
   goal: string;
+  /** Images sent with the prompt; given to the model only when `provider.acceptsImages`. */
+  images?: ImageData[];
   /** The session's earlier messages (IChatMessage), oldest first. */
   history?: IChatMessage[];
   provider: ProviderConfig;

@@ -50,6 +50,8 @@ export function createTurnContext(
   const definitions = toolDefinitions(tools);
   return {
     goal: input.goal,
+    images: input.images ?? [],
+    acceptsImages: input.provider.acceptsImages === true,
     history: input.history ?? [],
     // A copy: the engine may learn the context window from a provider error.
     provider: { ...input.provider },

@@ -12,6 +12,7 @@ import { providerModel } from "./models/provider.ts";
 import { registrationTokenModel } from "./models/registration-token.ts";
 import { sessionQueueModel } from "./models/session-queue.ts";
 import { turnEventModel } from "./models/turn-event.ts";
+import { turnImageModel } from "./models/turn-image.ts";
 import { turnMessageModel } from "./models/turn-message.ts";
 import { userModel } from "./models/user.ts";
 import { webhookModel } from "./models/webhook.ts";
@@ -32,6 +33,7 @@ export function createModels(connection: Connection) {
     TurnEvent: turnEventModel(connection),
     SessionQueue: sessionQueueModel(connection),
     TurnMessage: turnMessageModel(connection),
+    TurnImage: turnImageModel(connection),
     Webhook: webhookModel(connection),
     WebhookDelivery: webhookDeliveryModel(connection),
     ForgeEvent: forgeEventModel(connection),

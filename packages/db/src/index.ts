@@ -14,6 +14,7 @@ export {
   activeTurnStatuses,
   type ChatTurnDocument,
   type PendingApproval,
+  type TurnImageRef,
 } from "./models/chat-turn.ts";
 export type { DroneDocument } from "./models/drone.ts";
 export type { ForgeEventDocument } from "./models/forge-event.ts";
@@ -27,6 +28,7 @@ export type { ProviderDocument } from "./models/provider.ts";
 export type { RegistrationTokenDocument } from "./models/registration-token.ts";
 export type { SessionQueueDocument } from "./models/session-queue.ts";
 export type { TurnEventDocument } from "./models/turn-event.ts";
+export type { TurnImageDocument } from "./models/turn-image.ts";
 export type { TurnMessageDocument, TurnMessageStatus } from "./models/turn-message.ts";
 export type { UserDocument } from "./models/user.ts";
 export type { WebhookDocument } from "./models/webhook.ts";

@@ -92,6 +92,13 @@ export const providerCheckResultSchema = z.object({
       usage: z.boolean(),
       /** What went wrong, when the probe call failed. */
       message: z.string().optional(),
+      /**
+       * The model took a tiny image as an image part (a second small call); absent when that
+       * call was not made (the first failed, or the checker is older).
+       */
+      images: z.boolean().optional(),
+      /** Why the model is taken not to accept images (the provider's words, clipped). */
+      imagesMessage: z.string().optional(),
     })
     .optional(),
   /** Quirks learned during the probe (also remembered on the provider). */
@@ -99,12 +106,24 @@ export const providerCheckResultSchema = z.object({
 });
 export type ProviderCheckResult = z.infer<typeof providerCheckResultSchema>;
 
+/** What a saved provider's check learned of its model and images (decision 0051). */
+export const providerImagesSchema = z.object({
+  /** The model checked: a later change of model makes this unknown again. */
+  modelId: z.string(),
+  accepted: z.boolean(),
+  checkedAt: dateSchema,
+  message: z.string().optional(),
+});
+export type ProviderImages = z.infer<typeof providerImagesSchema>;
+
 /** A provider as returned: never with its apiKey. */
 export const providerSchema = createProviderBodySchema.omit({ apiKey: true }).extend({
   _id: z.string(),
   hasApiKey: z.boolean(),
   /** What the provider is known to refuse or demand; `DELETE /api/providers/:id/quirks` forgets them. */
   quirks: z.array(providerQuirkSchema).default([]),
+  /** Whether its model takes images, as its last check found (null: never checked). */
+  images: providerImagesSchema.nullable().optional(),
   createdAt: dateSchema,
 });
 export type Provider = z.infer<typeof providerSchema>;

@@ -18,6 +18,7 @@ import {
   sessionWorktreeStateSchema,
 } from "./delivery.ts";
 import { forgeEventsSettingsSchema } from "./forge-events.ts";
+import { promptImageInputSchema } from "./images.ts";
 import { droneLabelsSchema } from "./labels.ts";
 import { envBodySchema, mcpServersBodySchema, projectMcpServerSchema } from "./mcp.ts";
 import { hooksConfigSchema } from "./project-hooks.ts";
@@ -301,6 +302,11 @@ export const createTurnBodySchema = z.object({
   limits: turnLimitsSchema.optional(),
   /** Labels the drone must have, besides the project's `requires`. */
   requires: droneLabelsSchema.optional(),
+  /**
+   * Images sent with the prompt (decision 0051), checked by the route for precise answers:
+   * at most `maxPromptImages`, each PNG/JPEG/GIF/WebP of at most `maxImageBytes`.
+   */
+  images: z.array(promptImageInputSchema).max(64).optional(),
 });
 export type CreateTurnBody = z.infer<typeof createTurnBodySchema>;
 

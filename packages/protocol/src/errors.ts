@@ -5,6 +5,14 @@ import { z } from "zod";
 export const errorCodes = {
   validation_failed: 400,
   payload_too_large: 413,
+  /** An image of a prompt is larger than `maxImageBytes`. */
+  image_too_large: 413,
+  /** An image of a prompt is not PNG, JPEG, GIF or WebP, or its bytes are not what it claims. */
+  image_type_not_supported: 415,
+  /** A prompt carries more than `maxPromptImages` images. */
+  too_many_images: 400,
+  /** The turn's model does not take images (or its check never found that it does). */
+  images_not_supported: 422,
   unauthorized: 401,
   forbidden: 403,
   not_found: 404,

@@ -12,6 +12,7 @@ export * from "./forge-events.ts";
 export * from "./forge-hooks.ts";
 export * from "./forge-repository.ts";
 export * from "./git-url.ts";
+export * from "./images.ts";
 export * from "./labels.ts";
 export * from "./manage.ts";
 export * from "./mcp.ts";

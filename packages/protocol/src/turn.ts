@@ -3,6 +3,7 @@ import { z } from "zod";
 import { dateSchema, turnLimitsSchema, turnModeSchema } from "./common.ts";
 import { turnDeliverySchema } from "./delivery.ts";
 import { exitReasonSchema, fileChangeSchema } from "./events.ts";
+import { turnImageSchema } from "./images.ts";
 
 /** `queued` → `dispatched` → `processing` ⇄ `awaiting_approval` → a final status. */
 export const turnStatusSchema = z.enum([
@@ -93,6 +94,8 @@ export const chatTurnSchema = z.object({
   llm: z.string(),
   mode: turnModeSchema,
   prompt: z.string(),
+  /** Images sent with the prompt (their bytes: `GET /api/turns/:id/images/:imageId`). */
+  images: z.array(turnImageSchema).optional(),
   status: turnStatusSchema,
   response: z.string().nullable(),
   error: z.object({ code: z.string(), message: z.string() }).nullable(),

@@ -17,6 +17,7 @@ import {
   pullRequestRefSchema,
   workOrderForgeSchema,
 } from "./delivery.ts";
+import { imageDataSchema, maxPromptImages } from "./images.ts";
 import { workOrderMcpServerSchema } from "./mcp.ts";
 import { hooksConfigSchema } from "./project-hooks.ts";
 import { branchPrefixSchema, DEFAULT_BRANCH_PREFIX } from "./session-branch.ts";
@@ -88,9 +89,13 @@ export const workOrderSchema = z.object({
     pricing: pricingSchema.optional(),
     /** What the provider is known to refuse or demand: the drone adapts its requests at once. */
     quirks: z.array(providerQuirkCodeSchema).default([]),
+    /** The model takes image parts (its check found so): prompt and tool images reach it. */
+    images: z.boolean().default(false),
   }),
   context: z.array(chatMessageSchema),
   prompt: z.string().min(1),
+  /** Images sent with the prompt, sent to the model beside it as image parts (decision 0051). */
+  images: z.array(imageDataSchema).max(maxPromptImages).default([]),
   limits: turnLimitsSchema.default({}),
   /** The seq the drone gives its first event of this dispatch (the server wrote the ones before). */
   nextSeq: z.number().int().positive().default(1),

@@ -107,6 +107,17 @@ describe("mongoose on the harness", () => {
     );
     expect(names).toEqual(["a:7", "b:12", "d:4"]);
   });
+
+  it("keeps binary data of 2 MiB byte for byte in one document (a prompt's image, decision 0051)", async () => {
+    const Blob = connection.model("Blob", new Schema({ bytes: Buffer }));
+    const bytes = Buffer.alloc(2 * 1024 * 1024);
+    for (let index = 0; index < bytes.length; index += 1) bytes[index] = (index * 31) % 256;
+    const [stored] = await Blob.insertMany([{ bytes }]);
+    const read = await Blob.findById(stored?._id).lean();
+    // A lean read gives BSON Binary: its `buffer` holds the bytes.
+    const value = read?.bytes as unknown as { buffer: Uint8Array };
+    expect(Buffer.from(value.buffer).equals(bytes)).toBe(true);
+  });
 });
 
 describe("filters on indexed fields", () => {

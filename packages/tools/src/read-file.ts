@@ -3,6 +3,7 @@ import { stat } from "node:fs/promises";
 import { defineTool, ToolError } from "@gadget/agent";
 import { z } from "zod";
 import { resolveToolsOptions, type ToolsOptions } from "./options.ts";
+import { imageTypeOf, readImage } from "./read-image.ts";
 import { openRegularForRead } from "./regular-file.ts";
 import { didYouMean } from "./suggest.ts";
 import { cutLine, formatBytes, looksBinary, numberLine, plural } from "./text.ts";
@@ -150,7 +151,7 @@ export function createReadFileTool(toolOptions: ToolsOptions = {}) {
       "Reads a text file from the workspace and returns its lines numbered like `cat -n`.",
       `Returns at most ${options.maxReadLines} lines and about ${formatBytes(options.maxReadBytes)} per call; lines longer than ${options.maxLineLength} characters are cut.`,
       "When the output stops early it says which offset to use to continue.",
-      "Use offset and limit to read a part of a large file. Binary files are refused.",
+      "Use offset and limit to read a part of a large file. Binary files are refused; an image (PNG, JPEG, GIF, WebP) is shown to models that take images.",
       "Read a file before editing it; the line numbers are for reference only and are not part of the content.",
     ].join(" "),
     inputSchema: readFileInput,
@@ -183,6 +184,8 @@ export function createReadFileTool(toolOptions: ToolsOptions = {}) {
           await handle.close();
         }
       }
+      const imageType = imageTypeOf(head);
+      if (imageType) return readImage(target, imageType, stats.size, context);
       if (looksBinary(target.relative, head)) {
         throw new ToolError(
           "binary_file",

@@ -183,7 +183,7 @@ export async function createProjectSession(
   options: {
     name: string;
     modelUrl: string;
-    files?: Record<string, string>;
+    files?: Record<string, string | Uint8Array>;
     approval?: "auto" | "on-write";
   },
 ): Promise<{ providerId: string; projectId: string; projectSlug: string; sessionId: string }> {

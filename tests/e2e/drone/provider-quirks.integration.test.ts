@@ -153,8 +153,10 @@ describe("provider quirks end to end", () => {
       probe: { streaming: true, toolCalling: true, reasoning: true, usage: true },
       quirks: [],
     });
-    expect(model.chatRequests.length).toBe(before + 1);
+    // The tool call, then the image call (decision 0051), both adapted already.
+    expect(model.chatRequests.length).toBe(before + 2);
     expect(model.chatRequests[before]).not.toHaveProperty("temperature");
+    expect(model.chatRequests[before + 1]).not.toHaveProperty("temperature");
   });
 
   it("forgotten quirks are learned again by the next turn", async () => {

@@ -107,9 +107,10 @@ describe("a provider's quirks in the web IDE", () => {
     expect(await features.textContent()).toContain("Streaming: yes");
     expect(await features.textContent()).toContain("Tool calling: yes");
     await saved.getByText("Learned: temperature is not sent (the model refuses it).").waitFor();
-    // The first test call carried the temperature and was refused; the one after did not.
+    // The first test call carried the temperature and was refused; the ones after (the tool
+    // call again, then the image call) did not.
     const calls = model.chatRequests;
-    expect(calls.map((call) => call.temperature)).toEqual([0.7, undefined]);
+    expect(calls.map((call) => call.temperature)).toEqual([0.7, undefined, undefined]);
     await screenshot(page, "provider-check-probe");
   });
 

@@ -5,6 +5,7 @@ import { OutputCapture, redactSecrets, resolveToolsOptions } from "@gadget/tools
 import type { CallToolResult, Tool as McpTool, Progress } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import { readOnlyHint } from "./mcp-hints.ts";
+import { resultImages } from "./mcp-images.ts";
 
 /** Calls one tool on its server (the session's live connection). */
 export type McpCall = (
@@ -126,6 +127,7 @@ export function mcpTool(
           ? `mcp · ${server} › ${tool.name} failed: ${firstLine(output)}`
           : `mcp · ${server} › ${tool.name}: ${output.length} characters${truncated ? " (truncated)" : ""}`,
         data: { server, tool: tool.name, truncated },
+        ...resultImages(result, context),
       };
     },
   };

@@ -27,7 +27,9 @@ export interface RemoteFixture {
 }
 
 /** Creates a bare repository with `files` committed on `main`. */
-export async function createRemote(files: Record<string, string>): Promise<RemoteFixture> {
+export async function createRemote(
+  files: Record<string, string | Uint8Array>,
+): Promise<RemoteFixture> {
   const root = await makeTempDir("gadget-remote-");
   const bare = path.join(root, "project.git");
   const scratch = path.join(root, "scratch");

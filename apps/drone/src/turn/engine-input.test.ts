@@ -56,7 +56,20 @@ describe("engineInput", () => {
       modelId: "small",
       params: { temperature: 0.2 },
       quirks: [],
+      acceptsImages: false,
     });
+  });
+
+  it("gives the engine the prompt's images and whether the model takes them", () => {
+    const image = { mediaType: "image/png" as const, data: "iVBORw0KGgo=" };
+    const base = order();
+    const input = engineInput(
+      order({ images: [image], provider: { ...base.provider, images: true } }),
+      workspace,
+    );
+    expect(input.images).toEqual([image]);
+    expect(input.provider.acceptsImages).toBe(true);
+    expect(engineInput(base, workspace)).not.toHaveProperty("images");
   });
 
   it("passes the provider's name, escalation model, context window and pricing when set", () => {

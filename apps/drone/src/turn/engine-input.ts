@@ -27,6 +27,7 @@ export function engineInput(
   const provider = order.provider;
   return {
     goal: goal ?? order.prompt,
+    ...(order.images.length > 0 ? { images: order.images } : {}),
     history: order.context,
     provider: {
       ...(provider.name ? { name: provider.name } : {}),
@@ -38,6 +39,7 @@ export function engineInput(
       ...(provider.contextWindow ? { contextWindow: provider.contextWindow } : {}),
       ...(provider.pricing ? { pricing: provider.pricing } : {}),
       quirks: provider.quirks,
+      acceptsImages: provider.images,
     },
     mode: order.session.mode,
     approval: order.session.approval,

@@ -22,6 +22,7 @@ import type { RedisClient } from "../redis/connections.ts";
 import { keyTag } from "../redis/key-space.ts";
 import type { DroneOrders } from "../sockets/drone-orders.ts";
 import type { SeqStore } from "../turns/store/seq-store.ts";
+import { loadTurnImages } from "../turns/store/turn-images.ts";
 import type { TurnIndex } from "../turns/store/turn-index.ts";
 import type { TurnStore } from "../turns/store/turn-store.ts";
 import { candidates, type Fleet, requirementsOf } from "./drone-choice.ts";
@@ -258,7 +259,7 @@ export class Dispatcher extends Announcer<DispatcherEvents> {
             refs ? presence.ofUser(refs.user) : null,
           ]);
       if (turn?.status !== "queued") return { kind: "none" };
-      const [parts, drones, ahead, steering] = await Promise.all([
+      const [parts, drones, ahead, steering, images] = await Promise.all([
         prefetched ?? outcomeOf(loadOrderParts(models, turn)),
         turn.requestedDrone && !handOff
           ? this.presenceOf([String(turn.requestedDrone)])
@@ -269,6 +270,7 @@ export class Dispatcher extends Announcer<DispatcherEvents> {
         turn.steering?.length
           ? models.TurnMessage.find({ _id: { $in: turn.steering }, status: "pending" }).lean()
           : [],
+        loadTurnImages(models, turn.images),
       ]);
       // Turns of its session posted before it have not finished: the last of them starts it.
       if (ahead.length > 0) return { kind: "none" };
@@ -276,7 +278,7 @@ export class Dispatcher extends Announcer<DispatcherEvents> {
       // Built (and checked) before the claim, so nothing can fail between the claim and the send.
       let order: IWorkOrder;
       try {
-        order = buildWorkOrder(parts.value, secretBox, turn, turn.lastSeq + 1, steering);
+        order = buildWorkOrder(parts.value, secretBox, turn, turn.lastSeq + 1, steering, images);
       } catch (error) {
         return { kind: "failed", error };
       }

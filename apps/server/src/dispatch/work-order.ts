@@ -13,6 +13,7 @@ import type {
 } from "@gadget/db";
 import {
   type IChatMessage,
+  type ImageData,
   type IWorkOrder,
   parseOrThrow,
   SystemError,
@@ -22,6 +23,7 @@ import {
 } from "@gadget/protocol";
 import type { Types } from "mongoose";
 import type { SecretBox } from "../crypto/secret-box.ts";
+import { providerTakesImages } from "../turns/store/turn-images.ts";
 
 export interface OrderParts {
   project: ProjectDocument;
@@ -56,6 +58,7 @@ export function buildWorkOrder(
   turn: ChatTurnDocument,
   nextSeq: number,
   steering: readonly TurnMessageDocument[] = [],
+  images: readonly ImageData[] = [],
 ): IWorkOrder {
   const messages = turn.messages ?? [];
   return parseOrThrow(
@@ -108,10 +111,12 @@ export function buildWorkOrder(
         ...(provider.contextWindow ? { contextWindow: provider.contextWindow } : {}),
         ...(provider.pricing ? { pricing: provider.pricing } : {}),
         quirks: (provider.quirks ?? []).map((quirk) => quirk.code),
+        images: providerTakesImages(provider),
       },
       // Completed turns of the session, prompt and answer (the session history).
       context: (session.history ?? []) as IChatMessage[],
       prompt: turn.prompt,
+      images,
       limits: turn.limits ?? {},
       nextSeq,
       ...(steering.length > 0

@@ -84,6 +84,7 @@ export class Removals {
       // Events and deliveries before their turns, for the same reason.
       await models.TurnEvent.deleteMany({ turn: { $in: ids } });
       await models.TurnMessage.deleteMany({ turn: { $in: ids } });
+      await models.TurnImage.deleteMany({ turn: { $in: ids } });
       await models.WebhookDelivery.deleteMany({ turn: { $in: ids } });
       await models.ChatTurn.deleteMany({ _id: { $in: ids } });
     }

@@ -157,13 +157,13 @@ describe("POST /api/providers/:id/check", () => {
     const check = await owner.post(`/api/providers/${providerId}/check`, {});
     expect(check.status).toBe(200);
     expect(check.body).toMatchObject({ ok: true, models: ["large", "small"] });
-    // The model list and the probe's one call.
-    expect(model.requests.length).toBe(before + 2);
+    // The model list, the probe's call and its image call.
+    expect(model.requests.length).toBe(before + 3);
 
     const stranger = await signup(fixture.server.url, "stranger");
     const hidden = await stranger.post(`/api/providers/${providerId}/check`, {});
     expect(hidden.status).toBe(404);
-    expect(model.requests.length).toBe(before + 2);
+    expect(model.requests.length).toBe(before + 3);
     expect((await owner.post("/api/providers/not-an-id/check", {})).status).toBe(404);
   });
 });
@@ -194,7 +194,7 @@ describe("the probe of a saved provider's check", () => {
       probe: { streaming: true, toolCalling: true, reasoning: true, usage: true },
       quirks: [],
     });
-    const probeRequest = model.chatRequests.at(-1);
+    const probeRequest = model.chatRequests.at(-2);
     expect(probeRequest?.tools?.map((tool) => tool.function.name)).toEqual(["report_weather"]);
     expect(probeRequest?.stream).toBe(true);
 
@@ -231,8 +231,8 @@ describe("the probe of a saved provider's check", () => {
       probe: { streaming: true, toolCalling: true },
       quirks: ["no_temperature"],
     });
-    expect(model.chatRequests.at(-2)?.temperature).toBe(0.7);
-    expect(model.chatRequests.at(-1)).not.toHaveProperty("temperature");
+    expect(model.chatRequests.at(-3)?.temperature).toBe(0.7);
+    expect(model.chatRequests.at(-2)).not.toHaveProperty("temperature");
     const listed = (await owner.get("/api/providers")).body.providers[0];
     expect(listed.quirks).toEqual([
       { code: "no_temperature", message: words, learnedAt: expect.any(String) },
@@ -242,6 +242,7 @@ describe("the probe of a saved provider's check", () => {
     model.enqueue({ toolCalls: [{ name: "report_weather", arguments: { city: "Paris" } }] });
     const again = await owner.post(`/api/providers/${providerId}/check`, {});
     expect(again.body).toMatchObject({ probe: { toolCalling: true }, quirks: [] });
+    expect(model.chatRequests.at(-2)).not.toHaveProperty("temperature");
     expect(model.chatRequests.at(-1)).not.toHaveProperty("temperature");
   });
 
@@ -261,6 +262,36 @@ describe("the probe of a saved provider's check", () => {
       },
       quirks: [],
     });
+  });
+
+  it("learns whether the model takes images, remembers it for that model, forgets it for another", async () => {
+    const owner = await signup(fixture.server.url, "probe-images");
+    const providerId = await savedProvider(owner);
+    const toolCall = { toolCalls: [{ name: "report_weather", arguments: { city: "Paris" } }] };
+    model.enqueue(toolCall, {
+      error: {
+        status: 400,
+        message: "Invalid content type. image_url is only supported by certain models.",
+      },
+    });
+    const refused = await owner.post(`/api/providers/${providerId}/check`, {});
+    expect(refused.body.probe).toMatchObject({
+      images: false,
+      imagesMessage: expect.stringContaining("image_url is only supported"),
+    });
+    const imageCall = model.chatRequests.at(-1)?.messages[0]?.content as Array<{ type: string }>;
+    expect(imageCall.map((part) => part.type)).toEqual(["text", "image_url"]);
+    let listed = (await owner.get("/api/providers")).body.providers[0];
+    expect(listed.images).toMatchObject({ modelId: "small", accepted: false });
+
+    model.enqueue(toolCall, { text: "Red" });
+    await owner.post(`/api/providers/${providerId}/check`, {});
+    listed = (await owner.get("/api/providers")).body.providers[0];
+    expect(listed.images).toMatchObject({ modelId: "small", accepted: true });
+
+    await owner.patch(`/api/providers/${providerId}`, { modelId: "large" });
+    listed = (await owner.get("/api/providers")).body.providers[0];
+    expect(listed.images).toBeNull();
   });
 
   it("runs on the user's online drone, which remembers nothing itself", async () => {

@@ -32,6 +32,8 @@ import type { ProviderQuirks } from "./provider-quirks.ts";
 /** A saved provider's check also probes it, as its turns call it, and remembers what it learned. */
 export interface SavedProvider {
   _id: Types.ObjectId;
+  /** The model checked: what the check learns of images is remembered for it. */
+  modelId: string;
   params: ModelParams;
   quirks: ProviderQuirkCode[];
 }
@@ -112,6 +114,23 @@ export class ProviderChecks {
         via: "server" as const,
       };
       if (saved && answer.learned.length > 0) await this.quirks.remember(saved._id, answer.learned);
+      const images = answer.result.probe?.images;
+      if (saved && images !== undefined) {
+        const message = answer.result.probe?.imagesMessage;
+        await this.dependencies.models.Provider.updateOne(
+          { _id: saved._id },
+          {
+            $set: {
+              images: {
+                modelId: saved.modelId,
+                accepted: images,
+                checkedAt: new Date(),
+                ...(message ? { message } : {}),
+              },
+            },
+          },
+        );
+      }
       return { ...answer.result, via: answer.via };
     } finally {
       this.running -= 1;

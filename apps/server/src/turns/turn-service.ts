@@ -19,6 +19,7 @@ import { quotaExceeded } from "../quotas.ts";
 import { type DronesNamespace, droneRoom } from "../sockets/rooms.ts";
 import { requeue } from "./auto-resume.ts";
 import type { SeqStore } from "./store/seq-store.ts";
+import { checkTurnImages, imageRefs, storeTurnImages } from "./store/turn-images.ts";
 import type { TurnIndex } from "./store/turn-index.ts";
 import type { TurnStore } from "./store/turn-store.ts";
 import { decideApproval } from "./turn-approvals.ts";
@@ -120,6 +121,9 @@ export class TurnService {
       if (!drone || drone.revokedAt) throw notFound("Drone");
       requestedDrone = drone._id;
     }
+    // Checked before anything is stored: 400/413/415 for the images, 422 for the model.
+    const images = checkTurnImages(provider, body.images);
+    const imagesOf = imageRefs(images);
     const now = new Date();
     const owner = new Types.ObjectId(userId);
     // A new turn is known to nobody yet: its document, `queued` event and counter need no lock.
@@ -132,6 +136,7 @@ export class TurnService {
       llm: provider.modelId,
       mode: session.mode,
       prompt: body.prompt,
+      ...(imagesOf.length > 0 ? { images: imagesOf } : {}),
       status: "queued",
       limits: body.limits ?? {},
       requires: body.requires ?? [],
@@ -145,6 +150,7 @@ export class TurnService {
       throw quotaExceeded("queuedTurns", queuedTurns);
     }
     await created.validate();
+    await storeTurnImages(models, { _id: created._id, user: owner }, imagesOf, images);
     // Its place in the session's queue: with unfinished turns ahead it waits on the server and
     // is dispatched when they have finished (the finished turn's process starts it).
     // Its place is stored while the turn is: a dispatch's claim waits for both.

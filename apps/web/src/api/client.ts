@@ -69,7 +69,7 @@ type ListOf<Route extends RouteContract, Key extends keyof RouteAnswer<Route>> =
  */
 export class ApiClient {
   readonly baseUrl: string;
-  private readonly getToken: () => string | null;
+  readonly getToken: () => string | null;
   private readonly onUnauthorized: (token: string) => void;
   private readonly timeoutMs: number;
 

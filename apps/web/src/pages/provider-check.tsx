@@ -82,8 +82,12 @@ function ProbeResult({
             {label}: {probe[key] ? "yes" : "no"}
           </li>
         ))}
+        {probe.images === undefined ? null : (
+          <li className={probe.images ? "yes" : "no"}>Images: {probe.images ? "yes" : "no"}</li>
+        )}
       </ul>
       {probe.message ? <p className="small">The test call: {probe.message}</p> : null}
+      {probe.imagesMessage ? <p className="small">The image call: {probe.imagesMessage}</p> : null}
       {learned.map((code) => (
         <p key={code} className="small">
           Learned: {describeQuirk(code)}.

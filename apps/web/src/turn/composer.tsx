@@ -1,11 +1,13 @@
 // The prompt composer: Enter sends, Shift+Enter adds a line; pick the provider and, optionally, a
 // drone and limits, checked with the protocol's new-turn schema. While a turn of the session
 // runs, Enter steers it (the text joins its conversation), Alt+Enter queues a new turn after it.
-// `/` lists the project's commands.
+// `/` lists the project's commands; images pasted or dropped in go with the new turn
+// (image-attachments.tsx).
 import {
   createTurnBodySchema,
   type Drone,
   type ProjectCommand,
+  type PromptImageInput,
   type Provider,
   type TurnLimits,
 } from "@gadget/protocol";
@@ -19,6 +21,7 @@ import { ErrorNote } from "../components/error-note.tsx";
 import { showServerProblems } from "../forms/server-problems.ts";
 import { optionalNumber, optionalText } from "../forms/text-values.ts";
 import { useCommandSuggestions } from "./command-suggestions.tsx";
+import { AttachedImages, promptImages, useImageAttachments } from "./image-attachments.tsx";
 import { droneOfflineWords } from "./turn-words.ts";
 
 export interface ComposerSubmission {
@@ -26,6 +29,8 @@ export interface ComposerSubmission {
   providerId: string;
   droneId?: string;
   limits?: TurnLimits;
+  /** Images pasted or dropped in, sent with the prompt (decision 0051). */
+  images?: PromptImageInput[];
 }
 
 export interface ComposerProps {
@@ -97,9 +102,16 @@ export function Composer({
     },
   });
   const errors = form.formState.errors;
+  const attachments = useImageAttachments();
   const send = useMutation({
-    mutationFn: (values: ComposerValues) => onSend(submissionOf(values)),
-    onSuccess: () => form.resetField("prompt"),
+    mutationFn: (values: ComposerValues) => {
+      const images = promptImages(attachments.images);
+      return onSend({ ...submissionOf(values), ...(images.length > 0 ? { images } : {}) });
+    },
+    onSuccess: () => {
+      form.resetField("prompt");
+      attachments.clear();
+    },
     onError: (error) =>
       showServerProblems(form, error, {
         "limits.costBudget": "costBudget",
@@ -125,8 +137,10 @@ export function Composer({
   });
   const problem = errors.prompt?.message ?? errors.costBudget?.message ?? errors.maxPasses?.message;
 
+  // Images go with a new turn (Queue), not into a running one.
+  const canSteer = canSend && attachments.images.length === 0;
   const sendSteer = (interrupt: boolean) => {
-    if (!canSend || steer.isPending) return;
+    if (!canSteer || steer.isPending) return;
     form.setFocus("prompt");
     steer.mutate({ text: prompt.trim(), interrupt });
   };
@@ -135,7 +149,7 @@ export function Composer({
     // Enter while an input method is composing (e.g. Japanese) confirms the text, not the prompt.
     if (event.key !== "Enter" || event.shiftKey || event.nativeEvent.isComposing) return;
     event.preventDefault();
-    if (onSteer && !event.altKey) sendSteer(false);
+    if (onSteer && !event.altKey && attachments.images.length === 0) sendSteer(false);
     else if (canSend) void submit();
   };
 
@@ -144,6 +158,8 @@ export function Composer({
       className="composer"
       onSubmit={(event) => (canSend ? submit(event) : event.preventDefault())}
       aria-label="Send a prompt"
+      onDragOver={attachments.onDragOver}
+      onDrop={attachments.onDrop}
     >
       <label htmlFor="prompt" className="visually-hidden">
         Prompt
@@ -159,11 +175,18 @@ export function Composer({
             : "Ask Gadget to do something… (Enter sends, Shift+Enter for a new line)"
         }
         onKeyDown={onKeyDown}
+        onPaste={attachments.onPaste}
         disabled={disabled}
         {...suggestions.textareaProps}
       />
       {suggestions.list}
       {problem ? <small className="field-problem">{problem}</small> : null}
+      <AttachedImages images={attachments.images} onRemove={attachments.remove} />
+      {attachments.problem ? (
+        <small className="field-problem" role="alert">
+          {attachments.problem}
+        </small>
+      ) : null}
       <ErrorNote error={send.error ?? steer.error} title="The prompt was not sent" />
       <div className="composer-bar">
         <label>
@@ -220,7 +243,7 @@ export function Composer({
             <button
               type="button"
               className="button"
-              disabled={!canSend}
+              disabled={!canSteer}
               onClick={() => sendSteer(true)}
             >
               Interrupt and steer
@@ -228,7 +251,7 @@ export function Composer({
             <button
               type="button"
               className="button primary"
-              disabled={!canSend}
+              disabled={!canSteer}
               onClick={() => sendSteer(false)}
             >
               Steer

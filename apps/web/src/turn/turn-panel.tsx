@@ -18,6 +18,7 @@ import {
   QueuedControls,
   SteeringMessages,
 } from "./turn-controls.tsx";
+import { TurnImages } from "./turn-images.tsx";
 import { CostMeters, DeliveryLine, StatusLine, TurnStats } from "./turn-status.tsx";
 import { TurnSteps } from "./turn-steps.tsx";
 import {
@@ -108,6 +109,7 @@ export function TurnPanel({ snapshot, actions, showDebug = false }: TurnPanelPro
       <div className="prompt-bubble">
         {turn.prompt}
         {turn.rewoundAt ? <span className="badge muted"> rewound</span> : null}
+        <TurnImages turnId={turn._id} images={turn.images} />
       </div>
       <div className="turn-panel">
         <div className="turn-head">

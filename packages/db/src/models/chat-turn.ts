@@ -3,6 +3,7 @@
 import type {
   ExitReason,
   FileChange,
+  ImageMediaType,
   ITurnMessage,
   TurnDelivery,
   TurnLimits,
@@ -26,6 +27,14 @@ export interface PendingApproval {
   budget?: { limit: string; used: number };
 }
 
+/** A prompt image as the turn lists it (decision 0051). */
+export interface TurnImageRef {
+  _id: Types.ObjectId;
+  mediaType: ImageMediaType;
+  name: string | null;
+  size: number;
+}
+
 export interface ChatTurnDocument {
   _id: Types.ObjectId;
   user: Types.ObjectId;
@@ -39,6 +48,8 @@ export interface ChatTurnDocument {
   llm: string;
   mode: TurnMode;
   prompt: string;
+  /** Images sent with the prompt; their bytes are TurnImage documents of these ids. */
+  images?: TurnImageRef[];
   status: TurnStatus;
   response: string | null;
   error: { code: string; message: string } | null;
@@ -124,6 +135,7 @@ export const chatTurnSchema = new Schema<ChatTurnDocument>(
     llm: { type: String, required: true },
     mode: { type: String, required: true },
     prompt: { type: String, required: true },
+    images: { type: Schema.Types.Mixed, default: undefined },
     status: { type: String, required: true, default: "queued" },
     response: { type: String, default: null },
     error: { type: Schema.Types.Mixed, default: null },

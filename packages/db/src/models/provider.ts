@@ -1,5 +1,5 @@
 // An OpenAI-compatible provider of a user. The apiKey is stored only encrypted (AES-256-GCM).
-import type { ModelParams, Pricing, ProviderQuirk } from "@gadget/protocol";
+import type { ModelParams, Pricing, ProviderImages, ProviderQuirk } from "@gadget/protocol";
 import { type Connection, Schema, type Types } from "mongoose";
 
 export interface ProviderDocument {
@@ -17,6 +17,8 @@ export interface ProviderDocument {
   pricing: Pricing | null;
   /** What turns learned the provider refuses or demands (one entry per code). */
   quirks: ProviderQuirk[];
+  /** Whether its model takes images, as its last check found (decision 0051); null: unknown. */
+  images?: ProviderImages | null;
   createdAt: Date;
 }
 
@@ -33,6 +35,7 @@ export const providerSchema = new Schema<ProviderDocument>(
     contextWindow: { type: Number, default: null },
     pricing: { type: Schema.Types.Mixed, default: null },
     quirks: { type: Schema.Types.Mixed, default: () => [] },
+    images: { type: Schema.Types.Mixed, default: null },
     createdAt: { type: Date, required: true, default: () => new Date() },
   },
   { versionKey: false, minimize: false },

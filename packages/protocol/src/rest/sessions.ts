@@ -58,6 +58,8 @@ export const sessionRoutes = {
     params: sessionParams,
     body: createTurnBodySchema,
     subject: "turn",
+    // Room for the prompt's images (maxPromptImages of maxImageBytes, in base64).
+    bodyLimit: 12 * 1024 * 1024,
     answers: { 202: z.object({ turn: chatTurnSchema }) },
   }),
   /**

@@ -10,7 +10,7 @@ import {
   steeringMessageSchema,
 } from "../steering.ts";
 import { chatTurnSchema, turnRevertAnswerSchema } from "../turn.ts";
-import { defineRoute, idParams } from "./route.ts";
+import { defineRoute, idParams, pathId } from "./route.ts";
 
 const turnParams = idParams("Turn");
 const turnAnswer = z.object({ turn: chatTurnSchema });
@@ -37,6 +37,15 @@ export const turnRoutes = {
     caller: "user",
     params: turnParams,
     answers: { 200: turnAnswer },
+  }),
+  /** One image sent with the turn's prompt: its bytes, with its type (decision 0051). */
+  image: defineRoute({
+    method: "GET",
+    path: "/api/turns/:id/images/:imageId",
+    caller: "user",
+    params: z.object({ id: pathId("Turn"), imageId: pathId("Image") }),
+    /** The image's bytes. */
+    answers: { 200: z.unknown() },
   }),
   /** A queued turn's prompt, while it waits for the session's earlier turns (409 once started). */
   edit: defineRoute({

@@ -98,6 +98,8 @@ export function providerRoutes(app: ContractApp, dependencies: ProviderRouteDepe
         (body.modelId !== undefined && body.modelId !== before.modelId)
       ) {
         changes.quirks = [];
+        // Whether another model takes images is for its own check to say.
+        changes.images = null;
       }
     }
     const provider =
@@ -145,6 +147,7 @@ export function providerRoutes(app: ContractApp, dependencies: ProviderRouteDepe
       },
       {
         _id: provider._id,
+        modelId: provider.modelId,
         params: provider.params ?? {},
         quirks: (provider.quirks ?? []).map((quirk) => quirk.code),
       },

@@ -14,6 +14,7 @@ import { ownedBy } from "../../owned.ts";
 import { toTurn } from "../../serialize.ts";
 import type { StorageHealth } from "../../storage/health.ts";
 import type { LiveRelay, LiveSubscription } from "../../turns/live/live-relay.ts";
+import { bytesOf } from "../../turns/store/turn-images.ts";
 import type { TurnStore } from "../../turns/store/turn-store.ts";
 import { toSteeringMessage } from "../../turns/turn-messages.ts";
 import type { TurnReverts } from "../../turns/turn-reverts.ts";
@@ -94,6 +95,18 @@ export function turnRoutes(
       })),
       nextCursor,
     };
+  });
+
+  /** A prompt image's bytes; private to its user, so the browser may keep it but no proxy. */
+  serve(app, rest.turns.image, async (request, reply) => {
+    const turn = await ownedTurn(userOf(request), request.params.id);
+    const ref = turn.images?.find((image) => String(image._id) === request.params.imageId);
+    const image = ref ? await models.TurnImage.findById(ref._id).lean() : null;
+    if (!image) throw new UserError("not_found", "Image not found");
+    return reply
+      .header("content-type", image.mediaType)
+      .header("cache-control", "private, max-age=86400, immutable")
+      .send(bytesOf(image.bytes));
   });
 
   serve(app, rest.turns.get, async (request) => {

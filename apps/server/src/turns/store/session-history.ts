@@ -13,7 +13,7 @@ export async function exchangeOf(
   models: Models,
   turn: Pick<
     ChatTurnDocument,
-    "_id" | "prompt" | "response" | "createdAt" | "finishedAt" | "steering"
+    "_id" | "prompt" | "images" | "response" | "createdAt" | "finishedAt" | "steering"
   >,
 ): Promise<IChatMessage[]> {
   const steered = turn.steering?.length
@@ -22,7 +22,11 @@ export async function exchangeOf(
         .lean()
     : [];
   return [
-    { role: "user", content: await expandedPrompt(models, turn), createdAt: turn.createdAt },
+    {
+      role: "user",
+      content: withImageNote({ ...turn, prompt: await expandedPrompt(models, turn) }),
+      createdAt: turn.createdAt,
+    },
     ...steered.map((message) => ({
       role: "user" as const,
       content: message.text,
@@ -54,12 +58,23 @@ async function expandedPrompt(
   return typeof prompt === "string" ? prompt : turn.prompt;
 }
 
+/**
+ * The prompt as later turns read it: its images are not sent again (decision 0051), but the
+ * model learns they were there.
+ */
+function withImageNote(turn: Pick<ChatTurnDocument, "prompt" | "images">): string {
+  const images = turn.images ?? [];
+  if (images.length === 0) return turn.prompt;
+  const names = images.map((image) => image.name ?? image.mediaType).join(", ");
+  return `${turn.prompt}\n\n[${images.length === 1 ? "an image was" : `${images.length} images were`} sent with this prompt: ${names}]`;
+}
+
 /** Appends the turn's exchange to its session's history unless it is there already. */
 export async function rememberExchange(
   { models, locks }: { models: Models; locks: Locks },
   turn: Pick<
     ChatTurnDocument,
-    "_id" | "session" | "prompt" | "response" | "createdAt" | "finishedAt" | "steering"
+    "_id" | "session" | "prompt" | "images" | "response" | "createdAt" | "finishedAt" | "steering"
   >,
 ): Promise<void> {
   const exchange = await exchangeOf(models, turn);
