@@ -2,7 +2,7 @@
 // (every call of the driver's collection methods, by method) and writes the totals to
 // `$BENCH_COUNTS_DIR/<pid>.json` every 200 ms, so the cost curve can say operations per event.
 // Benchmark-only: nothing in src loads it.
-import { writeFileSync } from "node:fs";
+import { renameSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 
@@ -37,6 +37,9 @@ if (directory) {
     };
   }
   setInterval(() => {
-    writeFileSync(path.join(directory, `${process.pid}.json`), JSON.stringify(counts));
+    // Written aside and renamed: the bench never reads half a file.
+    const aside = path.join(directory, `${process.pid}.partial`);
+    writeFileSync(aside, JSON.stringify(counts));
+    renameSync(aside, path.join(directory, `${process.pid}.json`));
   }, 200).unref();
 }

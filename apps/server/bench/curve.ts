@@ -59,6 +59,7 @@ async function databaseOperations(directory: string): Promise<number> {
   await sleep(400);
   let total = 0;
   for (const file of await readdir(directory)) {
+    if (!file.endsWith(".json")) continue;
     const counts = JSON.parse(await readFile(path.join(directory, file), "utf8"));
     for (const value of Object.values(counts)) total += value as number;
   }
@@ -118,12 +119,16 @@ export async function measurePoint(
         providerId: watched.providerId,
       });
       idleTurns.push(posted.body.turn._id);
+      // Ended at once: a queued turn would be enqueued again by every sweep (background noise).
+      await watcher.post(`/api/turns/${posted.body.turn._id}/cancel`, {});
     }
     await sleep(1_000);
     const idleRss = await totalRss(servers);
     const quietStart = await redisCalls(redis);
+    const quietDatabaseStart = await databaseOperations(countsDir);
     await sleep(quietSeconds * 1_000);
     const background = (await redisCalls(redis)) - quietStart;
+    const backgroundDatabase = (await databaseOperations(countsDir)) - quietDatabaseStart;
 
     const credentials: Array<{ droneId: string; credential: string; owner: number }> = [];
     for (let owner = 0; owner * dronesPerOwner < drones; owner++) {
@@ -131,7 +136,7 @@ export async function measurePoint(
       const seeded = await seedDrones(database, userId, dronesPerOwner, `o${owner}`);
       credentials.push(...seeded.map((item) => ({ ...item, owner })));
     }
-    const dispatchedAt = new Map<string, (at: number) => void>();
+    const dispatchedAt = new Map<string, (at: number, droneId: string) => void>();
     /** Which process each drone is connected to, by drone id. */
     const droneServer = new Map<string, number>();
     const connectStarted = now();
@@ -146,7 +151,7 @@ export async function measurePoint(
           capacity: 8,
           heartbeatMs,
           onWorkOrder: (order) => {
-            dispatchedAt.get(order.prompt)?.(now());
+            dispatchedAt.get(order.prompt)?.(now(), credential.droneId);
             return { ok: true };
           },
         });
@@ -164,6 +169,7 @@ export async function measurePoint(
       )),
     );
     const connectSeconds = (now() - connectStarted) / 1000;
+    console.error(`curve: connected in ${connectSeconds.toFixed(1)} s`);
     await sleep(3_000);
     const loadedRss = await totalRss(servers);
 
@@ -174,14 +180,13 @@ export async function measurePoint(
     await sleep(quietSeconds * 1_000);
     const heartbeatSeconds = (now() - heartbeatClock) / 1000;
     const heartbeatCalls = (await redisCalls(redis)) - heartbeatStart;
-    const idleDatabasePerSecond =
-      ((await databaseOperations(countsDir)) - heartbeatDatabaseStart) / heartbeatSeconds;
+    const heartbeatDatabase = (await databaseOperations(countsDir)) - heartbeatDatabaseStart;
     const backgroundPerSecond = background / quietSeconds;
     const heartbeats = (drones * heartbeatSeconds * 1000) / heartbeatMs;
     const redisPerHeartbeat =
       (heartbeatCalls - backgroundPerSecond * heartbeatSeconds) / Math.max(1, heartbeats);
-    const idlePerSecond = heartbeatCalls / heartbeatSeconds;
 
+    console.error("curve: heartbeats measured; dispatching");
     // Dispatch: a turn in a new session of owner i (its 10 drones), posted to process i % P.
     const sessions = await Promise.all(
       Array.from({ length: dispatchSamples + streamingTurns }, (_, index) =>
@@ -196,11 +201,11 @@ export async function measurePoint(
     for (let index = 0; index < sessions.length; index++) {
       const owner = index % owners.length;
       const prompt = `curve ${index} ${randomUUID()}`;
-      const arrived = new Promise<number>((resolve, reject) => {
+      const arrived = new Promise<{ at: number; droneId: string }>((resolve, reject) => {
         const timer = setTimeout(() => reject(new Error("work order did not arrive")), 30_000);
-        dispatchedAt.set(prompt, (at) => {
+        dispatchedAt.set(prompt, (at, droneId) => {
           clearTimeout(timer);
-          resolve(at);
+          resolve({ at, droneId });
         });
       });
       const client = owners[owner]!;
@@ -215,11 +220,11 @@ export async function measurePoint(
       );
       if (posted.status !== 202) throw new Error(`POST turn: ${posted.status}`);
       const turnId = ((await posted.json()) as { turn: { _id: string } }).turn._id;
-      const at = await arrived;
+      const { at, droneId } = await arrived;
       dispatchedAt.delete(prompt);
       if (index < dispatchSamples) latencies.push(at - start);
       else {
-        const drone = droneClients.find((item) => item.workOrders.some((o) => o.prompt === prompt));
+        const drone = droneClients.find((item) => item.options.droneId === droneId);
         if (!drone) throw new Error("no drone holds the turn");
         streams.push({ turnId, drone });
       }
@@ -243,8 +248,18 @@ export async function measurePoint(
       });
       await browser.subscribe({ turnId: stream.turnId, after: 0 });
     }
+    console.error("curve: relaying");
     const perBatch = Math.max(1, Math.round(relayEventsPerSecond / 10 / streams.length));
     const ticks = relaySeconds * 10;
+    // What the servers do in as long with these turns running but silent: subtracted below.
+    const restRedisStart = await redisCalls(redis);
+    const restDatabaseStart = await databaseOperations(countsDir);
+    const restClock = now();
+    await sleep(relaySeconds * 1_000);
+    const restSeconds = (now() - restClock) / 1000;
+    const restRedisPerSecond = ((await redisCalls(redis)) - restRedisStart) / restSeconds;
+    const restDatabasePerSecond =
+      ((await databaseOperations(countsDir)) - restDatabaseStart) / restSeconds;
     const relayRedisStart = await redisCalls(redis);
     const relayDatabaseStart = await databaseOperations(countsDir);
     const relayClock = now();
@@ -266,6 +281,7 @@ export async function measurePoint(
     const relayWindow = (now() - relayClock) / 1000;
     const relayCalls = (await redisCalls(redis)) - relayRedisStart;
     const relayDatabase = (await databaseOperations(countsDir)) - relayDatabaseStart;
+    // Redis and database work beyond what the same servers did in as long with the turns silent.
     const eventsPerSecond = sent / ((ticks * 100) / 1000);
     return {
       drones,
@@ -280,10 +296,11 @@ export async function measurePoint(
       lost: sent - received.length,
       rssPerConnectionKb: ((loadedRss - idleRss) * 1024) / (2 * drones),
       redisPerHeartbeat,
-      // Beyond what the idle fleet did in as long (heartbeats and the servers' background).
-      redisPerEvent: (relayCalls - idlePerSecond * relayWindow) / sent,
-      databasePerEvent: (relayDatabase - idleDatabasePerSecond * relayWindow) / sent,
-      databasePerHeartbeat: (idleDatabasePerSecond * heartbeatSeconds) / Math.max(1, heartbeats),
+      redisPerEvent: (relayCalls - restRedisPerSecond * relayWindow) / sent,
+      databasePerEvent: (relayDatabase - restDatabasePerSecond * relayWindow) / sent,
+      databasePerHeartbeat:
+        (heartbeatDatabase - (backgroundDatabase / quietSeconds) * heartbeatSeconds) /
+        Math.max(1, heartbeats),
     };
   } finally {
     for (const client of browsers) client.close();
