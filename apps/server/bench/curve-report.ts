@@ -30,7 +30,10 @@ export async function benchCurve(env: Env) {
   for (const processes of processCounts) {
     for (const drones of sizes) {
       try {
-        points.push(await measurePoint(env, drones, processes));
+        const point = await measurePoint(env, drones, processes);
+        // Each point as it is measured: a run stopped later keeps it.
+        console.error(`curve point: ${JSON.stringify(point)}`);
+        points.push(point);
       } catch (error) {
         // Where this machine stops: the table says so instead of losing the points before.
         console.error(`curve: ${drones} drones over ${processes} process(es) failed:`, error);
