@@ -26,6 +26,9 @@ export async function benchCurve(env: Env) {
   const floor = await floorOfDispatch(env);
   const bare = await bareServerRss(1_000, 1_000);
   const bareKb = ((bare.loaded - bare.idle) * 1024) / 2_000;
+  console.error(
+    `curve baselines: ${JSON.stringify({ floor50: percentile(floor, 50), floor99: percentile(floor, 99), bareKb })}`,
+  );
   const points: CurvePoint[] = [];
   for (const processes of processCounts) {
     for (const drones of sizes) {
@@ -84,7 +87,7 @@ async function floorOfDispatch(env: Env): Promise<number[]> {
 const colours = ["#1f6feb", "#d9480f", "#2f9e44", "#7048e8"];
 
 /** Three panels (dispatch p50, relay p99, RSS per connection) against drones, a line per process count. */
-async function plot(points: CurvePoint[], floor: number, bareKb: number, file: string) {
+export async function plot(points: CurvePoint[], floor: number, bareKb: number, file: string) {
   const panels: Array<{ title: string; value: (point: CurvePoint) => number; baseline: number }> = [
     {
       title: "dispatch p50 (ms); dashed: store floor",
