@@ -88,7 +88,12 @@ const colours = ["#1f6feb", "#d9480f", "#2f9e44", "#7048e8"];
 
 /** Three panels (dispatch p50, relay p99, RSS per connection) against drones, a line per process count. */
 export async function plot(points: CurvePoint[], floor: number, bareKb: number, file: string) {
-  const panels: Array<{ title: string; value: (point: CurvePoint) => number; baseline: number }> = [
+  const panels: Array<{
+    title: string;
+    value: (point: CurvePoint) => number;
+    baseline: number;
+    from?: number;
+  }> = [
     {
       title: "dispatch p50 (ms); dashed: store floor",
       value: (p) => p.dispatchP50,
@@ -96,14 +101,16 @@ export async function plot(points: CurvePoint[], floor: number, bareKb: number, 
     },
     { title: "relay p99 (ms) at a fixed event rate", value: (p) => p.relayP99, baseline: 0 },
     {
-      title: "server RSS per connection (KB); dashed: bare Socket.IO",
+      title: "RSS per connection (KB), from 1,000; dashed: bare Socket.IO",
       value: (p) => p.rssPerConnectionKb,
       baseline: bareKb,
+      // At 100 connections the process's own growth and garbage collection swamp the figure.
+      from: 1_000,
     },
   ];
   const width = 420;
   const height = 300;
-  const pad = { left: 50, right: 15, top: 40, bottom: 45 };
+  const pad = { left: 50, right: 30, top: 40, bottom: 45 };
   const sizes = [...new Set(points.map((point) => point.drones))].sort((a, b) => a - b);
   const processCounts = [...new Set(points.map((point) => point.processes))].sort((a, b) => a - b);
   const logMin = Math.log10(Math.min(...sizes));
@@ -111,7 +118,8 @@ export async function plot(points: CurvePoint[], floor: number, bareKb: number, 
   const parts: string[] = [];
   panels.forEach((panel, panelIndex) => {
     const x0 = panelIndex * width;
-    const top = Math.max(panel.baseline, ...points.map(panel.value)) * 1.15 || 1;
+    const shown = points.filter((point) => point.drones >= (panel.from ?? 0));
+    const top = Math.max(panel.baseline, ...shown.map(panel.value)) * 1.15 || 1;
     const xOf = (drones: number) =>
       x0 + pad.left + ((Math.log10(drones) - logMin) / logSpan) * (width - pad.left - pad.right);
     const yOf = (value: number) => pad.top + (1 - value / top) * (height - pad.top - pad.bottom);
@@ -139,7 +147,7 @@ export async function plot(points: CurvePoint[], floor: number, bareKb: number, 
       );
     }
     processCounts.forEach((processes, index) => {
-      const line = points
+      const line = shown
         .filter((point) => point.processes === processes)
         .sort((a, b) => a.drones - b.drones)
         .map((point) => `${xOf(point.drones)},${yOf(panel.value(point))}`);
