@@ -1,5 +1,5 @@
 // What the server asks of a drone's machine besides running turns: a file, a revert, a delivery, a
-// worktree's state, a remote check, a clone, a provider check. One handler each, all behind the ack
+// worktree's state, a project's commands, a remote check, a clone, a provider check. One handler each, all behind the ack
 // edge the server shares (`ackHandler`), each answer checked against the event map.
 import { checkAndProbe, type EngineLogger, fetchModelList } from "@gadget/agent";
 import {
@@ -9,12 +9,14 @@ import {
   fileRequestSchema,
   gitRemoteCheckRequestSchema,
   projectCloneRequestSchema,
+  projectCommandsRequestSchema,
   providerCheckRequestSchema,
   sessionRewindRequestSchema,
   sessionWorktreeRequestSchema,
   turnRevertRequestSchema,
 } from "@gadget/protocol";
 import { handleFileRequest } from "./file-relay.ts";
+import { listProjectCommands } from "./prompt-commands/project-commands.ts";
 import { cloneProject } from "./workspace/clone-now.ts";
 import { deliverSession } from "./workspace/delivery.ts";
 import { checkRemote } from "./workspace/remote-check.ts";
@@ -67,6 +69,13 @@ export function machineRequests(
       sessionWorktreeRequestSchema,
       "session worktree",
       async (request) => ({ result: await describeSessionWorktree(workspace, request) }),
+    ),
+    // The composer's `/` list: command files as committed, MCP prompts as last seen.
+    project_commands: ackHandler(
+      log,
+      projectCommandsRequestSchema,
+      "project commands",
+      async (request) => ({ result: await listProjectCommands(workspace, request) }),
     ),
     // A new project's git URL is checked here, where its turns will clone it.
     git_remote_check: ackHandler(

@@ -2,6 +2,8 @@
 // the project's clone and prepare the worktree, confine it, snapshot it, run the agent loop with
 // the tools, verify (with repair passes), report the changes, commit and deliver, and end with
 // `done`. Every event is journaled and streamed until the server has it.
+import { mkdir, realpath, rm } from "node:fs/promises";
+import path from "node:path";
 import {
   ApprovalChannel,
   type ApprovalDecision,
@@ -19,13 +21,24 @@ import {
   toGadgetError,
   toStorable,
 } from "@gadget/protocol";
-import { type CommandConfinement, confine } from "@gadget/sandbox";
-import { createTools, snapshotWorkspace, type WorkspaceSnapshot } from "@gadget/tools";
+import { type CommandConfinement, type ConfinementPolicy, confine } from "@gadget/sandbox";
+import {
+  createLoadSkillTool,
+  createTools,
+  resolveToolsOptions,
+  type SkillSummary,
+  snapshotWorkspace,
+  type WorkspaceSnapshot,
+} from "@gadget/tools";
+import { copyCommittedHooksDirectory } from "./hooks/committed-programs.ts";
+import { SandboxHooks } from "./hooks/hook-runner.ts";
+import { loadTurnHooks } from "./hooks/turn-hooks.ts";
 import type { McpLease, McpManager } from "./mcp/mcp-manager.ts";
 import type { EventJournal, TurnJournal } from "./streaming/journal.ts";
 import type { EventSender } from "./streaming/sender.ts";
 import { LeftOutReport, reportChanges } from "./turn/changes.ts";
 import { TurnCheckpoints } from "./turn/checkpoint.ts";
+import { preparePrompt } from "./turn/command-expansion.ts";
 import {
   type ConfinementSettings,
   confineTurn,
@@ -35,7 +48,7 @@ import {
 import { commitTurn } from "./turn/delivery.ts";
 import { engineInput } from "./turn/engine-input.ts";
 import { startProgress, type TurnProgress, trackProgress } from "./turn/progress.ts";
-import type { TurnScope } from "./turn/scope.ts";
+import { type TurnScope, turnSessionId } from "./turn/scope.ts";
 import { type SendingSettings, turnSender } from "./turn/sending.ts";
 import { repairInput, type Verification, verify } from "./turn/verification.ts";
 import { lockWorktree, prepareWorktree } from "./turn/worktree.ts";
@@ -77,6 +90,11 @@ export class ActiveTurn {
   private checkpoints!: TurnCheckpoints;
   private confinement!: CommandConfinement;
   private mcpLease: McpLease | null = null;
+  /** The project's hooks as of the commit the turn started on (hooks/turn-hooks.ts). */
+  private hooks: SandboxHooks | undefined;
+  /** Where the committed `.gadget/` is copied for the hooks; removed when the turn ends. */
+  private hooksCopy: string | undefined;
+  private policy: ConfinementPolicy | undefined;
   private journalOpened: Promise<void> = new Promise(() => undefined);
   /** What every phase is handed: the order, `emit` and the logger. */
   private readonly scope: TurnScope;
@@ -85,12 +103,20 @@ export class ActiveTurn {
   private refused = false;
   /** What the drone's git left out of the snapshot or commit, said once. */
   private readonly leftOut: LeftOutReport;
+  /**
+   * The prompt the engine gets: the order's, or the `/command` it calls expanded; then with the
+   * MCP resources it names as `@server:uri` attached.
+   */
+  private goal: string;
+  /** The worktree's skills as the turn started (`load_skill` reads them). */
+  private skills: SkillSummary[] = [];
 
   constructor(
     readonly order: IWorkOrder,
     private readonly settings: TurnRunnerSettings,
   ) {
     this.progress = startProgress(order);
+    this.goal = order.prompt;
     this.scope = { order, emit: (event) => this.emit(event), logger: settings.logger };
     this.secretValues = turnSecrets(order, settings.secretValues);
     this.leftOut = new LeftOutReport(this.scope.emit);
@@ -167,7 +193,14 @@ export class ActiveTurn {
       worktree = await prepareWorktree(scope, settings.workspaceRoot, signal);
       const directory = worktree.directory;
       await this.confine(directory);
+      await this.loadHooks(directory, signal);
       snapshot = await snapshotWorkspace(directory, { signal });
+      ({ goal: this.goal, skills: this.skills } = await preparePrompt(
+        scope,
+        { workspaceRoot: settings.workspaceRoot, secretValues: this.secretValues },
+        directory,
+        this.mcpLease,
+      ));
 
       const verified = await this.runAndVerify(directory, signal, outcome);
 
@@ -188,6 +221,7 @@ export class ActiveTurn {
           onLeftOut: (leftOut) => this.leftOut.tell(leftOut),
         });
       }
+      if (this.hooksCopy) await rm(this.hooksCopy, { recursive: true, force: true });
       if (this.refused) outcome.reason = "error";
       else if (this.stoppedByShutdown && outcome.reason === "cancelled") {
         outcome.reason = "drone_shutdown";
@@ -225,8 +259,40 @@ export class ActiveTurn {
   private async confine(directory: string): Promise<void> {
     const { scope, settings } = this;
     const policy = await confineTurn(scope, settings, directory);
+    this.policy = policy;
     this.confinement = confine(settings.sandbox, policy);
     this.mcpLease = await openMcpServers(scope, settings, directory, policy, this.secretValues);
+  }
+
+  /**
+   * The turn's hooks, read before the agent can change anything, run in its sandbox; the programs
+   * they name under `.gadget/` run from a read-only copy of that directory as committed.
+   */
+  private async loadHooks(directory: string, signal: AbortSignal): Promise<void> {
+    const { order, settings } = this;
+    const { hooks, commit } = await loadTurnHooks(this.scope, directory, signal);
+    if (Object.keys(hooks).length === 0) return;
+    this.hooksCopy = path.join(settings.workspaceRoot, ".hooks", order.turnId);
+    const committedCopy = commit
+      ? await copyCommittedHooksDirectory(directory, commit, this.hooksCopy, signal)
+      : null;
+    await mkdir(this.hooksCopy, { recursive: true });
+    const policy = this.policy as ConfinementPolicy;
+    this.hooks = new SandboxHooks({
+      hooks,
+      committedCopy,
+      // The copy lives among the drone's hidden workspaces: shown read-only to the hooks alone.
+      confinement: confine(settings.sandbox, {
+        ...policy,
+        readOnly: [...(policy.readOnly ?? []), this.hooksCopy],
+      }),
+      directory: await realpath(directory),
+      turn: { id: order.turnId, session: turnSessionId(order), project: order.project._id },
+      secretValues: this.secretValues,
+      projectEnv: order.project.env,
+      // The environment run_command takes PATH, HOME, LANG… from.
+      hostEnv: resolveToolsOptions({}).env,
+    });
   }
 
   /**
@@ -295,16 +361,19 @@ export class ActiveTurn {
     );
   }
 
-  /** The engine's input in this turn's worktree, with the tools and the session's MCP tools. */
+  /** The engine's input in this turn's worktree: its tools, skills and MCP servers' tools. */
   private engineInput(directory: string): TurnInput {
     return engineInput(this.order, {
       directory,
+      goal: this.goal,
+      skills: this.skills,
       tools: [
         ...createTools({
           secretValues: this.secretValues,
           sandbox: this.confinement,
           projectEnv: this.order.project.env,
         }),
+        ...(this.skills.length ? [createLoadSkillTool(this.skills)] : []),
         ...(this.mcpLease?.tools ?? []),
       ],
     });
@@ -316,6 +385,7 @@ export class ActiveTurn {
       signal,
       onApproval: this.approvals.handler,
       steering: this.steering,
+      ...(this.hooks ? { hooks: this.hooks } : {}),
       onCheckpoint: (state) => this.checkpoints.record(state),
       logger: settings.logger,
       ...(settings.tunables ? { tunables: settings.tunables } : {}),

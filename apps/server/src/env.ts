@@ -10,6 +10,7 @@ import {
 import { z } from "zod";
 import { serverDefaults } from "./config.ts";
 import { loadOrCreateSecret } from "./crypto/secret-file.ts";
+import { parseRedisUrl } from "./redis/redis-url.ts";
 
 const milliseconds = z.coerce
   .number({ error: "must be a number of milliseconds" })
@@ -18,6 +19,17 @@ const milliseconds = z.coerce
 
 // The variables `pnpm start` reads too come from their shared schema; the rest are the server's.
 const envSchema = sharedEnvironmentSchema.extend({
+  // One Redis, a Redis Cluster or a Sentinel-watched master (redis/redis-url.ts).
+  REDIS_URL: z.preprocess(
+    (value) => (value === "" ? undefined : value),
+    z
+      .string()
+      .refine(isRedisUrl, {
+        error:
+          "must be redis://host:port, a list redis://host:port,host:port (Redis Cluster) or redis+sentinel://host:port,…/mastername",
+      })
+      .optional(),
+  ),
   NODE_ENV: z.string().default("development"),
   PUBLIC_URL: z.url({ protocol: /^https?$/ }).optional(),
   GADGET_SECRET: z.string().min(32, "must be at least 32 characters").optional(),
@@ -96,11 +108,17 @@ export function loadEnv(source: NodeJS.ProcessEnv): ServerEnv {
   const result = envSchema.safeParse(source);
   const problems = result.success
     ? []
-    : environmentProblems(result.error, source, ["GADGET_SECRET"]);
+    : environmentProblems(result.error, source, ["GADGET_SECRET", "REDIS_URL"]);
   if (source.NODE_ENV === "production" && !source.GADGET_SECRET) {
     problems.push(
       "GADGET_SECRET: is required when NODE_ENV=production (it encrypts provider API keys at rest)",
     );
+  }
+  // The private services started for an unset MONGO_URL expect one plain Redis beside them.
+  if (result.success && result.data.REDIS_URL && !result.data.MONGO_URL) {
+    if (parseRedisUrl(result.data.REDIS_URL).kind !== "single") {
+      problems.push("MONGO_URL: is required when REDIS_URL names a Redis Cluster or Sentinel");
+    }
   }
   if (!result.success || problems.length > 0) throw new EnvError(problems);
   const env = result.data;
@@ -125,6 +143,15 @@ export function loadEnv(source: NodeJS.ProcessEnv): ServerEnv {
     tokenTtlDays: env.GADGET_TOKEN_TTL_DAYS,
     allowPrivateNetwork: env.GADGET_ALLOW_PRIVATE_NETWORK === "true",
   };
+}
+
+function isRedisUrl(value: string): boolean {
+  try {
+    parseRedisUrl(value);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function parseTrustProxy(value: string | undefined): boolean | string[] {

@@ -131,6 +131,7 @@ export function toProject(project: ProjectDocument): Project {
     requires: project.requires ?? [],
     mcpServers: (project.mcpServers ?? []).map(toProjectMcpServer),
     envKeys: (project.env ?? []).map((entry) => entry.name),
+    hooks: project.hooks ?? {},
     createdAt: project.createdAt,
   };
 }

@@ -5,7 +5,6 @@
 import { type Database, type Models, openDatabase } from "@gadget/db";
 import { type Logger, silentLogger } from "@gadget/logging";
 import type { FastifyInstance } from "fastify";
-import type { Redis } from "ioredis";
 import { RateLimits } from "./auth/rate-limit.ts";
 import { SignIns } from "./auth/sign-ins.ts";
 import { type ResolvedConfig, resolveConfig, type ServerConfig } from "./config.ts";
@@ -27,8 +26,9 @@ import { createMetrics, type Metrics } from "./metrics/metrics.ts";
 import { OutboundPolicy } from "./outbound/outbound-policy.ts";
 import { ProviderChecks } from "./providers/provider-checks.ts";
 import { ProviderQuirks } from "./providers/provider-quirks.ts";
-import { RedisConnections, whenReady } from "./redis/connections.ts";
+import { type RedisClient, RedisConnections, whenReady } from "./redis/connections.ts";
 import { JobQueues } from "./redis/job-queues.ts";
+import { keyTag } from "./redis/key-space.ts";
 import { Locks } from "./redis/locks.ts";
 import { stopServer } from "./shutdown.ts";
 import { DroneOrders } from "./sockets/drone-orders.ts";
@@ -59,7 +59,7 @@ export interface ServerParts {
   logger: Logger;
   models: Models;
   /** For commands (not subscriptions). */
-  redis: Redis;
+  redis: RedisClient;
   locks: Locks;
   presence: PresenceStore;
   secretBox: SecretBox;
@@ -114,13 +114,12 @@ export async function createGadgetServer(input: ServerConfig): Promise<GadgetSer
     logger,
   });
   const redis = connections.commands;
-  const adapterPublisher = connections.patient();
-  const adapterSubscriber = connections.patient();
-  const relaySubscriber = connections.patient();
-  // Subscribe only on ready connections: a SUBSCRIBE sent between "connect" and "ready" is
-  // written at once (ioredis lets it through the handshake) and the ready check's INFO then fails
-  // in subscriber mode, leaving the adapter and the relay deaf (work-order acks time out, browsers
-  // get no live events).
+  const [adapterPublisher, adapterSubscriber, relaySubscriber] = [1, 2, 3].map(() =>
+    connections.patient(),
+  ) as [RedisClient, RedisClient, RedisClient];
+  // Subscribe only on ready connections: a SUBSCRIBE sent between "connect" and "ready" is written
+  // at once (ioredis lets it through the handshake) and the ready check's INFO then fails in
+  // subscriber mode, leaving the adapter and the relay deaf (acks time out, no live events).
   await Promise.all([adapterSubscriber, relaySubscriber].map((client) => whenReady(client)));
 
   // The edges to drones and browsers first: every part that talks to them is handed them.
@@ -129,17 +128,19 @@ export async function createGadgetServer(input: ServerConfig): Promise<GadgetSer
     redisPrefix: config.redisPrefix,
     publisher: adapterPublisher,
     subscriber: adapterSubscriber,
+    sharded: connections.sharded,
   });
   const { drones, ide } = sockets;
-  const jobs = new JobQueues(connections, { prefix: `${config.redisPrefix}:bull`, logger });
+  const jobs = new JobQueues(connections, { redisPrefix: config.redisPrefix, logger });
 
   // Storage: outages, locks, turns and their events.
   let publicUrl = config.publicUrl ?? "";
   const lifecycle = new Lifecycle();
   const secretBox = createSecretBox(config.secret);
-  const locks = new Locks(redis, config.redisPrefix);
-  const limits = new RateLimits(redis, config.redisPrefix);
-  const presence = new PresenceStore(redis, config.redisPrefix, config.presenceStaleMs);
+  const keys = keyTag(config.redisPrefix); // every key in one cluster slot (key-space.ts)
+  const locks = new Locks(redis, keys);
+  const limits = new RateLimits(redis, keys);
+  const presence = new PresenceStore(redis, keys, config.presenceStaleMs);
   const signIns = new SignIns(models, config.tokenTtlDays * 24 * 60 * 60 * 1000, ide);
   const relay = new LiveRelay(
     redis,
@@ -147,6 +148,7 @@ export async function createGadgetServer(input: ServerConfig): Promise<GadgetSer
     `${config.redisPrefix}:turn-events`,
     models,
     logger,
+    connections.sharded,
   );
   const metrics = createMetrics({
     models,
@@ -161,8 +163,8 @@ export async function createGadgetServer(input: ServerConfig): Promise<GadgetSer
     onWaiting: ({ turnId, userId }, waiting) =>
       ide.local.to(userRoom(userId)).emit("turn_waiting", { turnId, waiting }),
   });
-  const turnIndex = new TurnIndex(redis, config.redisPrefix);
-  const seqs = new SeqStore(redis, config.redisPrefix, models);
+  const turnIndex = new TurnIndex(redis, keys);
+  const seqs = new SeqStore(redis, keys, models);
   const eventWriter = new EventWriter(models, health, { retryForMs: config.storageRetryMs });
   const store = new TurnStore({
     models,

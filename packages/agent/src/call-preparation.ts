@@ -19,6 +19,8 @@ export interface PreparedCall {
   input: unknown;
   /** Why the call cannot run; becomes its result. */
   error: string | undefined;
+  /** The one line people see for `error` (default "invalid call"). */
+  errorSummary?: string;
   signature: string;
 }
 
@@ -34,7 +36,10 @@ export function prepareCall(turn: TurnContext, pending: PendingCall): PreparedCa
   }
   const cached = cache.get(pending);
   if (cached) return cached;
-  const { call } = pending;
+  // A PreToolUse hook's new arguments are the call from here on: validated, approved, run.
+  const call = pending.hook?.arguments
+    ? { ...pending.call, arguments: pending.hook.arguments }
+    : pending.call;
   const tool = turn.toolsByName.get(call.name);
   let params: unknown;
   let input: unknown;
@@ -60,13 +65,18 @@ export function prepareCall(turn: TurnContext, pending: PendingCall): PreparedCa
       error = `Error: invalid arguments for ${call.name}: ${issues}. Fix them and call again.`;
     }
   }
+  const blocked = pending.hook?.blocked;
   const prepared: PreparedCall = {
     pending,
     call,
     tool,
     params,
     input,
-    error,
+    error:
+      blocked === undefined
+        ? error
+        : `Error: a project hook blocked this call: ${blocked.trim() || "(it gave no reason)"}`,
+    ...(blocked === undefined ? {} : { errorSummary: "blocked by a project hook" }),
     signature: toolCallSignature(call.name, call.arguments, params),
   };
   cache.set(pending, prepared);

@@ -15,6 +15,8 @@ export type {
 export { openAIChatModel } from "./chat-model.ts";
 export { estimateTokens, prunedOutput } from "./compaction.ts";
 export { exitConditions } from "./exit-conditions.ts";
+export type { HookInvocation, HookVerdict, TurnHooks } from "./hook-host.ts";
+export { maxStopContinuations } from "./hooks.ts";
 export {
   checkAndProbe,
   checkProvider,

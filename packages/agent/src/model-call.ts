@@ -47,6 +47,8 @@ export interface ModelCallSettings {
   quirks: Set<ProviderQuirkCode>;
   /** Who is called, named in errors when the provider cannot be reached. */
   provider?: { name?: string | undefined; baseUrl: string };
+  /** A rate-limit wait begun before this call (a resumed turn's): not called before `until`. */
+  quotaWait?: { since: number; until: number };
 }
 
 /** "provider "OpenRouter" at https://openrouter.ai/api/v1", never with a credential in the URL. */
@@ -80,6 +82,18 @@ export async function* callModel(
   let attempt = 0;
   /** When this call began waiting out a rate limit, if it did. */
   let quotaSince: number | null = null;
+  const carried = settings.quotaWait;
+  if (carried && carried.until > Date.now()) {
+    // The turn was waiting when its drone stopped: the wait goes on to the same end.
+    quotaSince = carried.since;
+    const until = new Date(carried.until);
+    yield agentEvent("quota_wait", {
+      since: new Date(carried.since).toISOString(),
+      until: until.toISOString(),
+      message: `Still rate-limited by the provider; calling again at ${until.toISOString()}`,
+    });
+    await waitBeforeRetry(carried.until - Date.now(), signal);
+  }
   for (;;) {
     const sent = adaptRequest(request, settings.quirks);
     try {

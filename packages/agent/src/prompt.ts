@@ -33,6 +33,8 @@ export function buildSystemPrompt(options: {
   workspace: string;
   tools: AnyTool[];
   approvalOnWrite: boolean;
+  /** The project's skills, by name and description only (load_skill reads one). */
+  skills?: ReadonlyArray<{ name: string; description: string }>;
 }): string {
   const { tools } = options;
   const toolLines = tools.length
@@ -55,11 +57,18 @@ export function buildSystemPrompt(options: {
     rules.push(
       `Write tools wait for the user's approval. A declined call returns "declined by the user": adapt your plan instead of retrying it.`,
     );
+  const skills = options.skills ?? [];
+  const skillLines = skills.length
+    ? [
+        `## Skills\nThe project's instructions for kinds of task. When one fits the work, read it with load_skill before starting, then follow it.\n${skills.map((skill) => `- ${skill.name}: ${skill.description}`).join("\n")}`,
+      ]
+    : [];
   return [
     "You are Gadget, the programming agent of Gadget Code.",
     roleByMode[options.mode],
     `## Workspace\n${options.workspace}`,
     `## Tools\n${toolLines}`,
+    ...skillLines,
     `## Rules\n${rules.map((rule) => `- ${rule}`).join("\n")}`,
   ].join("\n\n");
 }

@@ -74,6 +74,42 @@ describe("provider errors", () => {
     expect(Date.parse(waits[0]!.until)).toBeGreaterThanOrEqual(Date.parse(waits[0]!.since));
   });
 
+  it("a resumed turn goes on with the wait it was in: no call before its end, counted from its start", async () => {
+    let firstCallAt = 0;
+    model.setHandler(() => {
+      firstCallAt ||= Date.now();
+      return { text: "answered after the carried wait" };
+    });
+    const since = new Date(Date.now() - 60_000).toISOString();
+    const until = Date.now() + 400;
+    const run = await collect({
+      ...baseInput(model),
+      quotaWait: { since, until: new Date(until).toISOString() },
+    });
+    expect(run.outcome).toMatchObject({ reason: "completed" });
+    expect(firstCallAt).toBeGreaterThanOrEqual(until);
+    expect(run.of("quota_wait")).toEqual([
+      {
+        since,
+        until: new Date(until).toISOString(),
+        message: expect.stringMatching(/Still rate-limited/),
+      },
+    ]);
+  });
+
+  it("a carried wait that has ended already is not waited again", async () => {
+    model.enqueue({ text: "at once" });
+    const run = await collect({
+      ...baseInput(model),
+      quotaWait: {
+        since: new Date(Date.now() - 5_000).toISOString(),
+        until: new Date(Date.now() - 1_000).toISOString(),
+      },
+    });
+    expect(run.outcome).toMatchObject({ reason: "completed", response: "at once" });
+    expect(run.of("quota_wait")).toEqual([]);
+  });
+
   it("a rate-limit wait is cancellable: the turn ends cancelled at once", async () => {
     model.setHandler(() => ({
       error: { status: 429, message: "slow down", headers: { "retry-after": "3600" } },

@@ -15,6 +15,7 @@ import { askToExtend } from "./budget-ask.ts";
 import { callNeedsApproval, prepareCall } from "./call-preparation.ts";
 import { maybeEscalate, recordProgress } from "./escalation.ts";
 import { checkExitConditions } from "./exit-conditions.ts";
+import { preToolUse, sessionStart, stopHookContinues } from "./hooks.ts";
 import { callForPass, uniqueCallIds } from "./pass-call.ts";
 import { preEnrich } from "./pre-enrichment.ts";
 import { ProviderError } from "./provider-error.ts";
@@ -89,7 +90,10 @@ async function* failBeforeStart(
 async function* runPhases(turn: TurnContext): AsyncGenerator<AgentEvent, TurnOutcome> {
   let step: StepOutcome;
   try {
-    if (!turn.state.preEnriched && turn.state.passCount === 0) yield* preEnrich(turn);
+    if (!turn.state.preEnriched && turn.state.passCount === 0) {
+      yield* preEnrich(turn);
+      yield* sessionStart(turn);
+    }
     step = yield* mainLoop(turn);
   } catch (error) {
     step = failureStep(turn, error);
@@ -116,6 +120,8 @@ async function* mainLoop(turn: TurnContext): AsyncGenerator<AgentEvent, StepOutc
     const step = yield* interruptiblePass(turn);
     // An answer with messages waiting is not the end: the model hears them first.
     if (step.type === "respond" && turn.options.steering?.size) continue;
+    // Nor is one a project's Stop hook finds unfinished (its reason joins as a user message).
+    if (step.type === "respond" && (yield* stopHookContinues(turn, step.message))) continue;
     if (step.type !== "run_again") return step;
     const escalation = maybeEscalate(turn);
     if (escalation) yield escalation;
@@ -219,7 +225,11 @@ async function* runPass(turn: TurnContext): AsyncGenerator<AgentEvent, StepOutco
     createdAt: turn.now(),
   };
   state.messages.push(message);
-  const pending = calls.map((call) => ({ call, pass }) as TurnState["pendingCalls"][number]);
+  // Pending at once, so an interrupt during the hooks still answers every call.
+  const pending: TurnState["pendingCalls"] = calls.map((call) => ({ call, pass }));
+  state.pendingCalls = pending;
+  // PreToolUse hooks first: what is approved, checked for repeats and run is what they made of it.
+  for (const [index, entry] of pending.entries()) pending[index] = yield* preToolUse(turn, entry);
   const prepared = pending.map((entry) => prepareCall(turn, entry));
   prepared.forEach((entry, position) => {
     if (callNeedsApproval(turn, entry)) entry.pending.approvalId = approvalIdFor(pass, position);

@@ -37,6 +37,14 @@ export const pendingCallSchema = z.object({
   approvalId: z.string().optional(),
   /** The pass whose response made the call. */
   pass: z.number().int().nonnegative(),
+  /** What the PreToolUse hooks made of it (hooks.ts): blocked, new arguments, context to add. */
+  hook: z
+    .object({
+      blocked: z.string().optional(),
+      arguments: z.string().optional(),
+      context: z.string().optional(),
+    })
+    .optional(),
 });
 export type PendingCall = z.infer<typeof pendingCallSchema>;
 
@@ -79,6 +87,8 @@ export const turnStateSchema = z.object({
   /** The note that replaced older messages when the context was compacted. */
   summary: z.string().optional(),
   compactions: z.number().int().nonnegative(),
+  /** Times a Stop hook kept this turn going (at most 3). */
+  stopHookContinuations: z.number().int().nonnegative().default(0),
 });
 export type TurnState = z.infer<typeof turnStateSchema>;
 
@@ -110,6 +120,7 @@ export function createTurnState(options: {
     pendingApprovals: [],
     preEnriched: false,
     compactions: 0,
+    stopHookContinuations: 0,
   };
 }
 

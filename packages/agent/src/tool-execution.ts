@@ -10,6 +10,7 @@ import {
   prepareCall,
 } from "./call-preparation.ts";
 import { EventQueue } from "./event-queue.ts";
+import { postToolUse, withHookContext } from "./hooks.ts";
 import { recordExecution, stuckVerdict } from "./stuck-detection.ts";
 import { clip } from "./text.ts";
 import { ToolError, type ToolResult } from "./tool.ts";
@@ -267,7 +268,10 @@ async function runCall(
   const started = performance.now();
   const outcome = await (async (): Promise<CallOutcome> => {
     if (prepared.error !== undefined || !tool)
-      return failed(prepared.error ?? "Error: unknown tool", "invalid call");
+      return failed(
+        prepared.error ?? "Error: unknown tool",
+        prepared.errorSummary ?? "invalid call",
+      );
     const timeoutMs = tool.timeoutMs ?? turn.tunables.toolTimeoutMs;
     const { controller, dispose } = linkedController(turn.signal);
     let finished = false;
@@ -331,7 +335,15 @@ async function runCall(
       durationMs: Math.round(performance.now() - started),
     }),
   );
-  return outcome;
+  if (prepared.error !== undefined || !tool) return outcome;
+  const context = await postToolUse(
+    turn,
+    { id: call.id, name: call.name, params: prepared.params },
+    outcome,
+    emit,
+  );
+  const added = [prepared.pending.hook?.context, context].filter(Boolean).join("\n");
+  return { ...outcome, output: withHookContext(outcome.output, added) };
 }
 
 function normaliseResult(result: ToolResult | undefined, name: string): CallOutcome {

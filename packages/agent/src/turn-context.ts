@@ -51,6 +51,8 @@ export interface TurnContext {
   quirks: Set<ProviderQuirkCode>;
   /** Decisions known before the engine asks (from the input). */
   knownDecisions: Map<string, ApprovalDecision>;
+  /** A rate-limit wait carried over from before a resume (epoch ms); the first model call takes it. */
+  quotaWait: { since: number; until: number } | null;
 }
 
 /** Sends a copy of the state to the host's checkpoint hook; a failing hook is logged, not fatal. */
@@ -78,7 +80,10 @@ export function accountUsage(turn: TurnContext, usage: TokenUsage): AgentEvent {
 
 /** Settings for `callModel` in this turn. */
 export function modelCallSettings(turn: TurnContext, emitText: boolean, callIdPrefix: string) {
+  const quotaWait = turn.quotaWait;
+  turn.quotaWait = null;
   return {
+    ...(quotaWait ? { quotaWait } : {}),
     model: turn.model,
     signal: turn.signal,
     retry: turn.tunables.retry,

@@ -13,6 +13,7 @@ import type {
 } from "@gadget/protocol";
 import type { ApprovalDecision, ApprovalHandler } from "./approvals.ts";
 import type { ChatModel } from "./chat-model.ts";
+import type { TurnHooks } from "./hook-host.ts";
 import { defaultRetryPolicy, type RetryPolicy } from "./retry.ts";
 import type { TurnState } from "./state.ts";
 import type { SteeringInbox } from "./steering.ts";
@@ -62,6 +63,11 @@ export interface TurnInput {
   tools?: AnyTool[];
   /** Loaded in parallel before the first pass (pre-enrichment). */
   contextSources?: ContextSource[];
+  /**
+   * The project's skills, listed in the system prompt by name and description (the host's
+   * `load_skill` tool reads one). Default none.
+   */
+  skills?: Array<{ name: string; description: string }>;
   /** Absolute path of the workspace, passed to every tool. */
   workspace: string;
   /**
@@ -69,6 +75,11 @@ export interface TurnInput {
    * (used when there is no valid state). The shape of IWorkOrder's `resume`.
    */
   resume?: { state?: unknown; messages?: ITurnMessage[] };
+  /**
+   * A rate-limit wait the turn was in when it stopped (ISO times; IWorkOrder's `quotaWait`): the
+   * first model call waits until `until`, as the same wait begun at `since`.
+   */
+  quotaWait?: { since: string; until: string };
   /** Decisions already known when the turn starts, by approval id (e.g. sent with a resume). */
   approvalDecisions?: Record<string, ApprovalDecision>;
 }
@@ -148,6 +159,8 @@ export interface TurnOptions {
    * and is continued later with `resume` + `approvalDecisions`. See {@link ApprovalChannel}.
    */
   onApproval?: ApprovalHandler;
+  /** The project's hooks (PreToolUse, PostToolUse, Stop, SessionStart), run by the host. */
+  hooks?: TurnHooks;
   /** Users' messages to the running turn, taken before each model call (steering). */
   steering?: SteeringInbox;
   /** Receives a copy of the serialisable state after each pass and before waiting for approval. */

@@ -77,6 +77,7 @@ export function createTurnContext(
       workspace: input.workspace,
       tools,
       approvalOnWrite: approval === "on-write",
+      skills: input.skills ?? [],
     }),
     historyParams: historyMessages(input.history ?? []),
     model:
@@ -89,5 +90,8 @@ export function createTurnContext(
       }),
     quirks: new Set(input.provider.quirks ?? []),
     knownDecisions: new Map(Object.entries(input.approvalDecisions ?? {})),
+    quotaWait: input.quotaWait
+      ? { since: Date.parse(input.quotaWait.since), until: Date.parse(input.quotaWait.until) }
+      : null,
   };
 }

@@ -20,6 +20,7 @@ import {
 import { forgeEventsSettingsSchema } from "./forge-events.ts";
 import { droneLabelsSchema } from "./labels.ts";
 import { envBodySchema, mcpServersBodySchema, projectMcpServerSchema } from "./mcp.ts";
+import { hooksConfigSchema } from "./project-hooks.ts";
 import { branchPrefixSchema } from "./session-branch.ts";
 
 const email = z
@@ -197,6 +198,8 @@ export const updateProjectBodySchema = z
      * environment reaches a command but PATH, HOME, LANG, LC_*, TERM, TZ and TMPDIR.
      */
     env: envBodySchema,
+    /** The project's hooks (beside `.gadget/hooks.json`): the whole set; `{}` removes them. */
+    hooks: hooksConfigSchema,
   })
   .partial()
   .strict();
@@ -229,6 +232,8 @@ export const projectSchema = z.object({
   mcpServers: z.array(projectMcpServerSchema),
   /** The names of the project's own variables (their values are never answered). */
   envKeys: z.array(z.string()),
+  /** The project's own hooks (`.gadget/hooks.json` in the repository adds to them). */
+  hooks: hooksConfigSchema.optional(),
   createdAt: dateSchema,
 });
 export type Project = z.infer<typeof projectSchema>;

@@ -83,6 +83,9 @@ export const processErrorCodes = [
   "sandbox_failed",
 ] as const;
 
+/** Why a prompt's `/name` command could not become the turn's prompt. */
+export const commandErrorCodes = ["unknown_command", "command_failed"] as const;
+
 /** Why a client (the web IDE, a CLI) got no usable answer from the server. */
 export const clientErrorCodes = ["network", "timeout", "bad_response"] as const;
 
@@ -96,6 +99,7 @@ export type GadgetErrorCode =
   | ProviderErrorCode
   | (typeof droneErrorCodes)[number]
   | (typeof processErrorCodes)[number]
+  | (typeof commandErrorCodes)[number]
   | (typeof clientErrorCodes)[number];
 
 /**

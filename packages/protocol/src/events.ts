@@ -1,6 +1,7 @@
 // The turn event union (docs/reference.md, "Turn events"): what the engine yields, the drone streams and browsers watch.
 import { z } from "zod";
 import { dateSchema, providerQuirkCodeSchema } from "./common.ts";
+import { hookEventDataSchema } from "./project-hooks.ts";
 
 /** Why a turn's loop ended. `completed` is the model answering without tool calls. */
 /** Most files a `changes` event lists (the rest are counted in `total`). */
@@ -96,6 +97,18 @@ export const turnEventDataSchemas = {
   }),
   approval: z.object({ approvals: z.array(approvalRequestSchema).min(1) }),
   response: z.object({ message: z.string() }),
+  /**
+   * The prompt began with `/<name>`: the command it named, from `.gadget/commands/<name>.md` at the
+   * turn's starting commit (`source: "file"`, `origin` the file) or an MCP server's prompt
+   * (`source: "mcp"`, `origin` the server), and the prompt the model got instead (`prompt`).
+   */
+  command: z.object({
+    name: z.string(),
+    source: z.enum(["file", "mcp"]),
+    origin: z.string(),
+    arguments: z.string(),
+    prompt: z.string(),
+  }),
   /** A user's message sent to the running turn (POST /api/turns/:id/messages), taken by the model. */
   user_message: z.object({ messageId: z.string().min(1), text: z.string() }),
   /**
@@ -167,6 +180,8 @@ export const turnEventDataSchemas = {
     droneName: z.string().optional(),
     offlineMs: z.number().nonnegative(),
   }),
+  /** A project hook ran (PreToolUse, PostToolUse, Stop, SessionStart): its command, outcome and time. */
+  hook: hookEventDataSchema,
 } as const;
 
 export type TurnEventType = keyof typeof turnEventDataSchemas;

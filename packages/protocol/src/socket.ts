@@ -5,6 +5,7 @@ import type { Drone } from "./api.ts";
 import { fileContentSchema, fileEntrySchema } from "./api.ts";
 import type { ProviderCheckRequest, ProviderCheckResult } from "./api-providers.ts";
 import { turnMessageSchema } from "./chat.ts";
+import type { ProjectCommandsAnswer, ProjectCommandsRequest } from "./commands.ts";
 import { dateSchema, objectIdSchema, sandboxInfoSchema } from "./common.ts";
 import type {
   DeliverRequest,
@@ -298,6 +299,11 @@ export interface DroneServerToClientEvents {
   project_clone: (
     request: ProjectCloneRequest,
     ack: (result: Ack<{ result: ProjectCloneResult }>) => void,
+  ) => void;
+  /** The project's `/name` commands (`GET /api/projects/:id/commands`), if this drone holds it. */
+  project_commands: (
+    request: ProjectCommandsRequest,
+    ack: (result: Ack<{ result: ProjectCommandsAnswer }>) => void,
   ) => void;
   /** The connection is set up (turns the drone still runs taken back): send events now. */
   reconciled: (notice: DroneReconciled, ack: (result: Ack) => void) => void;

@@ -18,6 +18,7 @@ import {
   workOrderForgeSchema,
 } from "./delivery.ts";
 import { workOrderMcpServerSchema } from "./mcp.ts";
+import { hooksConfigSchema } from "./project-hooks.ts";
 import { branchPrefixSchema, DEFAULT_BRANCH_PREFIX } from "./session-branch.ts";
 
 /**
@@ -55,6 +56,8 @@ export const workOrderSchema = z.object({
      * TZ and TMPDIR.
      */
     env: z.record(z.string(), z.string()).default({}),
+    /** The project's own hooks; the drone adds `.gadget/hooks.json` of the turn's start commit. */
+    hooks: hooksConfigSchema.default({}),
   }),
   session: z.object({
     _id: objectIdSchema.optional(),
@@ -95,6 +98,11 @@ export const workOrderSchema = z.object({
   steering: z
     .array(z.object({ messageId: z.string().min(1), text: z.string(), interrupt: z.boolean() }))
     .optional(),
+  /**
+   * The provider's rate-limit wait the turn was in when it stopped (its drone restarted, or it was
+   * resumed): the engine calls the provider no sooner than `until`, counting the wait from `since`.
+   */
+  quotaWait: z.object({ since: z.string().datetime(), until: z.string().datetime() }).optional(),
   /** Present when the turn continues where it stopped: the turn's own messages so far. */
   resume: z
     .object({

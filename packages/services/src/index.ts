@@ -17,6 +17,14 @@ export {
   type RepositoryOptions,
 } from "./gitea-client.ts";
 export { startReaper } from "./reaper.ts";
+export {
+  type RedisCluster,
+  type RedisProcess,
+  type RedisSentinelSetup,
+  type RedisTopology,
+  startRedisCluster,
+  startRedisSentinel,
+} from "./redis-topologies.ts";
 export { findRepoRoot } from "./repo-root.ts";
 export {
   type RestartableService,

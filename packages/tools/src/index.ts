@@ -24,6 +24,7 @@ export { runCommand } from "./command-run.ts";
 export type { ContextSourceOptions } from "./context-sources.ts";
 export { workspaceContextSources } from "./context-sources.ts";
 export { applyEdit, createEditFileTool } from "./edit-file.ts";
+export { type FrontMatter, parseFrontMatter } from "./front-matter.ts";
 export { defuseGitControlFiles, gitControlFileNames } from "./git-control-files.ts";
 export { createGlobTool } from "./glob.ts";
 export { createGrepTool } from "./grep.ts";
@@ -36,6 +37,13 @@ export { createReadFileTool } from "./read-file.ts";
 export { redactSecrets, secretForms } from "./redaction.ts";
 export { readRegularFile, writeRegularFile } from "./regular-file.ts";
 export { createRunCommandTool } from "./run-command.ts";
+export {
+  createLoadSkillTool,
+  findSkills,
+  SKILLS_FOLDER,
+  type SkillSummary,
+  type SkillsOptions,
+} from "./skills.ts";
 export { describeLeftOut, type LeftOut, type StagingResult, stageAll } from "./staging.ts";
 export { createTools } from "./tools.ts";
 export { createUpdateDocumentTool } from "./update-document.ts";

@@ -88,6 +88,8 @@ describe("McpManager", () => {
     );
     const byName = Object.fromEntries(lease.tools.map((tool) => [tool.name, tool]));
     expect(Object.keys(byName).sort()).toEqual([
+      // The server offers resources: the model can list and read them.
+      "list_mcp_resources",
       "mcp__tracker__count_slowly",
       "mcp__tracker__crash",
       "mcp__tracker__create_issue",
@@ -97,6 +99,7 @@ describe("McpManager", () => {
       "mcp__tracker__read_note",
       "mcp__tracker__read_path",
       "mcp__tracker__screenshot",
+      "read_mcp_resource",
     ]);
     expect(byName.mcp__tracker__read_note?.permission).toBe("read");
     expect(byName.mcp__tracker__create_issue?.permission).toBe("write");
@@ -134,7 +137,8 @@ describe("McpManager", () => {
       { name: "tracker", command: ["node", script], env: {}, tools: ["read_note", "crash"] },
     ];
     const first = await mcp.open(request(servers));
-    expect(first.tools.map((tool) => tool.name)).toEqual([
+    const offered = first.tools.map((tool) => tool.name);
+    expect(offered.filter((name) => name.startsWith("mcp__"))).toEqual([
       "mcp__tracker__read_note",
       "mcp__tracker__crash",
     ]);
@@ -189,7 +193,8 @@ describe("McpManager", () => {
         warnings,
       ),
     );
-    expect(lease.tools.map((tool) => tool.name)).toEqual(["mcp__good__fail"]);
+    const names = lease.tools.map((tool) => tool.name);
+    expect(names.filter((name) => name.startsWith("mcp__"))).toEqual(["mcp__good__fail"]);
     expect(warnings).toHaveLength(3);
     expect(warnings.find((warning) => warning.includes('"crashing"'))).toContain(
       "fixture crashed on purpose",

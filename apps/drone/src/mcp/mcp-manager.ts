@@ -1,28 +1,21 @@
-// The project's MCP servers on this drone: started per session (stdio ones inside the turn's
-// sandbox, in the session's worktree; remote ones over Streamable HTTP, or the old HTTP+SSE when
-// that is refused), kept for the session's later turns, started again when one died or a remote
-// one lost its session, stopped when the session has been idle a while and when the drone stops.
-// A server that does not start or answer in time is left out of the turn.
+// The project's MCP servers on this drone: started per session (see mcp-connection.ts), kept for
+// the session's later turns, started again when one died or a remote one lost its session, not
+// waited for again while a failed one is backed off, stopped when the session has been idle a
+// while and when the drone stops. A server that does not start or answer in time is left out.
 import { createHash } from "node:crypto";
 import type { AnyTool, EngineLogger, ToolContext } from "@gadget/agent";
 import type { WorkOrderMcpServer } from "@gadget/protocol";
-import { type CommandConfinement, spawnConfined } from "@gadget/sandbox";
-import { commandEnvironment, redactSecrets } from "@gadget/tools";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import type { CallToolResult, Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
-import {
-  failureCause,
-  mayBeSseServer,
-  serverGone,
-  sessionGone,
-  stderrSummary,
-} from "./mcp-failures.ts";
+import { redactSecrets } from "@gadget/tools";
+import type { CallToolResult, Resource } from "@modelcontextprotocol/sdk/types.js";
+import { FailedServers } from "./mcp-backoff.ts";
+import { type Connection, connectServer, maxListed, StartFailure } from "./mcp-connection.ts";
+import { failureCause, serverGone, sessionGone } from "./mcp-failures.ts";
+import { attachResources, type ResourceSource, resourceTools } from "./mcp-resources.ts";
 import { mcpTool, progressLine } from "./mcp-tools.ts";
-import { ConfinedStdioTransport } from "./stdio-transport.ts";
+import type { McpLease, McpTurnRequest } from "./mcp-turn.ts";
 import { mcpToolName } from "./tool-names.ts";
+
+export type { McpLease, McpTurnRequest } from "./mcp-turn.ts";
 
 export interface McpManagerOptions {
   logger: EngineLogger;
@@ -36,54 +29,12 @@ export interface McpManagerOptions {
   version?: string;
 }
 
-/** What one turn asks of the manager. */
-export interface McpTurnRequest {
-  /** The session whose servers these are (its turns share them). */
-  session: string;
-  servers: readonly WorkOrderMcpServer[];
-  /** The turn's sandbox: stdio servers start inside it. */
-  confinement: CommandConfinement;
-  /** The session's worktree: stdio servers see it read-write, at its path (`GADGET_WORKTREE`). */
-  workspace: string;
-  /**
-   * Where stdio servers start: the project's default-branch checkout, shown read-only. A server's
-   * program never comes from the session's worktree, which the agent writes: a rewritten server
-   * would run with the server's secrets.
-   */
-  programDirectory: string;
-  /** What else makes a running server unfit for this turn (the project's network policy). */
-  policy: string;
-  /** Values never to appear in a tool's output, a status message or a log line. */
-  secretValues: readonly string[];
-  /** A server failed (did not start, timed out, crashed): said to the turn as a warning. */
-  onWarning: (message: string) => void;
-}
-
-/** A turn's hold on its session's servers: their tools, until released. */
-export interface McpLease {
-  tools: AnyTool[];
-  release(): void;
-}
-
-/** A running server of a session. */
-interface Connection {
-  name: string;
-  fingerprint: string;
-  client: Client;
-  tools: McpTool[];
-  closed: boolean;
-  /** Records its end (once): warns the session's turns unless the drone stopped it. */
-  noteClosed: () => void;
-  /** Set when the drone stops it, so its end is no crash. */
-  stopping: boolean;
-  /** Started and listed: an end after this is a crash the turn hears of. */
-  ready: boolean;
-}
-
 interface SessionServers {
   connections: Map<string, Connection>;
   leases: Set<McpTurnRequest>;
   lastUsed: number;
+  /** Servers that failed to start, not waited for again until their back-off passed. */
+  failed: FailedServers;
 }
 
 /** Longest one tool call may take on the server's side; the turn's own tool timeout comes first. */
@@ -120,7 +71,12 @@ export class McpManager {
   async open(request: McpTurnRequest): Promise<McpLease> {
     let session = this.sessions.get(request.session);
     if (!session) {
-      session = { connections: new Map(), leases: new Set(), lastUsed: Date.now() };
+      session = {
+        connections: new Map(),
+        leases: new Set(),
+        lastUsed: Date.now(),
+        failed: new FailedServers(),
+      };
       this.sessions.set(request.session, session);
     }
     session.leases.add(request);
@@ -158,9 +114,16 @@ export class McpManager {
         );
       }
     });
+    const resources = this.resourceSource(session, request, connections);
+    tools.push(...resourceTools(resources, request.secretValues));
     let released = false;
     return {
       tools,
+      attachResources: (prompt) =>
+        attachResources(prompt, resources, request.secretValues, request.onWarning, (message) =>
+          request.onStatus?.(message),
+        ),
+      servers: session.connections,
       release: () => {
         if (released) return;
         released = true;
@@ -208,6 +171,7 @@ export class McpManager {
     return count;
   }
 
+  /** The session's live connection to `server`, started again if it died; null if it cannot be. */
   private async ensure(
     session: SessionServers,
     server: WorkOrderMcpServer,
@@ -220,114 +184,36 @@ export class McpManager {
       session.connections.delete(server.name);
       await this.stop(existing);
     }
-    try {
-      const connection = await this.connect(server, request, fingerprint, session);
-      session.connections.set(server.name, connection);
-      return connection;
-    } catch (error) {
-      const reason = redactSecrets(failureCause(error, server.url), request.secretValues);
-      this.options.logger.warn({ server: server.name, reason }, "MCP server unavailable");
+    const unavailable = (reason: string) =>
+      `MCP server "${server.name}" is unavailable, the turn goes on without its tools: ${reason}`;
+    const backedOff = session.failed.backedOff(server.name, fingerprint);
+    if (backedOff) {
       request.onWarning(
-        `MCP server "${server.name}" is unavailable, the turn goes on without its tools: ${reason}`,
+        `${unavailable(backedOff.reason)} (not tried again for ${backedOff.retryInSeconds} s, or until its settings change)`,
       );
       return null;
     }
-  }
-
-  private async connect(
-    server: WorkOrderMcpServer,
-    request: McpTurnRequest,
-    fingerprint: string,
-    session: SessionServers,
-  ): Promise<Connection> {
-    let transport: Transport;
-    let stdio: ConfinedStdioTransport | null = null;
-    if (server.command) {
-      const env = {
-        ...commandEnvironment(this.options.env, { secretValues: request.secretValues }),
-        GADGET_WORKTREE: request.workspace,
-        // The server's own variables, secrets included: they are what the project gives it.
-        ...server.env,
-      };
-      const spawned = await spawnConfined(request.confinement, {
-        argv: server.command,
-        cwd: request.programDirectory,
-        env,
-      });
-      stdio = new ConfinedStdioTransport(spawned);
-      transport = stdio;
-    } else {
-      transport = remoteTransport(server, "streamable");
-    }
-    const newClient = () =>
-      new Client({ name: "gadget-drone", version: this.options.version ?? "0" });
-    let client = newClient();
-    const connection: Connection = {
-      name: server.name,
-      fingerprint,
-      client,
-      tools: [],
-      closed: false,
-      noteClosed: () => {},
-      stopping: false,
-      ready: false,
-    };
-    connection.noteClosed = () => {
-      if (connection.closed) return;
-      connection.closed = true;
-      if (connection.stopping || !connection.ready) return;
-      const detail = stdio ? stderrSummary(stdio.stderr, request.secretValues) : "";
-      const message = `MCP server "${server.name}" stopped${detail ? `: ${detail}` : ""}; it starts again when a tool of it is called or at the next turn`;
-      this.options.logger.warn({ server: server.name }, message);
-      for (const lease of session.leases) lease.onWarning(message);
-    };
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () => reject(new Error(`no answer within ${Math.round(this.startTimeoutMs / 100) / 10} s`)),
-        this.startTimeoutMs,
-      );
-    });
     try {
-      await Promise.race([
-        (async () => {
-          try {
-            await client.connect(transport, { timeout: this.startTimeoutMs });
-          } catch (error) {
-            // A server from before Streamable HTTP refuses its POST: speak HTTP+SSE to it.
-            if (!server.url || !mayBeSseServer(error)) throw error;
-            await client.close().catch(() => {});
-            client = newClient();
-            connection.client = client;
-            transport = remoteTransport(server, "sse");
-            await client.connect(transport, { timeout: this.startTimeoutMs }).catch((old) => {
-              throw new Error(`${failureCause(error)}; over HTTP+SSE: ${failureCause(old)}`);
-            });
-          }
-          client.onclose = connection.noteClosed;
-          let cursor: string | undefined;
-          do {
-            const page = await client.listTools(cursor ? { cursor } : undefined, {
-              timeout: this.startTimeoutMs,
-            });
-            connection.tools.push(...page.tools);
-            cursor = page.nextCursor;
-          } while (cursor && connection.tools.length < 1000);
-        })(),
-        timeout,
-      ]);
+      const connection = await connectServer(server, request, fingerprint, {
+        env: this.options.env,
+        startTimeoutMs: this.startTimeoutMs,
+        version: this.options.version ?? "0",
+        onCrash: (message) => {
+          this.options.logger.warn({ server: server.name }, message);
+          for (const lease of session.leases) lease.onWarning(message);
+        },
+      });
+      session.connections.set(server.name, connection);
+      session.failed.started(server.name);
+      return connection;
     } catch (error) {
-      connection.stopping = true;
-      await client.close().catch(() => {});
-      await transport.close().catch(() => {});
-      const stderr = stdio ? stderrSummary(stdio.stderr, request.secretValues) : "";
-      const reason = failureCause(error, server.url);
-      throw new Error(stderr ? `${reason} (stderr: ${stderr})` : reason);
-    } finally {
-      clearTimeout(timer);
+      const cause = error instanceof StartFailure ? error.message : failureCause(error, server.url);
+      const reason = redactSecrets(cause, request.secretValues);
+      session.failed.failed(server.name, fingerprint, reason);
+      this.options.logger.warn({ server: server.name, reason }, "MCP server unavailable");
+      request.onWarning(unavailable(reason));
+      return null;
     }
-    connection.ready = true;
-    return connection;
   }
 
   private async call(
@@ -338,13 +224,6 @@ export class McpManager {
     args: Record<string, unknown>,
     context: ToolContext,
   ): Promise<CallToolResult> {
-    let connection = session.connections.get(server.name);
-    if (!connection || connection.closed) {
-      // A server that died is started again for the call that needs it.
-      connection = (await this.ensure(session, server, request)) ?? undefined;
-      if (!connection) throw new Error("the server is not running and did not start again");
-    }
-    session.lastUsed = Date.now();
     const callOn = async (target: Connection) =>
       (await target.client.callTool({ name: tool, arguments: args }, undefined, {
         signal: context.signal,
@@ -357,41 +236,92 @@ export class McpManager {
             text: redactSecrets(progressLine(progress), request.secretValues),
           }),
       })) as CallToolResult;
+    return this.onServer(session, server, request, callOn);
+  }
+
+  /**
+   * Runs `use` on the session's connection to `server`, started again first if it died. A server
+   * that died just before the call, its exit not yet seen when the call was sent (a tool that ends
+   * its server, then the next call at once), is started again once: the connection closed under
+   * the call, or the write to a pipe whose reader is gone failed (EPIPE). A remote server that
+   * restarted has forgotten the session: a new one, once.
+   */
+  private async onServer<Result>(
+    session: SessionServers,
+    server: WorkOrderMcpServer,
+    request: McpTurnRequest,
+    use: (connection: Connection) => Promise<Result>,
+  ): Promise<Result> {
+    session.lastUsed = Date.now();
+    let connection = session.connections.get(server.name);
+    if (!connection || connection.closed) {
+      connection = (await this.ensure(session, server, request)) ?? undefined;
+      if (!connection) throw new Error("the server is not running and did not start again");
+    }
     try {
-      return await callOn(connection);
+      return await use(connection);
     } catch (error) {
-      // The server died just before the call, its exit not yet seen when the call was sent (a
-      // tool that ends its server, then the next call at once): start it again, once. Which way
-      // that shows depends on timing: the connection closed under the call, or the write to a
-      // pipe whose reader is gone failed. A remote server that restarted has forgotten the
-      // session: a new one, once.
-      const gone = serverGone(error);
+      const gone = serverGone(error) || connection.closed;
       if (!gone && !(server.url && sessionGone(error)))
         throw new Error(failureCause(error, server.url));
       if (gone) connection.noteClosed();
-      else {
+      // A stdio server that closed its input may still run: ended before its successor starts.
+      if (session.connections.get(server.name) === connection)
         session.connections.delete(server.name);
-        await this.stop(connection);
-      }
+      await this.stop(connection);
       const again = await this.ensure(session, server, request);
       if (!again) throw new Error(failureCause(error, server.url));
-      return await callOn(again);
+      return await use(again);
     }
+  }
+
+  /** The turn's servers that offer resources, listed and read on their live connections. */
+  private resourceSource(
+    session: SessionServers,
+    request: McpTurnRequest,
+    connections: readonly (Connection | null)[],
+  ): ResourceSource {
+    const byName = new Map(request.servers.map((server) => [server.name, server]));
+    const servers = request.servers
+      .filter((_, index) => connections[index]?.client.getServerCapabilities()?.resources)
+      .map((server) => server.name);
+    const serverOf = (name: string) => {
+      const server = servers.includes(name) ? byName.get(name) : undefined;
+      if (!server) throw new Error(`no MCP server "${name}" offers resources in this turn`);
+      return server;
+    };
+    const options = { timeout: this.startTimeoutMs };
+    return {
+      servers,
+      list: (name) =>
+        this.onServer(session, serverOf(name), request, (connection) => {
+          connection.resources ??= (async () => {
+            const listed: Resource[] = [];
+            let cursor: string | undefined;
+            do {
+              const page = await connection.client.listResources(
+                cursor ? { cursor } : undefined,
+                options,
+              );
+              listed.push(...page.resources);
+              cursor = page.nextCursor;
+            } while (cursor && listed.length < maxListed);
+            return listed;
+          })().catch((error) => {
+            connection.resources = null;
+            throw error;
+          });
+          return connection.resources;
+        }),
+      read: (name, uri, signal) =>
+        this.onServer(session, serverOf(name), request, (connection) =>
+          connection.client.readResource({ uri }, { ...options, ...(signal ? { signal } : {}) }),
+        ),
+    };
   }
 
   private async stop(connection: Connection): Promise<void> {
     connection.stopping = true;
     await connection.client.close().catch(() => {});
   }
-}
-
-/** A remote server's transport: Streamable HTTP, or HTTP+SSE for a server older than it. */
-function remoteTransport(server: WorkOrderMcpServer, kind: "streamable" | "sse"): Transport {
-  const url = new URL(server.url as string);
-  const requestInit = server.bearerToken
-    ? { headers: { authorization: `Bearer ${server.bearerToken}` } }
-    : {};
-  return kind === "sse"
-    ? new SSEClientTransport(url, { requestInit })
-    : new StreamableHTTPClientTransport(url, { requestInit });
 }

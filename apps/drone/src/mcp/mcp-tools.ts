@@ -4,6 +4,7 @@ import type { AnyTool, ToolContext, ToolResult } from "@gadget/agent";
 import { OutputCapture, redactSecrets, resolveToolsOptions } from "@gadget/tools";
 import type { CallToolResult, Tool as McpTool, Progress } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
+import { readOnlyHint } from "./mcp-hints.ts";
 
 /** Calls one tool on its server (the session's live connection). */
 export type McpCall = (
@@ -102,18 +103,25 @@ export function mcpTool(
         result = await call(tool.name, input, context);
       } catch (error) {
         const message = redactSecrets((error as Error).message ?? String(error), secretValues);
+        const hint = readOnlyHint(message);
         return {
           ok: false,
-          output: `The MCP server "${server}" failed to run ${tool.name}: ${message}`,
+          output: `The MCP server "${server}" failed to run ${tool.name}: ${message}${hint ? `\n${hint}` : ""}`,
           summary: `mcp · ${server} › ${tool.name} failed: ${firstLine(message)}`,
         };
       }
       const { text, truncated } = resultText(result);
       const output = redactSecrets(text, secretValues);
       const failed = result.isError === true;
+      const hint = failed ? readOnlyHint(output) : null;
       return {
         ok: !failed,
-        output: failed && !output ? `${tool.name} failed without saying why` : output,
+        output:
+          failed && !output
+            ? `${tool.name} failed without saying why`
+            : hint
+              ? `${output}\n${hint}`
+              : output,
         summary: failed
           ? `mcp · ${server} › ${tool.name} failed: ${firstLine(output)}`
           : `mcp · ${server} › ${tool.name}: ${output.length} characters${truncated ? " (truncated)" : ""}`,

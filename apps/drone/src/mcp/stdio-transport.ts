@@ -49,11 +49,15 @@ export class ConfinedStdioTransport implements Transport {
 
   async send(message: JSONRPCMessage): Promise<void> {
     const stdin = this.server.child.stdin;
-    if (this.closed || stdin.destroyed) throw new Error("the MCP server is not running");
+    if (this.closed || stdin.destroyed) {
+      // Coded like a write to a closed pipe: the caller starts the server again.
+      throw Object.assign(new Error("the MCP server is not running"), { code: "EPIPE" });
+    }
+    // Settled by the write's own callback: a server alive with its input closed fails the write
+    // (EPIPE) only then, and the call must fail with it (and the server start again) rather
+    // than wait for an answer that never comes.
     await new Promise<void>((resolve, reject) => {
-      const ok = stdin.write(serializeMessage(message), (error) => (error ? reject(error) : null));
-      if (ok) resolve();
-      else stdin.once("drain", () => resolve());
+      stdin.write(serializeMessage(message), (error) => (error ? reject(error) : resolve()));
     });
   }
 

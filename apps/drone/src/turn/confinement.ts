@@ -71,8 +71,10 @@ export async function openMcpServers(
     programDirectory,
     workspace: await realpath(directory),
     policy: JSON.stringify(order.project.network),
+    network: order.project.network.mode,
     secretValues,
     onWarning: (message) => emit(agentEvent("status", { phase: "mcp", level: "warning", message })),
+    onStatus: (message) => emit(agentEvent("status", { phase: "mcp", message })),
   });
 }
 

@@ -8,6 +8,10 @@ import { workspaceContextSources } from "@gadget/tools";
 export interface TurnWorkspace {
   directory: string;
   tools: NonNullable<TurnInput["tools"]>;
+  /** The prompt as a `/command` expanded it; default the order's prompt. */
+  goal?: string;
+  /** The worktree's skills, listed to the model. */
+  skills?: TurnInput["skills"];
 }
 
 /**
@@ -16,10 +20,13 @@ export interface TurnWorkspace {
  * server stored it as JSON text).
  * @example const input = engineInput(order, { directory: worktree.directory, tools });
  */
-export function engineInput(order: IWorkOrder, { directory, tools }: TurnWorkspace): TurnInput {
+export function engineInput(
+  order: IWorkOrder,
+  { directory, tools, goal, skills }: TurnWorkspace,
+): TurnInput {
   const provider = order.provider;
   return {
-    goal: order.prompt,
+    goal: goal ?? order.prompt,
     history: order.context,
     provider: {
       ...(provider.name ? { name: provider.name } : {}),
@@ -37,8 +44,10 @@ export function engineInput(order: IWorkOrder, { directory, tools }: TurnWorkspa
     allowedCommands: order.session.allowedCommands,
     limits: order.limits,
     tools,
+    ...(skills?.length ? { skills } : {}),
     contextSources: workspaceContextSources(),
     workspace: directory,
+    ...(order.quotaWait ? { quotaWait: order.quotaWait } : {}),
     ...(order.resume
       ? {
           resume: {

@@ -24,7 +24,8 @@ async function longestKeys(): Promise<number[]> {
     const [next, found] = await redis.scan(
       cursor,
       "MATCH",
-      `${config.redisPrefix}:*`,
+      // Its own keys ({prefix}:…) and its queues' ({prefix:bull:…}:…).
+      `{${config.redisPrefix}*`,
       "COUNT",
       1000,
     );

@@ -1,8 +1,8 @@
 // Rate limits in Redis, shared by every server process. Keys are built only from validated input
 // and hashed (a 10 MiB "email" never becomes a 10 MiB key); counting and expiry are one script.
 import { UserError } from "@gadget/protocol";
-import type { Redis } from "ioredis";
 import { sha256 } from "../crypto/tokens.ts";
+import type { RedisClient } from "../redis/connections.ts";
 import { luaScript } from "../redis/script.ts";
 
 // INCR and the window's expiry in one step: a key is never left without one.
@@ -30,7 +30,7 @@ export class RateLimits {
   private readonly scripts;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly prefix: string,
   ) {
     this.scripts = {

@@ -2,6 +2,7 @@
 // refusal, idempotent event batches and the ChatTurn derived from events.
 import { agentEvent } from "@gadget/protocol";
 import { describe, expect, it } from "vitest";
+import { keyTag } from "../redis/key-space.ts";
 import { registerDrone, setupWorkspace, signup, waitFor } from "../testing/api-client.ts";
 import { ScriptedDrone, type ScriptedDroneOptions } from "../testing/scripted-drone.ts";
 import { useTestServer } from "../testing/use-test-server.ts";
@@ -299,9 +300,7 @@ describe("dispatch", () => {
       agentEvent("token", { text: "a" }),
       agentEvent("token", { text: "b" }),
     ]);
-    await fixture.server.context.redis.del(
-      `${fixture.server.context.config.redisPrefix}:turn-seq:${turnId}`,
-    );
+    await fixture.server.context.redis.del(fixture.server.context.seqs.keyOf(turnId));
     const ack = await drone.stream(turnId, [agentEvent("token", { text: "c" })]);
     expect(ack).toEqual({ ok: true, lastSeq: 5 });
     const seqs = (await fleet.user.get(`/api/turns/${turnId}/events`)).body.events.map(
@@ -324,7 +323,7 @@ describe("dispatch", () => {
     await drone.nextWorkOrder();
     const { models, redis, config } = fixture.server.context;
     const ghost = "0123456789abcdef01234567";
-    const slotsKey = `${config.redisPrefix}:drone-slots:${fleet.droneId}`;
+    const slotsKey = `${keyTag(config.redisPrefix)}:drone-slots:${fleet.droneId}`;
     await models.Drone.updateOne({ _id: fleet.droneId }, { $set: { activeTurns: [ghost] } });
     await redis.sadd(slotsKey, ghost);
     await fixture.server.sweeper.repair();
@@ -356,7 +355,7 @@ describe("dispatch", () => {
       const stored = await models.Drone.findById(fleet.droneId).lean();
       return stored?.activeTurns.map(String).includes(first);
     });
-    await redis.del(`${config.redisPrefix}:drone-slots:${fleet.droneId}`);
+    await redis.del(`${keyTag(config.redisPrefix)}:drone-slots:${fleet.droneId}`);
     const second = (await post("second")).body.turn._id;
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(drone.workOrders).toHaveLength(1);

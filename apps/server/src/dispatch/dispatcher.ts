@@ -10,7 +10,6 @@ import type { ChatSessionDocument, ChatTurnDocument, Models } from "@gadget/db";
 import type { Logger } from "@gadget/logging";
 import type { Ack, IWorkOrder } from "@gadget/protocol";
 import type { Queue } from "bullmq";
-import type { Redis } from "ioredis";
 import { Types } from "mongoose";
 import { Announcer } from "../announcer.ts";
 import type { ResolvedConfig } from "../config.ts";
@@ -19,6 +18,8 @@ import type { PresenceStore } from "../drones/presence.ts";
 import { DroneSlots } from "../drones/slots.ts";
 import type { Lifecycle } from "../lifecycle.ts";
 import type { Metrics } from "../metrics/metrics.ts";
+import type { RedisClient } from "../redis/connections.ts";
+import { keyTag } from "../redis/key-space.ts";
 import type { DroneOrders } from "../sockets/drone-orders.ts";
 import type { SeqStore } from "../turns/store/seq-store.ts";
 import type { TurnIndex } from "../turns/store/turn-index.ts";
@@ -82,7 +83,7 @@ export interface DispatcherDependencies {
   logger: Logger;
   models: Models;
   /** Redis commands of the slots. */
-  redis: Redis;
+  redis: RedisClient;
   /** The `dispatch` queue (its jobs are processed by `process`). */
   queue: Queue<DispatchJob>;
   presence: PresenceStore;
@@ -109,7 +110,7 @@ export class Dispatcher extends Announcer<DispatcherEvents> {
 
   constructor(private readonly dependencies: DispatcherDependencies) {
     super();
-    this.slots = new DroneSlots(dependencies.redis, dependencies.config.redisPrefix);
+    this.slots = new DroneSlots(dependencies.redis, keyTag(dependencies.config.redisPrefix));
   }
 
   /**

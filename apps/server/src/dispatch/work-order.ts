@@ -84,6 +84,7 @@ export function buildWorkOrder(
         env: Object.fromEntries(
           (project.env ?? []).map((entry) => [entry.name, secretBox.open(entry.valueEncrypted)]),
         ),
+        hooks: project.hooks ?? {},
       },
       session: {
         _id: String(session._id),
@@ -120,6 +121,15 @@ export function buildWorkOrder(
               text: message.text,
               interrupt: message.interrupt,
             })),
+          }
+        : {}),
+      // A wait for the provider's rate limit still running goes on where the turn is taken up.
+      ...(turn.quotaWait && new Date(turn.quotaWait.until).getTime() > Date.now()
+        ? {
+            quotaWait: {
+              since: new Date(turn.quotaWait.since).toISOString(),
+              until: new Date(turn.quotaWait.until).toISOString(),
+            },
           }
         : {}),
       ...(messages.length > 0

@@ -1,7 +1,7 @@
 // Live drone presence in Redis (shared by every server): which socket holds a drone, its last
 // heartbeat, capacity and workspaces. Kept out of MongoDB because it changes every few seconds
 // and FerretDB v1 updates are not isolated.
-import type { Redis } from "ioredis";
+import type { RedisClient } from "../redis/connections.ts";
 import { luaScript } from "../redis/script.ts";
 
 export interface Presence {
@@ -88,7 +88,7 @@ export class PresenceStore {
   private readonly scripts;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly prefix: string,
     private readonly staleMs: number,
   ) {

@@ -3,7 +3,7 @@
 // the same atomic step, so capacity holds across servers without a lock or a database read.
 // MongoDB stays the truth (ChatTurn.drone + status, mirrored in Drone.activeTurns): a missing set
 // is loaded from the drone's document, and the sweeper's repair re-derives every set.
-import type { Redis } from "ioredis";
+import type { RedisClient } from "../redis/connections.ts";
 import { luaScript } from "../redis/script.ts";
 
 /** Marks a set as loaded, so an empty drone is told apart from one Redis forgot. */
@@ -58,7 +58,7 @@ export class DroneSlots {
   private readonly scripts;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly prefix: string,
   ) {
     this.scripts = {

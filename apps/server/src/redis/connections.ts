@@ -1,9 +1,14 @@
 // Every Redis connection of one server instance, made here and closed here: commands (with a
 // timeout), the patient connections of publish/subscribe, and BullMQ's. Whoever needs one asks;
-// nobody else calls `new Redis`.
+// nobody else calls `new Redis`. REDIS_URL names one Redis, a Redis Cluster or a Sentinel-watched
+// master (redis-url.ts); every connection is made for that one target (decision 0054).
 import type { Logger } from "@gadget/logging";
 import { SystemError } from "@gadget/protocol";
-import { Redis } from "ioredis";
+import { Cluster, type ClusterOptions, Redis, type RedisOptions } from "ioredis";
+import { parseRedisUrl, type RedisTarget } from "./redis-url.ts";
+
+/** A connection to one Redis or to a Redis Cluster: the commands every part uses are the same. */
+export type RedisClient = Redis | Cluster;
 
 export interface RedisConnectionsOptions {
   /** How long a command waits for a reconnection before it fails (config `redisCommandTimeoutMs`). */
@@ -17,20 +22,24 @@ export class RedisConnections {
    * number of retries, but never for longer than the command timeout: a short outage delays
    * requests, a long one answers `unavailable`.
    */
-  readonly commands: Redis;
-  private readonly all: Redis[] = [];
+  readonly commands: RedisClient;
+  /**
+   * A Redis Cluster: publish/subscribe goes sharded (SPUBLISH/SSUBSCRIBE), so a message travels to
+   * its channel's shard only instead of over the cluster bus to every node.
+   */
+  readonly sharded: boolean;
+  private readonly target: RedisTarget;
+  private readonly all: RedisClient[] = [];
   private lost = false;
 
   constructor(
-    private readonly url: string,
+    url: string,
     private readonly options: RedisConnectionsOptions,
   ) {
+    this.target = parseRedisUrl(url);
+    this.sharded = this.target.kind === "cluster";
     this.commands = this.track(
-      new Redis(url, {
-        maxRetriesPerRequest: null,
-        commandTimeout: options.commandTimeoutMs,
-        lazyConnect: false,
-      }),
+      this.connect({ maxRetriesPerRequest: null, commandTimeout: options.commandTimeoutMs }),
       "redis error",
     );
     this.commands.on("close", () => {
@@ -43,13 +52,13 @@ export class RedisConnections {
    * Socket.IO adapter publishes without handling a failure (a rejected publish would be an
    * unhandled rejection), and ioredis renews subscriptions on reconnect.
    */
-  patient(): Redis {
-    return this.track(this.commands.duplicate({ commandTimeout: undefined }), "redis error");
+  patient(): RedisClient {
+    return this.track(this.connect({ maxRetriesPerRequest: null }), "redis error");
   }
 
   /** A connection for a BullMQ queue or worker, which must retry for ever (`label` names it in logs). */
-  forJobs(label: string): Redis {
-    return this.track(new Redis(this.url, { maxRetriesPerRequest: null }), `${label} redis error`);
+  forJobs(label: string): RedisClient {
+    return this.track(this.connect({ maxRetriesPerRequest: null }), `${label} redis error`);
   }
 
   /**
@@ -69,7 +78,35 @@ export class RedisConnections {
     await Promise.all(this.all.map((client) => client.quit().catch(() => undefined)));
   }
 
-  private track(client: Redis, message: string): Redis {
+  /** A new client for the target with `options` (a Cluster passes them to each node's connection). */
+  private connect(options: RedisOptions): RedisClient {
+    const target = this.target;
+    const login: RedisOptions = {
+      username: target.username,
+      password: target.password,
+      ...(target.tls ? { tls: {} } : {}),
+    };
+    switch (target.kind) {
+      case "single":
+        return new Redis(target.url, options);
+      case "cluster":
+        return new Cluster(target.nodes, clusterOptions({ ...login, ...options }));
+      case "sentinel":
+        return new Redis({
+          ...login,
+          ...options,
+          sentinels: target.sentinels,
+          name: target.masterName,
+          db: target.db,
+          enableTLSForSentinelMode: target.tls,
+          // A dead master's connection closes; the reconnection asks the Sentinels again. (Their
+          // +switch-master listener, `failoverDetector`, left a server's client failing for good
+          // after a failover in one of our test runs.)
+        });
+    }
+  }
+
+  private track<Client extends RedisClient>(client: Client, message: string): Client {
     client.on("error", (error) => this.options.logger.warn({ err: error }, message));
     this.all.push(client);
     return client;
@@ -80,7 +117,7 @@ export class RedisConnections {
  * Resolves once `client` has passed its ready check. ioredis reconnects for ever, so an unreachable
  * Redis fails the start after `timeoutMs` instead of hanging it.
  */
-export function whenReady(client: Redis, timeoutMs = 30_000): Promise<void> {
+export function whenReady(client: RedisClient, timeoutMs = 30_000): Promise<void> {
   if (client.status === "ready") return Promise.resolve();
   return new Promise((resolve, reject) => {
     const onReady = () => {
@@ -95,4 +132,22 @@ export function whenReady(client: Redis, timeoutMs = 30_000): Promise<void> {
     }, timeoutMs);
     client.once("ready", onReady);
   });
+}
+
+/**
+ * A Cluster client that rides out a master's failover: a command to a node that died is retried
+ * every 200 ms with a fresh slot map, up to 100 times (20 s, longer than a promotion takes), and
+ * sharded subscriptions follow their slot to its new master.
+ */
+function clusterOptions(redisOptions: RedisOptions): ClusterOptions {
+  return {
+    redisOptions,
+    shardedSubscribers: true,
+    retryDelayOnFailover: 200,
+    retryDelayOnClusterDown: 200,
+    retryDelayOnTryAgain: 200,
+    maxRedirections: 100,
+    // A topology change (a promoted replica) is noticed without waiting for a command to fail.
+    slotsRefreshInterval: 2_000,
+  };
 }

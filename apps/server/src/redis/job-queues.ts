@@ -4,10 +4,11 @@
 import type { Logger } from "@gadget/logging";
 import { type Processor, Queue, Worker } from "bullmq";
 import type { RedisConnections } from "./connections.ts";
+import { queuePrefix } from "./key-space.ts";
 
 export interface JobQueuesOptions {
-  /** Prefix of every key BullMQ writes (`<redisPrefix>:bull`), so servers and tests can share Redis. */
-  prefix: string;
+  /** GADGET_REDIS_PREFIX: queue `name`'s keys start with `{<redisPrefix>:bull:<name>}` (key-space.ts). */
+  redisPrefix: string;
   logger: Logger;
 }
 
@@ -27,7 +28,7 @@ export class JobQueues {
   queue<Data>(name: string): Queue<Data> {
     const queue = new Queue<Data>(name, {
       connection: this.connections.forJobs(name),
-      prefix: this.options.prefix,
+      prefix: queuePrefix(this.options.redisPrefix, name),
     });
     this.queues.push(queue as Queue);
     return queue;
@@ -41,7 +42,7 @@ export class JobQueues {
   work<Data>(name: string, processor: Processor<Data>, options: { concurrency: number }): void {
     const worker = new Worker<Data>(name, processor, {
       connection: this.connections.forJobs(name),
-      prefix: this.options.prefix,
+      prefix: queuePrefix(this.options.redisPrefix, name),
       concurrency: options.concurrency,
     });
     worker.on("error", (error) => this.options.logger.warn({ err: error }, `${name} worker error`));

@@ -2,7 +2,7 @@
 // writes to one ChatTurn (or Drone) go through a lock shared by every server process.
 import { randomUUID } from "node:crypto";
 import { SystemError } from "@gadget/protocol";
-import type { Redis } from "ioredis";
+import type { RedisClient } from "./connections.ts";
 import { luaScript } from "./script.ts";
 
 const releaseScript = `if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("del", KEYS[1]) else return 0 end`;
@@ -20,7 +20,7 @@ export class Locks {
   private readonly release;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly prefix: string,
   ) {
     this.release = luaScript(redis, "gadgetLockRelease", releaseScript);

@@ -1,7 +1,7 @@
 // Lua scripts sent by their SHA1: `redis.eval` writes the whole script on every call (and Redis
 // hashes it again), which for the seq check of every drone batch was a tenth of the server's
 // time in socket writes. ioredis's defineCommand sends EVAL once per connection, then EVALSHA.
-import type { Redis } from "ioredis";
+import type { RedisClient } from "./connections.ts";
 
 type Runner = (numberOfKeys: number, ...keysAndArgs: Array<string | number>) => Promise<unknown>;
 
@@ -25,7 +25,7 @@ interface Call {
  * @example const append = luaScript(redis, "gadgetSeqAppend", appendLua); await append([key], "a");
  */
 export function luaScript(
-  redis: Redis,
+  redis: RedisClient,
   name: string,
   lua: string,
   options: LuaScriptOptions = {},

@@ -15,10 +15,10 @@ import {
   PROTOCOL_VERSION,
   RELEASE_VERSION,
 } from "@gadget/protocol";
-import { createAdapter } from "@socket.io/redis-adapter";
-import type { Redis } from "ioredis";
+import { createAdapter, createShardedAdapter } from "@socket.io/redis-adapter";
 import { Server } from "socket.io";
 import { droneStanding } from "../auth/drone-credential.ts";
+import type { RedisClient } from "../redis/connections.ts";
 import { refusal } from "./edge.ts";
 import type { DroneSocketData, DronesNamespace, IdeNamespace, IdeSocketData } from "./rooms.ts";
 
@@ -31,8 +31,10 @@ export interface SocketServersOptions {
    * the adapter subscribes as the server is built, and a SUBSCRIBE sent before the ready check
    * leaves it deaf.
    */
-  publisher: Redis;
-  subscriber: Redis;
+  publisher: RedisClient;
+  subscriber: RedisClient;
+  /** A Redis Cluster: the sharded adapter, on Redis 7's sharded pub/sub (decision 0054). */
+  sharded: boolean;
 }
 
 export interface SocketServers {
@@ -48,8 +50,18 @@ export interface SocketServers {
 
 /** Builds the browsers' and the drones' Socket.IO servers, not yet attached. */
 export function createSocketServers(options: SocketServersOptions): SocketServers {
+  // Sharded: one channel per namespace ("static"), so every server hears every broadcast as with
+  // the classic adapter; per-room channels ("dynamic") could miss a broadcast sent while a
+  // server's subscription to a new room is still on its way.
   const adapterFor = (key: string) =>
-    createAdapter(options.publisher, options.subscriber, { key: `${options.redisPrefix}:${key}` });
+    options.sharded
+      ? createShardedAdapter(options.publisher, options.subscriber, {
+          channelPrefix: `${options.redisPrefix}:${key}`,
+          subscriptionMode: "static",
+        })
+      : createAdapter(options.publisher, options.subscriber, {
+          key: `${options.redisPrefix}:${key}`,
+        });
   const shared = {
     pingInterval: 10_000,
     pingTimeout: 10_000,

@@ -14,9 +14,12 @@ export interface TurnWaiting {
   since: Date;
 }
 
-/** ioredis' own words for a connection that is gone or a command that gave up waiting. */
+/**
+ * ioredis' own words for a connection that is gone or a command that gave up waiting, and a
+ * Redis Cluster's or Sentinel's for a failover under way.
+ */
 const redisUnavailable =
-  /Connection is closed|Stream isn't writeable|Command timed out|MaxRetriesPerRequest|Reached the max retries|ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|LOADING|READONLY|MISCONF|the lock service is unavailable/;
+  /Connection is closed|Stream isn't writeable|Command timed out|MaxRetriesPerRequest|Reached the max retries|ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|LOADING|READONLY|MISCONF|the lock service is unavailable|CLUSTERDOWN|TRYAGAIN|Too many Cluster redirections|Failed to refresh slots cache|All sentinels are unreachable/;
 
 /** The service an error says is unavailable, or null if it is not an outage. */
 export function unavailableService(error: unknown): StorageService | null {

@@ -102,6 +102,8 @@ export async function startServerPair(options: {
   redisUrl: string;
   name: string;
   env?: Record<string, string>;
+  /** How long each may take to start; default 30 s. */
+  startTimeoutMs?: number;
 }): Promise<ServerPair> {
   const mongoUrl = databaseUrl(options.mongoUrl, `test_${options.name}`);
   const env = {
@@ -110,7 +112,10 @@ export async function startServerPair(options: {
     GADGET_REDIS_PREFIX: `t_${options.name}`,
     ...options.env,
   };
-  const [first, second] = await Promise.all([startServerProcess(env), startServerProcess(env)]);
+  const [first, second] = await Promise.all([
+    startServerProcess(env, options.startTimeoutMs),
+    startServerProcess(env, options.startTimeoutMs),
+  ]);
   return {
     first,
     second,

@@ -292,6 +292,11 @@ export class ApiClient {
     const query = { path, session: sessionId };
     return this.call(rest.files.read, { params: { id: projectId }, query });
   }
+  /** The project's `/name` commands (of `sessionId`'s branch), from a drone holding it. */
+  projectCommands(projectId: string, sessionId?: string) {
+    const query = { session: sessionId };
+    return this.call(rest.projects.commands, { params: { id: projectId }, query });
+  }
   /** Writes into `body.sessionId`'s worktree (the default branch's checkout is read-only). */
   writeFile(projectId: string, body: WriteFileBody) {
     return this.call(rest.files.write, { params: { id: projectId }, body });

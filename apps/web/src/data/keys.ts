@@ -25,6 +25,9 @@ export const keys = {
   /** One file's content and sha. */
   file: (projectId: string, sessionId: string, path: string) =>
     [...keys.files(projectId, sessionId), "file", path] as const,
+  /** A project's `/name` commands, as of a session's branch (`sessionId` "" for the default). */
+  commands: (projectId: string, sessionId: string) =>
+    ["projects", projectId, "commands", sessionId] as const,
   /** A session with its branch and worktree state. */
   session: (sessionId: string) => ["sessions", sessionId] as const,
   /** A project's forge deliveries. */

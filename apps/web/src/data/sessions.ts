@@ -1,5 +1,5 @@
 // One chat session through the query cache: its detail (branch, worktree, pull request), changing
-// and deleting it, and "Deliver now". Its turns are live (live/session-turns.ts), not cached here.
+// and deleting it, "Deliver now", and the `/name` commands of its branch. Its turns are live (live/session-turns.ts), not cached here.
 import type { ChatSession, SessionDetail, UpdateSessionBody } from "@gadget/protocol";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useApi } from "../app/auth.tsx";
@@ -10,6 +10,20 @@ export function useSession(sessionId: string) {
   return useQuery({
     queryKey: keys.session(sessionId),
     queryFn: async () => (await api.getSession(sessionId)).session,
+  });
+}
+
+/**
+ * The project's commands as of the session's branch, for the composer's `/` list. A drone must
+ * hold the project: until one answers the list is empty (the prompt still goes out as typed).
+ */
+export function useSessionCommands(projectId: string, sessionId: string) {
+  const api = useApi();
+  return useQuery({
+    queryKey: keys.commands(projectId, sessionId),
+    queryFn: async () => (await api.projectCommands(projectId, sessionId)).commands,
+    staleTime: 60_000,
+    retry: false,
   });
 }
 

@@ -117,5 +117,12 @@ export interface TurnView {
   adaptations: TurnEventData<"provider_adapted">[];
   /** The user's messages the turn took while it ran (steering), in order. */
   userMessages: TurnEventData<"user_message">[];
+  /** The `/command` the prompt called, and what it became. */
+  command: TurnEventData<"command"> | null;
   debug: { message: string; details?: unknown; seq: number }[];
+  /** The project's hooks that ran (PreToolUse, PostToolUse, Stop, SessionStart), in order. */
+  hooks: HookRun[];
 }
+
+/** One hook's run, as its `hook` event told it, with the pass it ran in. */
+export type HookRun = TurnEventData<"hook"> & { seq: number; pass: number };

@@ -87,6 +87,35 @@ describe("turn view", () => {
     expect(view.statusMessage).toBe("Pass 1");
   });
 
+  it("lists the hooks that ran, in order, with the pass they ran in, once each", () => {
+    const blocked = {
+      event: "PreToolUse",
+      command: "node .gadget/guard.mjs",
+      ok: true,
+      outcome: "blocked",
+      ms: 40,
+      output: "no rm",
+      callId: "c1",
+      tool: "run_command",
+    } as const;
+    const events = numbered([
+      ["status", { message: "Pass 1", pass: 1 }],
+      ["hook", blocked],
+      ["tool_start", { callId: "c1", tool: "run_command", params: { command: "rm x" } }],
+      ["tool_result", { callId: "c1", tool: "run_command", ok: false, summary: "blocked" }],
+      ["status", { message: "Pass 2", pass: 2 }],
+      [
+        "hook",
+        { event: "Stop", command: "npm test", ok: true, outcome: "continue", ms: 900, output: "" },
+      ],
+    ]);
+    const view = applyEvents(applyEvents(emptyTurnView(), events), events);
+    expect(view.hooks).toEqual([
+      { ...blocked, seq: 2, pass: 1 },
+      expect.objectContaining({ event: "Stop", outcome: "continue", seq: 6, pass: 2 }),
+    ]);
+  });
+
   it("lists each way the drone adapted its requests to the provider, once per quirk", () => {
     const message = "Unsupported value: 'temperature' does not support 0.2 with this model.";
     const view = applyEvents(

@@ -23,6 +23,7 @@ export {
   type ApprovalItem,
   type ApprovalState,
   DECLINED_SUMMARY,
+  type HookRun,
   MAX_DEBUG_MESSAGES,
   MAX_TOOL_OUTPUT,
   type PassMark,
@@ -73,7 +74,9 @@ export function emptyTurnView(): TurnView {
     attemptStart: { draft: 0, thinking: 0, draftPass: 0 },
     adaptations: [],
     userMessages: [],
+    command: null,
     debug: [],
+    hooks: [],
   };
 }
 
@@ -274,6 +277,9 @@ function applyInOrder(draft: Draft, event: TurnEvent): void {
     case "user_message":
       draft.userMessages.push({ ...event.data });
       break;
+    case "command":
+      draft.command = { ...event.data };
+      break;
     case "changes":
       draft.changes = { ...event.data };
       break;
@@ -324,6 +330,9 @@ function applyInOrder(draft: Draft, event: TurnEvent): void {
     case "provider_adapted":
       if (!draft.adaptations.some((known) => known.quirk === event.data.quirk))
         draft.adaptations = [...draft.adaptations, event.data];
+      break;
+    case "hook":
+      draft.hooks = [...draft.hooks, { ...event.data, seq: event.seq, pass: draft.pass }];
       break;
     case "debug":
       draft.debug.push({ ...event.data, seq: event.seq });

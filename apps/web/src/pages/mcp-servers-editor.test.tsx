@@ -125,3 +125,46 @@ describe("MCP servers in the project settings", () => {
     });
   });
 });
+
+describe("what the MCP form says about a command", () => {
+  it("gives an example and help that work with the project's network, and warns of what cannot work in the sandbox", async () => {
+    render(<ProjectSettings project={project} onSave={async () => {}} />);
+    await userEvent.click(screen.getByRole("button", { name: "Add MCP server" }));
+    const group = screen.getByRole("group", { name: "MCP server server 1" });
+    const command = within(group).getByRole("textbox", { name: "Command" });
+    // No network: the example runs without one, and the help says why npx cannot.
+    expect(command.getAttribute("placeholder")).not.toContain("npx");
+    expect(command).toHaveAccessibleDescription(/No network: `npx -y …` cannot download a server/);
+    expect(within(group).queryAllByRole("note")).toHaveLength(0);
+
+    await userEvent.type(command, "npx -y @modelcontextprotocol/server-memory");
+    const warnings = within(group)
+      .getAllByRole("note")
+      .map((note) => note.textContent);
+    expect(warnings).toEqual([
+      expect.stringContaining(
+        "npx downloads the server when it starts, and this project has no network",
+      ),
+      expect.stringContaining("set MEMORY_FILE_PATH to an absolute path"),
+    ]);
+    // Its data file named: that warning goes.
+    await userEvent.type(
+      within(group).getByRole("textbox", { name: "Environment" }),
+      "MEMORY_FILE_PATH=/work/memory.jsonl",
+    );
+    expect(within(group).getAllByRole("note")).toHaveLength(1);
+
+    await userEvent.clear(command);
+    await userEvent.type(command, "node /tmp/servers/index.js");
+    expect(within(group).getByRole("note").textContent).toContain(
+      "/tmp/servers/index.js is outside what the sandbox shows",
+    );
+
+    // With the whole network, npx is the example and works.
+    await userEvent.selectOptions(
+      screen.getByRole("combobox", { name: "Network for the agent's commands" }),
+      "open",
+    );
+    expect(command.getAttribute("placeholder")).toBe("npx -y @modelcontextprotocol/server-memory");
+  });
+});

@@ -3,8 +3,9 @@
 // write-only: stored ones show only their names), or a remote server's URL and bearer token
 // (write-only too). Saved as the whole `mcpServers` list of `PATCH /api/projects/:id`.
 
-import type { McpServerBody, ProjectMcpServer } from "@gadget/protocol";
+import type { McpServerBody, NetworkMode, ProjectMcpServer } from "@gadget/protocol";
 import { EnvEditor, envBodyOf } from "../components/env-editor.tsx";
+import { commandExample, commandHelp, commandWarnings } from "./mcp-command-advice.ts";
 
 /** One server as the form holds it. */
 export interface McpServerDraft {
@@ -56,6 +57,15 @@ export function splitCommandLine(line: string): string[] {
   }
   if (started) args.push(current);
   return args;
+}
+
+/** The variables a draft sets: kept ones and those typed as KEY=VALUE lines. */
+function envNamesOf(draft: McpServerDraft): string[] {
+  const typed = draft.envText
+    .split("\n")
+    .map((line) => line.split("=")[0]?.trim() ?? "")
+    .filter(Boolean);
+  return [...draft.keptEnv, ...typed];
 }
 
 /** Arguments back into one line, quoting those that need it. */
@@ -120,9 +130,12 @@ export function bodyOf(draft: McpServerDraft): McpServerBody {
 /** Edits the list of MCP servers; `onChange` gets the whole new list. */
 export function McpServersEditor({
   drafts,
+  network,
   onChange,
 }: {
   drafts: McpServerDraft[];
+  /** The project's network setting, which decides what a command can fetch when it starts. */
+  network: NetworkMode;
   onChange: (drafts: McpServerDraft[]) => void;
 }) {
   const update = (key: string, change: Partial<McpServerDraft>) =>
@@ -167,10 +180,21 @@ export function McpServersEditor({
               <>
                 <input
                   value={draft.command}
-                  placeholder="npx -y @modelcontextprotocol/server-github"
+                  placeholder={commandExample(network)}
                   aria-label="Command"
+                  aria-describedby={`${draft.key}-help`}
                   onChange={(event) => update(draft.key, { command: event.target.value })}
                 />
+                <small id={`${draft.key}-help`} className="muted small">
+                  {commandHelp(network)}
+                </small>
+                {commandWarnings(splitCommandLine(draft.command), envNamesOf(draft), network).map(
+                  (warning) => (
+                    <small key={warning} className="field-problem" role="note">
+                      {warning}
+                    </small>
+                  ),
+                )}
                 <EnvEditor
                   kept={draft.keptEnv}
                   text={draft.envText}

@@ -240,7 +240,7 @@ export function ProjectSettings({
         name="mcpServers"
         render={({ field, fieldState }) => (
           <>
-            <McpServersEditor drafts={field.value} onChange={field.onChange} />
+            <McpServersEditor drafts={field.value} network={network} onChange={field.onChange} />
             {fieldState.error?.message ? (
               <small className="field-problem">{fieldState.error.message}</small>
             ) : null}

@@ -11,7 +11,12 @@ import { useDrones } from "../data/drones.ts";
 import { keys } from "../data/keys.ts";
 import { useProject } from "../data/projects.ts";
 import { useProviders } from "../data/providers.ts";
-import { useDeleteSession, useSession, useUpdateSession } from "../data/sessions.ts";
+import {
+  useDeleteSession,
+  useSession,
+  useSessionCommands,
+  useUpdateSession,
+} from "../data/sessions.ts";
 import { SessionTurns } from "../live/session-turns.ts";
 import type { TurnSnapshot, TurnStore } from "../live/turn-store.ts";
 import { Composer } from "../turn/composer.tsx";
@@ -107,6 +112,7 @@ export function SessionPage({ projectId, sessionId }: { projectId: string; sessi
   const drones = useDrones();
   const update = useUpdateSession(sessionId);
   const remove = useDeleteSession(projectId, sessionId);
+  const commands = useSessionCommands(projectId, sessionId);
   const readSessionAgain = useMemo(
     () => () => void client.invalidateQueries({ queryKey: keys.session(sessionId) }),
     [client, sessionId],
@@ -262,6 +268,7 @@ export function SessionPage({ projectId, sessionId }: { projectId: string; sessi
             providers={providerList}
             drones={drones.data ?? []}
             lostDrones={lostDrones}
+            commands={commands.data ?? []}
             defaultProviderId={lastProvider()}
             disabled={providerList.length === 0}
             disabledReason={

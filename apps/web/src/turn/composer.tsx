@@ -1,7 +1,14 @@
 // The prompt composer: Enter sends, Shift+Enter adds a line; pick the provider and, optionally, a
 // drone and limits, checked with the protocol's new-turn schema. While a turn of the session
 // runs, Enter steers it (the text joins its conversation), Alt+Enter queues a new turn after it.
-import { createTurnBodySchema, type Drone, type Provider, type TurnLimits } from "@gadget/protocol";
+// `/` lists the project's commands.
+import {
+  createTurnBodySchema,
+  type Drone,
+  type ProjectCommand,
+  type Provider,
+  type TurnLimits,
+} from "@gadget/protocol";
 import { zodResolver } from "@hookform/resolvers/zod";
 import { useMutation } from "@tanstack/react-query";
 import type { KeyboardEvent } from "react";
@@ -11,6 +18,7 @@ import { useNow } from "../app/use-now.ts";
 import { ErrorNote } from "../components/error-note.tsx";
 import { showServerProblems } from "../forms/server-problems.ts";
 import { optionalNumber, optionalText } from "../forms/text-values.ts";
+import { useCommandSuggestions } from "./command-suggestions.tsx";
 import { droneOfflineWords } from "./turn-words.ts";
 
 export interface ComposerSubmission {
@@ -34,6 +42,8 @@ export interface ComposerProps {
   disabledReason?: string;
   /** Set while a turn of the session runs: Enter sends the text to it instead of a new turn. */
   onSteer?: (text: string, interrupt: boolean) => Promise<void>;
+  /** The project's `/name` commands, offered while the prompt is `/` and part of a name. */
+  commands?: readonly ProjectCommand[];
 }
 
 const shape = createTurnBodySchema.shape;
@@ -70,6 +80,7 @@ export function Composer({
   disabled = false,
   disabledReason,
   onSteer,
+  commands = [],
 }: ComposerProps) {
   const now = useNow({ active: Object.keys(lostDrones).length > 0 });
   const form = useForm<ComposerFields, unknown, ComposerValues>({
@@ -102,6 +113,10 @@ export function Composer({
   });
   const prompt = form.watch("prompt");
   const providerId = form.watch("providerId");
+  const suggestions = useCommandSuggestions(prompt, commands, (text) => {
+    form.setValue("prompt", text);
+    form.setFocus("prompt");
+  });
   const canSend = !disabled && !send.isPending && prompt.trim().length > 0 && providerId !== "";
   const submit = form.handleSubmit((values) => {
     // Send is disabled while the prompt goes out: the focus stays on the box, not on <body>.
@@ -116,6 +131,7 @@ export function Composer({
     steer.mutate({ text: prompt.trim(), interrupt });
   };
   const onKeyDown = (event: KeyboardEvent<HTMLTextAreaElement>) => {
+    if (suggestions.onKeyDown(event)) return;
     // Enter while an input method is composing (e.g. Japanese) confirms the text, not the prompt.
     if (event.key !== "Enter" || event.shiftKey || event.nativeEvent.isComposing) return;
     event.preventDefault();
@@ -144,7 +160,9 @@ export function Composer({
         }
         onKeyDown={onKeyDown}
         disabled={disabled}
+        {...suggestions.textareaProps}
       />
+      {suggestions.list}
       {problem ? <small className="field-problem">{problem}</small> : null}
       <ErrorNote error={send.error ?? steer.error} title="The prompt was not sent" />
       <div className="composer-bar">

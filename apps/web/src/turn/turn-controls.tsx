@@ -154,3 +154,18 @@ export function SteeringMessages({ messages }: { messages: TurnEventData<"user_m
     </ul>
   );
 }
+
+/** The `/command` the prompt called: where it came from, and the prompt the model got instead. */
+export function CommandExpansion({ command }: { command: TurnEventData<"command"> | null }) {
+  if (!command) return null;
+  const origin =
+    command.source === "file" ? command.origin : `a prompt of MCP server ${command.origin}`;
+  return (
+    <details className="command-expansion">
+      <summary>
+        <code>/{command.name}</code> expanded from {origin}
+      </summary>
+      <pre>{command.prompt}</pre>
+    </details>
+  );
+}

@@ -12,7 +12,12 @@ import type { TurnSnapshot } from "../live/turn-store.ts";
 import type { ApprovalItem } from "../live/turn-view.ts";
 import { ApprovalCard } from "./approval-card.tsx";
 import { RevertControl } from "./revert-control.tsx";
-import { HistoryControls, QueuedControls, SteeringMessages } from "./turn-controls.tsx";
+import {
+  CommandExpansion,
+  HistoryControls,
+  QueuedControls,
+  SteeringMessages,
+} from "./turn-controls.tsx";
 import { CostMeters, DeliveryLine, StatusLine, TurnStats } from "./turn-status.tsx";
 import { TurnSteps } from "./turn-steps.tsx";
 import {
@@ -151,6 +156,7 @@ export function TurnPanel({ snapshot, actions, showDebug = false }: TurnPanelPro
         {turn.status === "queued" && actions.edit ? (
           <QueuedControls turn={turn} edit={actions.edit} remove={actions.cancel} />
         ) : null}
+        <CommandExpansion command={view.command} />
         <SteeringMessages messages={view.userMessages} />
         <CostMeters turn={turn} view={view} />
         {view.preEnrichment && !final ? <p className="muted small">{view.preEnrichment}</p> : null}

@@ -6,6 +6,7 @@ import { useState } from "react";
 import { DiffView } from "../components/diff-view.tsx";
 import { Markdown } from "../components/markdown.tsx";
 import type { TurnView } from "../live/turn-view.ts";
+import { HookRuns } from "./hook-runs.tsx";
 import { ToolActivityList } from "./tool-activity.tsx";
 
 type Tab = "activity" | "document" | "changes" | "debug";
@@ -70,6 +71,7 @@ export function TurnSteps({
             </details>
           ) : null}
           <ToolActivityList tools={view.tools} follow={!final} />
+          <HookRuns runs={view.hooks} />
           {view.verification ? (
             <div className={`verification ${view.verification.ok ? "ok" : "bad"}`}>
               Verification {view.verification.ok ? "passed" : "failed"}:{" "}

@@ -77,6 +77,11 @@ export interface ChatTurnDocument {
    * are refused meanwhile; when it comes back its unsent events are numbered after `drone_back`.
    */
   lostSeq: number | null;
+  /**
+   * The last rate-limit wait of the provider (`quota_wait`): a resumed turn (its drone restarted,
+   * or it moved) does not call the provider before `until`, and counts the wait from `since`.
+   */
+  quotaWait: { since: Date; until: Date } | null;
   /** How many times the server resumed the turn by itself (session `autoResume`), at most 3. */
   autoResumes: number;
   createdAt: Date;
@@ -150,6 +155,7 @@ export const chatTurnSchema = new Schema<ChatTurnDocument>(
     cancelRequestedAt: { type: Date, default: null },
     waiting: { type: Schema.Types.Mixed, default: null },
     lostSeq: { type: Number, default: null },
+    quotaWait: { type: Schema.Types.Mixed, default: null },
     autoResumes: { type: Number, default: 0 },
     createdAt: { type: Date, required: true, default: () => new Date() },
     queuedAt: { type: Date, required: true, default: () => new Date() },

@@ -1,5 +1,11 @@
 // A git project of a user; drones clone it into a workspace named by its slug.
-import type { CommitAuthor, DeliveryMode, ForgeEventsSettings, ForgeKind } from "@gadget/protocol";
+import type {
+  CommitAuthor,
+  DeliveryMode,
+  ForgeEventsSettings,
+  ForgeKind,
+  HooksConfig,
+} from "@gadget/protocol";
 import { type Connection, Schema, type Types } from "mongoose";
 
 /** The project's forge: its token sealed by the server's secret box, never stored in plain text. */
@@ -50,6 +56,8 @@ export interface ProjectDocument {
   mcpServers: ProjectMcpServerDocument[];
   /** Variables every command of the project gets: values sealed by the server's secret box. */
   env: Array<{ name: string; valueEncrypted: string }>;
+  /** The project's own hooks (checked at the REST edge by hooksConfigSchema); absent: none. */
+  hooks?: HooksConfig;
   createdAt: Date;
 }
 
@@ -119,6 +127,7 @@ export const projectSchema = new Schema<ProjectDocument>(
       type: [new Schema({ name: String, valueEncrypted: String }, { _id: false })],
       default: [],
     },
+    hooks: { type: Schema.Types.Mixed, default: undefined },
     createdAt: { type: Date, required: true, default: () => new Date() },
   },
   { versionKey: false },

@@ -8,6 +8,7 @@ import {
   projectSchema,
   updateProjectBodySchema,
 } from "../api.ts";
+import { projectCommandsAnswerSchema, projectCommandsQuerySchema } from "../commands.ts";
 import { gitUrlCheckSchema, projectCloneAnswerSchema } from "../manage.ts";
 import { defineRoute, idParams, listAnswer, noContent, optionalBody } from "./route.ts";
 
@@ -72,5 +73,17 @@ export const projectRoutes = {
     params: projectParams,
     query: pageQuerySchema,
     answers: { 200: listAnswer("sessions", chatSessionSchema) },
+  }),
+  /**
+   * The project's `/name` commands for the composer, asked of a drone holding it: with `?session=`
+   * those of the session's branch; 503 when no online drone holds the project.
+   */
+  commands: defineRoute({
+    method: "GET",
+    path: "/api/projects/:id/commands",
+    caller: "user",
+    params: projectParams,
+    query: projectCommandsQuerySchema,
+    answers: { 200: projectCommandsAnswerSchema },
   }),
 };

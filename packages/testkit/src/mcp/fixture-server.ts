@@ -1,7 +1,7 @@
 // An MCP server written with the official SDK, for tests: a read tool, a write tool, one that
 // fails, one that answers an image, one that tells an env variable (and its hash), one that tries
 // to read any path, one that exits, one whose name needs making safe, one that reports progress,
-// one that only runs as a task. `--crash` exits at once; `--noisy-crash` exits after a stack trace
+// one that only runs as a task; a resource. `--crash` exits at once; `--noisy-crash` exits after a stack trace
 // and npm-like noise; `--hang` never answers. Bundled into one file (bundleMcpFixtureServer) so it runs inside a sandbox.
 import { createHash } from "node:crypto";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
@@ -119,19 +119,28 @@ export function registerFixtureTools(server: McpServer, label: string): void {
     async ({ to }, extra) => {
       const progressToken = extra._meta?.progressToken;
       for (let step = 1; step <= to; step++) {
+        if (step > 1) await sleep(10);
         if (progressToken !== undefined) {
           await extra.sendNotification({
             method: "notifications/progress",
             params: { progressToken, progress: step, total: to, message: `counted ${step}` },
           });
         }
-        await sleep(10);
       }
-      // The SDK hands a notification to its handler a tick after it reads it, and a response at
-      // once: a progress sent right before the answer can land after the call ended (a known gap).
-      await sleep(100);
+      // The answer follows the last progress at once (often in the same read): the client must
+      // still show that progress.
       return { content: [{ type: "text", text: `counted to ${to}` }] };
     },
+  );
+  server.registerResource(
+    "release-notes",
+    "notes://tracker/release",
+    { description: "The tracker's release notes.", mimeType: "text/markdown" },
+    async (uri) => ({
+      contents: [
+        { uri: uri.href, mimeType: "text/markdown", text: `# Release ${label}\nAll fixed.` },
+      ],
+    }),
   );
   // Runs only as a task (`execution.taskSupport: "required"`); a plain call is refused.
   server.experimental.tasks.registerToolTask(

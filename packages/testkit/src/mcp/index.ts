@@ -8,6 +8,7 @@ import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { SSEServerTransport } from "@modelcontextprotocol/sdk/server/sse.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { build } from "esbuild";
+import { registerFixturePrompts } from "./fixture-prompts.ts";
 import { registerFixtureTools } from "./fixture-server.ts";
 
 export { registerFixtureTools } from "./fixture-server.ts";
@@ -55,6 +56,8 @@ export interface RemoteMcpServer {
 export async function startRemoteMcpServer(options: {
   bearerToken: string;
   stateful?: boolean;
+  /** Also offer the fixture's prompts (stateless servers only). */
+  prompts?: boolean;
 }): Promise<RemoteMcpServer> {
   const counts = { refused: 0, served: 0 };
   const sessions = new Map<string, StreamableHTTPServerTransport>();
@@ -79,6 +82,7 @@ export async function startRemoteMcpServer(options: {
     counts.served++;
     const mcp = new McpServer({ name: "gadget-remote-fixture", version: "1.0.0" });
     registerFixtureTools(mcp, "remote");
+    if (options.prompts) registerFixturePrompts(mcp);
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
     response.on("close", () => {
       void transport.close();

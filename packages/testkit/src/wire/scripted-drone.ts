@@ -18,6 +18,8 @@ import {
   PROTOCOL_VERSION,
   type ProjectCloneRequest,
   type ProjectCloneResult,
+  type ProjectCommandsAnswer,
+  type ProjectCommandsRequest,
   type ProviderCheckRequest,
   type ProviderCheckResult,
   type SandboxInfo,
@@ -75,6 +77,10 @@ export interface ScriptedDroneOptions {
   onProjectClone?: (
     request: ProjectCloneRequest,
   ) => Ack<{ result: ProjectCloneResult }> | Promise<Ack<{ result: ProjectCloneResult }>>;
+  /** Answer to a project's `/name` commands; default `not_found` (no checkout here). */
+  onProjectCommands?: (
+    request: ProjectCommandsRequest,
+  ) => Ack<{ result: ProjectCommandsAnswer }> | Promise<Ack<{ result: ProjectCommandsAnswer }>>;
   /** Answer to approval decisions; default ok. */
   onApprovalDecision?: (decision: ApprovalDecision) => Ack;
   /** Answer to cancels; default ok (the test then streams `done`). */
@@ -253,6 +259,20 @@ export class ScriptedDrone {
               ok: true as const,
               result: { outcome: "cloned" as const, message: "Cloned", branch: "main" },
             },
+      ).then(ack);
+    });
+    socket.on("project_commands", (request, ack) => {
+      void Promise.resolve(
+        options.onProjectCommands
+          ? options.onProjectCommands(request)
+          : ({
+              ok: false,
+              error: {
+                code: "not_found",
+                message: "This drone holds no checkout of that project",
+                details: { reason: "no_worktree" },
+              },
+            } as const),
       ).then(ack);
     });
     socket.on("revoked", ({ reason }) => {

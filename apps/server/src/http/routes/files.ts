@@ -1,9 +1,11 @@
-// GET /projects/:id/files, GET /projects/:id/file, PUT /projects/:id/file: relayed to a drone;
-// `?session=` (a body's `sessionId` for PUT) works in that session's worktree.
+// GET /projects/:id/files, GET /projects/:id/file, PUT /projects/:id/file and
+// GET /projects/:id/commands: relayed to a drone; `?session=` (a body's `sessionId` for PUT) works
+// in that session's worktree.
 import { rest, UserError } from "@gadget/protocol";
 import type { Types } from "mongoose";
 import type { SignIns } from "../../auth/sign-ins.ts";
 import { type FileRelayDependencies, relayFileRequest } from "../../files/file-relay.ts";
+import { relayProjectCommands } from "../../files/project-commands.ts";
 import { ownedBy } from "../../owned.ts";
 import { type ContractApp, serve } from "../contract.ts";
 import { userOf } from "../scopes.ts";
@@ -91,6 +93,15 @@ export function fileRoutes(app: ContractApp, dependencies: FileRouteDependencies
         ...(body.baseSha ? { baseSha: body.baseSha } : {}),
       },
       session.drone,
+    );
+  });
+
+  serve(app, rest.projects.commands, async (request) => {
+    const project = await ownedProject(userOf(request), request.params.id);
+    return relayProjectCommands(
+      dependencies,
+      project,
+      await sessionOf(project, request.query.session),
     );
   });
 }

@@ -1,14 +1,14 @@
 // Liveness, readiness (MongoDB + Redis answer, not shutting down) and Prometheus metrics.
 import type { Models } from "@gadget/db";
 import { rest } from "@gadget/protocol";
-import type { Redis } from "ioredis";
 import type { Lifecycle } from "../../lifecycle.ts";
 import type { Metrics } from "../../metrics/metrics.ts";
+import type { RedisClient } from "../../redis/connections.ts";
 import { type ContractApp, serve } from "../contract.ts";
 
 export interface HealthRouteDependencies {
   models: Models;
-  redis: Redis;
+  redis: RedisClient;
   metrics: Metrics;
   lifecycle: Lifecycle;
 }

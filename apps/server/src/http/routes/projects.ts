@@ -99,6 +99,7 @@ export function projectRoutes(app: ContractApp, dependencies: ProjectRouteDepend
               ...(forge ? { forge } : {}),
               mcpServers,
               env,
+              ...(body.hooks ? { hooks: body.hooks } : {}),
             });
           } catch (error) {
             if (!isDuplicateKeyError(error)) throw error;

@@ -7,7 +7,7 @@ import { randomUUID } from "node:crypto";
 import type { Models } from "@gadget/db";
 import type { Logger } from "@gadget/logging";
 import type { TurnActivity, TurnEvent, TurnEventsMessage } from "@gadget/protocol";
-import type { Redis } from "ioredis";
+import type { Cluster, Redis } from "ioredis";
 import { Types } from "mongoose";
 import { toEvent } from "../../serialize.ts";
 import { activityOf } from "./turn-activity.ts";
@@ -185,28 +185,37 @@ export class LiveRelay {
   private readonly origin = randomUUID();
 
   constructor(
-    private readonly publisher: Redis,
-    private readonly subscriber: Redis,
+    private readonly publisher: Redis | Cluster,
+    private readonly subscriber: Redis | Cluster,
     private readonly channel: string,
     private readonly models: Models,
     private readonly logger: Logger,
+    /**
+     * On a Redis Cluster: SPUBLISH/SSUBSCRIBE, so each message goes to the channel's shard only
+     * rather than over the cluster bus to every node (decision 0054).
+     */
+    private readonly sharded = false,
   ) {}
 
   async start(): Promise<void> {
-    this.subscriber.on("message", (channel: string, message: string) => {
-      if (channel !== this.channel) return;
-      try {
-        const parsed = JSON.parse(message) as LiveMessage;
-        if (parsed.origin === this.origin) return;
-        for (const batch of parsed.batches) {
-          for (const event of batch.events) event.at = new Date(event.at);
-          this.deliver(batch);
+    this.subscriber.on(
+      this.sharded ? "smessage" : "message",
+      (channel: string, message: string) => {
+        if (channel !== this.channel) return;
+        try {
+          const parsed = JSON.parse(message) as LiveMessage;
+          if (parsed.origin === this.origin) return;
+          for (const batch of parsed.batches) {
+            for (const event of batch.events) event.at = new Date(event.at);
+            this.deliver(batch);
+          }
+        } catch (error) {
+          this.logError(error, "bad live batch");
         }
-      } catch (error) {
-        this.logError(error, "bad live batch");
-      }
-    });
-    await this.subscriber.subscribe(this.channel);
+      },
+    );
+    if (this.sharded) await this.subscriber.ssubscribe(this.channel);
+    else await this.subscriber.subscribe(this.channel);
   }
 
   /**
@@ -222,7 +231,11 @@ export class LiveRelay {
       const message: LiveMessage = { origin: this.origin, batches: this.outgoing };
       this.outgoing = [];
       this.sending = null;
-      return this.publisher.publish(this.channel, JSON.stringify(message)).then(() => undefined);
+      const text = JSON.stringify(message);
+      const sent = this.sharded
+        ? this.publisher.spublish(this.channel, text)
+        : this.publisher.publish(this.channel, text);
+      return sent.then(() => undefined);
     });
     return this.sending;
   }

@@ -11,7 +11,7 @@ import { randomBytes } from "node:crypto";
 import type { ChatTurnDocument, Models } from "@gadget/db";
 import { activeTurnStatuses } from "@gadget/db";
 import { UserError } from "@gadget/protocol";
-import type { Redis } from "ioredis";
+import type { RedisClient } from "../../redis/connections.ts";
 import { luaScript } from "../../redis/script.ts";
 
 const appendScript = `
@@ -100,7 +100,7 @@ export class SeqStore {
   private readonly scripts;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly prefix: string,
     private readonly models: Models,
   ) {

@@ -1,4 +1,5 @@
-// A session's history gets each completed turn's exchange once, even when the completion is retried.
+// A session's history gets each completed turn's exchange once, even when the completion is
+// retried, with a `/command`'s expansion as its prompt.
 import { Types } from "mongoose";
 import { describe, expect, it } from "vitest";
 import { setupWorkspace, signup } from "../../testing/api-client.ts";
@@ -35,5 +36,39 @@ describe("session history", () => {
       ["assistant", "A title."],
       ["user", "Stop"],
     ]);
+  });
+
+  it("keeps what a turn's /command became as its prompt, and a prompt that called none as typed", async () => {
+    const user = await signup(fixture.server.url, "history-command");
+    const workspace = await setupWorkspace(user);
+    const { context } = fixture.server;
+    const session = new Types.ObjectId(workspace.sessionId);
+    const times = { createdAt: new Date(), finishedAt: new Date() };
+    const called = { _id: new Types.ObjectId(), session, prompt: "/review a.ts", response: "Ok." };
+    const plain = {
+      _id: new Types.ObjectId(),
+      session,
+      prompt: "/src/app.ts is broken",
+      response: "Ok.",
+    };
+    await context.models.TurnEvent.create({
+      turn: called._id,
+      seq: 3,
+      type: "command",
+      data: {
+        name: "review",
+        source: "file",
+        origin: ".gadget/commands/review.md",
+        arguments: "a.ts",
+        prompt: "Review a.ts carefully.",
+      },
+      at: new Date(),
+    });
+    await rememberExchange(context, { ...called, ...times });
+    await rememberExchange(context, { ...plain, ...times });
+    const stored = await context.models.ChatSession.findById(session).lean();
+    expect(
+      stored?.history.filter((message) => message.role === "user").map((m) => m.content),
+    ).toEqual(["Review a.ts carefully.", "/src/app.ts is broken"]);
   });
 });

@@ -5,10 +5,16 @@ import type { ChatTurnDocument, Models } from "@gadget/db";
 import type { AgentEvent, IChatMessage, PullRequestRef } from "@gadget/protocol";
 import type { Locks } from "../../redis/locks.ts";
 
-/** What a turn adds to its session's context: prompt, steering messages taken, answer. */
+/**
+ * What a turn adds to its session's context: prompt (as its `/command` expanded it, which the
+ * model worked on, when it called one), steering messages taken, answer.
+ */
 export async function exchangeOf(
   models: Models,
-  turn: Pick<ChatTurnDocument, "prompt" | "response" | "createdAt" | "finishedAt" | "steering">,
+  turn: Pick<
+    ChatTurnDocument,
+    "_id" | "prompt" | "response" | "createdAt" | "finishedAt" | "steering"
+  >,
 ): Promise<IChatMessage[]> {
   const steered = turn.steering?.length
     ? await models.TurnMessage.find({ _id: { $in: turn.steering }, status: "delivered" })
@@ -16,7 +22,7 @@ export async function exchangeOf(
         .lean()
     : [];
   return [
-    { role: "user", content: turn.prompt, createdAt: turn.createdAt },
+    { role: "user", content: await expandedPrompt(models, turn), createdAt: turn.createdAt },
     ...steered.map((message) => ({
       role: "user" as const,
       content: message.text,
@@ -32,6 +38,20 @@ export async function exchangeOf(
         ]
       : []),
   ];
+}
+
+/** The prompt the drone's `command` event says the model got, else the prompt as typed. */
+async function expandedPrompt(
+  models: Models,
+  turn: Pick<ChatTurnDocument, "_id" | "prompt">,
+): Promise<string> {
+  // Only a prompt starting with `/` can have called a command: others cost no read.
+  if (!turn.prompt.trimStart().startsWith("/")) return turn.prompt;
+  const command = await models.TurnEvent.findOne({ turn: turn._id, type: "command" })
+    .select({ data: 1 })
+    .lean();
+  const prompt = (command?.data as { prompt?: unknown } | undefined)?.prompt;
+  return typeof prompt === "string" ? prompt : turn.prompt;
 }
 
 /** Appends the turn's exchange to its session's history unless it is there already. */

@@ -4,7 +4,7 @@
 // re-derives these from it now and then.
 import type { ChatTurnDocument } from "@gadget/db";
 import { activeTurnStatuses } from "@gadget/db";
-import type { Redis } from "ioredis";
+import type { RedisClient } from "../../redis/connections.ts";
 import { luaScript } from "../../redis/script.ts";
 
 // A user's queued turn enters the index only while the user has fewer than the limit: counted
@@ -18,7 +18,7 @@ export class TurnIndex {
   private readonly reserveQueued;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly prefix: string,
   ) {
     this.reserveQueued = luaScript(redis, "gadgetQueuedReserve", reserveScript);

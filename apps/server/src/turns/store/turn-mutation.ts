@@ -66,6 +66,7 @@ export function stateOf(turn: ChatTurnDocument): TurnState {
     finishedAt: turn.finishedAt ?? null,
     leaseExpiresAt: turn.leaseExpiresAt ?? null,
     waiting: turn.waiting ?? null,
+    quotaWait: turn.quotaWait ?? null,
   };
 }
 

@@ -19,6 +19,7 @@ const fresh = (): TurnState => ({
   finishedAt: null,
   leaseExpiresAt: new Date(5000),
   waiting: null,
+  quotaWait: null,
 });
 
 describe("applyEvents", () => {
@@ -46,6 +47,23 @@ describe("applyEvents", () => {
       pendingApprovals: [],
       stats: { toolCallCount: 1 },
     });
+  });
+
+  it("keeps a rate-limit wait for a resumed turn after the events that end it on screen", () => {
+    const wait = { since: "2026-01-01T00:00:00.000Z", until: "2026-01-01T00:01:00.000Z" };
+    const waiting = applyEvents(
+      fresh(),
+      [agentEvent("quota_wait", { ...wait, message: "" })],
+      new Date(2000),
+    );
+    expect(waiting.waiting).toMatchObject({ reason: "provider_rate_limit" });
+    const lost = applyEvents(
+      waiting,
+      [agentEvent("drone_lost", { drone: "d", since: wait.since, graceMs: 1000 })],
+      new Date(3000),
+    );
+    expect(lost.waiting).toBeNull();
+    expect(lost.quotaWait).toEqual({ since: new Date(wait.since), until: new Date(wait.until) });
   });
 
   it("keeps whether the provider priced the turn: without prices its cost is unknown", () => {

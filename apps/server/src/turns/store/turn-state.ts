@@ -29,6 +29,8 @@ export interface TurnState {
   leaseExpiresAt: Date | null;
   /** What the turn waits on (its drone, a provider's rate limit), or null. */
   waiting: ChatTurnDocument["waiting"];
+  /** The provider's last rate-limit wait, kept for a resumed turn (not cleared by other events). */
+  quotaWait: ChatTurnDocument["quotaWait"];
 }
 
 /** The status a turn ends in for each reason its loop stopped. */
@@ -78,6 +80,7 @@ function applyEvent(state: TurnState, event: AgentEvent, now: Date): void {
         since: new Date(event.data.since),
         until: new Date(event.data.until),
       };
+      state.quotaWait = { since: new Date(event.data.since), until: new Date(event.data.until) };
       return;
     case "queued":
       return;
