@@ -13,12 +13,25 @@ import { type Env, rows, seedDrones, startServer } from "./harness.ts";
  * `labelSets`: the drones carry that many label sets (`pool=p0`…), and every other turn requires
  * one of them; the rows then compare those turns with the unlabelled ones of the same run.
  */
-export async function benchDispatch(env: Env, options: { labelSets?: number } = {}) {
+export async function benchDispatch(
+  env: Env,
+  options: {
+    labelSets?: number;
+    /** Another checkout's apps/server (the build before a change), named in the rows. */
+    before?: { serverDirectory: string; name: string };
+  } = {},
+) {
   const labelSets = options.labelSets ?? 0;
+  const before = options.before;
   console.error(
-    `dispatch: starting server and 100 drones${labelSets ? ` of ${labelSets} label sets` : ""}`,
+    `dispatch${before ? ` (${before.name})` : ""}: starting server and 100 drones${labelSets ? ` of ${labelSets} label sets` : ""}`,
   );
-  const { server, database, url } = await startServer(env, `dispatch_${randomUUID().slice(0, 6)}`);
+  const { server, database, url } = await startServer(
+    env,
+    `dispatch_${randomUUID().slice(0, 6)}`,
+    {},
+    { serverDirectory: before?.serverDirectory },
+  );
   const drones: ScriptedDrone[] = [];
   try {
     const users = await Promise.all(
@@ -136,13 +149,15 @@ export async function benchDispatch(env: Env, options: { labelSets?: number } = 
     const floor = await storeFloor(database, users[0]!.token!, workspaces[0]!, samples);
     const emit = await baselineEmitWithAck(samples);
     const bull = await baselineBullmq(env.redisUrl, samples);
+    const ratio = (percentile(latencies, 50) / percentile(floor, 50)).toFixed(1);
+    const of = before ? `, ${before.name}` : "";
     const baselineP50 = percentile(emit, 50) + percentile(bull, 50);
     const baselineP99 = percentile(emit, 99) + percentile(bull, 99);
     rows.push(
       {
-        benchmark: "Dispatch, 100 drones (POST turn → work order at drone)",
+        benchmark: `Dispatch, 100 drones (POST turn → work order at drone${of})`,
         measure: "p50",
-        gadget: ms(percentile(latencies, 50)),
+        gadget: `${ms(percentile(latencies, 50))} (${ratio}× the store floor)`,
         baseline: `${ms(baselineP50)} (emitWithAck ${ms(percentile(emit, 50))} + BullMQ ${ms(percentile(bull, 50))})`,
         target: "< 15 ms",
       },
@@ -154,8 +169,7 @@ export async function benchDispatch(env: Env, options: { labelSets?: number } = 
         target: "< 50 ms",
       },
       {
-        benchmark:
-          "Raw store floor of a dispatch: the three database rounds stored before a drone is told (token + session + provider reads; turn + `queued` event inserts; `dispatched` event + turn update), nothing else",
+        benchmark: `Raw store floor of a dispatch${of}: the three database rounds stored before a drone is told (token + session + provider reads; turn + \`queued\` event inserts; \`dispatched\` event + turn update), nothing else`,
         measure: "p50 / p99",
         gadget: "—",
         baseline: `${ms(percentile(floor, 50))} / ${ms(percentile(floor, 99))}`,
@@ -175,7 +189,7 @@ export async function benchDispatch(env: Env, options: { labelSets?: number } = 
  * token, session and provider reads; the turn and `queued` event inserts; the claim (`dispatched`
  * event insert and turn update) that is stored before the order leaves.
  */
-async function storeFloor(
+export async function storeFloor(
   database: Database,
   token: string,
   workspace: { sessionId: string; providerId: string },

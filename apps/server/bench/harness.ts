@@ -4,6 +4,7 @@ import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { type Database, openDatabase } from "@gadget/db";
 import { databaseUrl } from "@gadget/services";
+import type { ApiClient } from "@gadget/testkit/wire";
 import { Types } from "mongoose";
 import { sha256 } from "../src/crypto/tokens.ts";
 import { type ServerProcess, startServerProcess } from "../src/testing/server-process.ts";
@@ -53,13 +54,21 @@ export async function startServer(
   name: string,
   /** More of the server's environment, e.g. GADGET_ALLOW_PRIVATE_NETWORK. */
   extra: Record<string, string> = {},
+  options: {
+    /** Another checkout's apps/server to run (a build before a change); default this one. */
+    serverDirectory?: string;
+    /** More node flags for the server process. */
+    nodeArgs?: string[];
+    /** The database and Redis prefix's name, when several processes share them; default `name`. */
+    shared?: string;
+  } = {},
 ): Promise<{ server: ServerProcess; database: Database; url: string }> {
-  const mongo = databaseUrl(env.mongoUrl, `bench_${name}`);
+  const mongo = databaseUrl(env.mongoUrl, `bench_${options.shared ?? name}`);
   const server = await startServerProcess(
     {
       MONGO_URL: mongo,
       REDIS_URL: env.redisUrl,
-      GADGET_REDIS_PREFIX: `bench_${name}`,
+      GADGET_REDIS_PREFIX: `bench_${options.shared ?? name}`,
       LOG_LEVEL: "warn",
       ...extra,
     },
@@ -71,7 +80,9 @@ export async function startServer(
         : []),
       // BENCH_NODE_ARGS="--log-deopt --logfile=…": more node flags for the server.
       ...(process.env.BENCH_NODE_ARGS ? process.env.BENCH_NODE_ARGS.split(" ") : []),
+      ...(options.nodeArgs ?? []),
     ],
+    options.serverDirectory,
   );
   const database = await openDatabase(mongo, { ensureIndexes: false });
   return { server, database, url: server.url };
@@ -99,4 +110,18 @@ export async function seedDrones(
     })),
   );
   return drones.map((drone) => ({ droneId: String(drone._id), credential: drone.credential }));
+}
+
+/** The user's online drones, every page of `GET /api/drones` (a page holds at most 500). */
+export async function countOnlineDrones(client: ApiClient): Promise<number> {
+  let online = 0;
+  let cursor: string | null = null;
+  do {
+    const listed = await client.get(`/api/drones?limit=500${cursor ? `&cursor=${cursor}` : ""}`);
+    if (listed.status !== 200) throw new Error(`GET /api/drones: ${listed.status}`);
+    const drones = listed.body.drones as Array<{ status: string }>;
+    online += drones.filter((drone) => drone.status === "online").length;
+    cursor = listed.body.nextCursor as string | null;
+  } while (cursor);
+  return online;
 }

@@ -7,7 +7,7 @@ import { fileURLToPath } from "node:url";
 import { now, pool, rssMb, sleep } from "@gadget/testkit/measure";
 import { ApiClient, IdeClient, ScriptedDrone, setupWorkspace, signup } from "@gadget/testkit/wire";
 import { io as connectClient, type Socket } from "socket.io-client";
-import { type Env, rows, seedDrones, startServer } from "./harness.ts";
+import { countOnlineDrones, type Env, rows, seedDrones, startServer } from "./harness.ts";
 
 export async function benchMemory(env: Env, drones: number, browsers: number) {
   console.error(`memory: ${drones} idle drones + ${browsers} subscribed browsers`);
@@ -49,10 +49,7 @@ export async function benchMemory(env: Env, drones: number, browsers: number) {
     );
     await sleep(3_000);
     const loaded = await rssMb(server.child.pid!);
-    const listed = await new ApiClient(url, fleetOwner.token).get("/api/drones");
-    const online = (listed.body.drones as Array<{ status: string }>).filter(
-      (drone) => drone.status === "online",
-    ).length;
+    const online = await countOnlineDrones(new ApiClient(url, fleetOwner.token));
     for (const client of browserClients) client.close();
     for (const client of droneClients) client.close();
     browserClients.length = 0;
@@ -76,7 +73,7 @@ export async function benchMemory(env: Env, drones: number, browsers: number) {
   }
 }
 
-async function bareServerRss(
+export async function bareServerRss(
   drones: number,
   browsers: number,
 ): Promise<{ idle: number; loaded: number }> {

@@ -3,7 +3,8 @@
 // catching up on a 20,000-event turn, webhook delivery after a turn's `done`, and the memory of 2,000 idle drones plus 2,000 subscribed
 // browsers. Loopback only; every loop is bounded. Each subject is a module of this folder; this
 // file runs them (`tsx bench/run.ts [dispatch | dispatch-labels | relay | relay:<events/s> | relay-starts |
-// relay-small | catch-up | webhooks | steering | memory]`) and prints one table.
+// relay-small | catch-up | webhooks | steering | memory | curve]`) and prints one table; `curve`
+// is the cost curve over fleet sizes and server processes (curve-report.ts says its flags).
 // BENCH_PROFILE=<dir> writes a CPU profile of the server; BENCH_BUCKETS=1 prints each relay run's
 // latencies per half second of sending (where a run's p99 comes from), BENCH_BUCKETS=<ms> per <ms>.
 import { mkdtemp, rm } from "node:fs/promises";
@@ -11,6 +12,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { findRepoRoot, startServices } from "@gadget/services";
 import { benchCatchUp } from "./catch-up.ts";
+import { benchCurve } from "./curve-report.ts";
 import { benchDispatch } from "./dispatch.ts";
 import { rows, watchedProcesses } from "./harness.ts";
 import { benchMemory } from "./memory.ts";
@@ -34,7 +36,12 @@ async function main() {
   if (services.mongoKind !== "external") watchedProcesses.set("database", privatePids.shift()!);
   const only = process.argv[2];
   try {
-    if (!only || only === "dispatch") await benchDispatch(env);
+    if (!only || only === "dispatch") {
+      // BENCH_BEFORE_SERVER=<another checkout's apps/server>: that build first, in the same run.
+      const before = process.env.BENCH_BEFORE_SERVER;
+      if (before) await benchDispatch(env, { before: { serverDirectory: before, name: "before" } });
+      await benchDispatch(env);
+    }
     if (!only || only === "dispatch-labels") await benchDispatch(env, { labelSets: 10 });
     if (!only || only === "relay") {
       await benchRelay(env, {
@@ -68,6 +75,7 @@ async function main() {
     if (!only || only === "webhooks") await benchWebhooks(env);
     if (!only || only === "steering") await benchSteering(env);
     if (!only || only === "memory") await benchMemory(env, 2_000, 2_000);
+    if (!only || only === "curve") await benchCurve(env);
   } finally {
     await services.stop();
     await rm(dataDir, { recursive: true, force: true });

@@ -52,6 +52,8 @@ export interface HandOff {
   fleet: Fleet;
   /** The turn's own insert, when still in flight: the claim is stored after it. */
   stored?: Promise<unknown>;
+  /** The turn's seq counter, when still being made: the slot (and seq) is claimed after it. */
+  counted?: Promise<unknown>;
 }
 
 /** What one attempt under the turn's lock came to. */
@@ -100,7 +102,8 @@ export interface DispatcherDependencies {
 
 /** Hands queued turns to drones; announces each stored claim (`claimed`). */
 export class Dispatcher extends Announcer<DispatcherEvents> {
-  private readonly handOffs = new Map<string, HandOff>();
+  /** Hand-offs by turn id; one still being read is awaited under the turn's lock. */
+  private readonly handOffs = new Map<string, Promise<HandOff | null>>();
   /** Dispatches this process started itself for turns it just created (see `enqueue`). */
   private readonly direct = new Map<string, Promise<unknown>>();
   /** Drones' used slots in Redis: taken by this dispatcher's claims, kept in step with the turns. */
@@ -153,11 +156,12 @@ export class Dispatcher extends Announcer<DispatcherEvents> {
   /**
    * Dispatches a turn its creator just made, on this process, at once: with what the creator
    * read (`handOff`) and without waiting for a worker to take its job (a few milliseconds of
-   * Redis round trips). The drone is chosen and its slot claimed while the turn's own insert is
-   * in flight; the claim is stored once that insert is. The creator queues the job all the same
+   * Redis round trips). The turn's lock is taken while `handOff` is still being read (null: the
+   * attempt reads for itself), the drone chosen and its slot claimed while the turn's own insert
+   * is in flight; the claim is stored once that insert is. The creator queues the job all the same
    * (`enqueue`): whichever process takes it finds the turn dispatched, or tries again.
    */
-  dispatchNow(turnId: string, refs: DispatchRefs, handOff: HandOff): void {
+  dispatchNow(turnId: string, refs: DispatchRefs, handOff: Promise<HandOff | null>): void {
     if (!this.dependencies.lifecycle.accepting || this.direct.has(turnId)) return;
     this.handOffs.set(turnId, handOff);
     setTimeout(() => {
@@ -248,9 +252,10 @@ export class Dispatcher extends Announcer<DispatcherEvents> {
     declined: ReadonlySet<string>,
   ): Promise<Attempt> {
     const { store, models, presence, secretBox, config } = this.dependencies;
-    const handOff = this.handOffs.get(turnId);
+    const handingOff = this.handOffs.get(turnId);
     this.handOffs.delete(turnId);
     return store.locked(turnId, async (apply): Promise<Attempt> => {
+      const handOff = await handingOff?.catch(() => null);
       const [turn, prefetched, fleet] = handOff
         ? [handOff.turn, { ok: true as const, value: handOff.parts }, handOff.fleet]
         : await Promise.all([
@@ -295,6 +300,7 @@ export class Dispatcher extends Announcer<DispatcherEvents> {
       );
       // No online drone has the labels: the turn waits, and says for what (once).
       if (chosen.length === 0 && requires.length > 0) return { kind: "none", waitingFor: requires };
+      await handOff?.counted;
       const claim = await claimSlot(
         { slots: this.slots, seqs: this.dependencies.seqs, models: this.dependencies.models },
         turnId,

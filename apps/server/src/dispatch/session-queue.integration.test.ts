@@ -140,6 +140,37 @@ describe("a session's queue", () => {
     const empty = await fleet.user.patch(`/api/turns/${turn._id}`, { prompt: "  " });
     expect(empty.status).toBe(400);
   });
+
+  it("keeps no place for a turn refused while its session's queue was read", async () => {
+    const fleet = await fleetUser(fixture.server.url, "queue-refused");
+    const other = await signup(fixture.server.url, "queue-refused-other");
+    const otherWorkspace = await setupWorkspace(other);
+    const { user, sessionId, providerId } = fleet;
+    // Someone else's turn into this session, and the owner's with a provider not theirs.
+    const foreign = await other.post(`/api/sessions/${sessionId}/turns`, {
+      prompt: "not yours",
+      providerId: otherWorkspace.providerId,
+    });
+    expect(foreign.status).toBe(404);
+    const wrongProvider = await user.post(`/api/sessions/${sessionId}/turns`, {
+      prompt: "wrong provider",
+      providerId: otherWorkspace.providerId,
+    });
+    expect(wrongProvider.status).toBe(404);
+    const queue = await fixture.server.context.models.SessionQueue.findById(sessionId).lean();
+    expect(queue?.turns ?? []).toEqual([]);
+    // The session's first real turn waits for nobody, and reaches the drone.
+    const first = await post(user, sessionId, providerId, "first");
+    expect(first.waiting).toBeNull();
+    const drone = await ScriptedDrone.connect({
+      url: fixture.server.url,
+      droneId: fleet.droneId,
+      credential: fleet.credential,
+      capacity: 2,
+    });
+    fixture.drones.push(drone);
+    expect((await drone.nextWorkOrder()).turnId).toBe(first._id);
+  });
 });
 
 describe("a session's queue across a restart", () => {

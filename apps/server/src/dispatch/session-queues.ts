@@ -27,20 +27,29 @@ export class SessionQueues {
    * of it (0: it may start at once) as soon as that is known, with `written`, which resolves once
    * the queue is stored (the lock is held until then, so the next turn to join sees this one).
    * Turns found finished are dropped from the queue.
+   * `allowed` (default: at once) lets a caller join while it still checks the turn may be made:
+   * the lock is taken and the queue read alongside those checks (one round less before the turn
+   * is stored), and the queue is written only once `allowed` resolves true; false or a rejection
+   * writes nothing. The lock is held meanwhile, so `allowed` must not wait for this session's
+   * queue itself.
    */
   async join(
     sessionId: string,
     turnId: string,
+    allowed: Promise<boolean> = Promise.resolve(true),
   ): Promise<{ position: number; written: Promise<void> }> {
     const { SessionQueue } = this.dependencies.models;
     let known!: (position: number) => void;
     const position = new Promise<number>((resolve) => {
       known = resolve;
     });
+    // Heard below; this keeps a refusal from counting as unhandled while the lock is awaited.
+    allowed.catch(() => undefined);
     const written = this.with(sessionId, async () => {
       const queue = await SessionQueue.findById(sessionId).lean();
       const ahead = await this.stillUnfinished(queue?.turns ?? []);
       known(ahead.length);
+      if (!(await allowed.catch(() => false))) return;
       const turns = [...ahead.map((id) => new Types.ObjectId(id)), new Types.ObjectId(turnId)];
       await SessionQueue.updateOne({ _id: sessionId }, { $set: { turns } }, { upsert: true });
     });

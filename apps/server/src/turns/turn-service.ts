@@ -92,7 +92,7 @@ export class TurnService {
     sessionId: string,
     body: CreateTurnBody,
   ): Promise<CreatedTurn> {
-    const { models, store, dispatcher, turnIndex } = this.dependencies;
+    const { store, dispatcher } = this.dependencies;
     let keys: { session: Types.ObjectId; provider: Types.ObjectId; drone: Types.ObjectId | null };
     try {
       keys = {
@@ -104,57 +104,23 @@ export class TurnService {
       await user; // An unauthenticated caller hears 401 rather than what it asked for.
       throw error;
     }
-    // Read by id before the owner is known; nothing is used until ownedBy checks it.
-    const [userId, foundSession, foundProvider, foundDrone] = await Promise.all([
-      user,
-      models.ChatSession.findById(keys.session).lean(),
-      models.Provider.findById(keys.provider).lean(),
-      keys.drone ? models.Drone.findById(keys.drone).lean() : null,
-    ]);
-    const session = ownedBy(foundSession, userId);
-    if (!session) throw notFound("Session");
-    const provider = ownedBy(foundProvider, userId);
-    if (!provider) throw notFound("Provider");
-    let requestedDrone: Types.ObjectId | null = null;
-    if (keys.drone) {
-      const drone = ownedBy(foundDrone, userId);
-      if (!drone || drone.revokedAt) throw notFound("Drone");
-      requestedDrone = drone._id;
-    }
-    // Checked before anything is stored: 400/413/415 for the images, 422 for the model.
-    const images = checkTurnImages(provider, body.images);
-    const imagesOf = imageRefs(images);
-    const now = new Date();
-    const owner = new Types.ObjectId(userId);
-    // A new turn is known to nobody yet: its document, `queued` event and counter need no lock.
-    const created = new models.ChatTurn({
-      user: owner,
-      session: session._id,
-      project: session.project,
-      provider: provider._id,
-      requestedDrone,
-      llm: provider.modelId,
-      mode: session.mode,
-      prompt: body.prompt,
-      ...(imagesOf.length > 0 ? { images: imagesOf } : {}),
-      status: "queued",
-      limits: body.limits ?? {},
-      requires: body.requires ?? [],
-      lastSeq: 1,
-      createdAt: now,
-      queuedAt: now,
-    });
-    const turnId = String(created._id);
-    const { queuedTurns } = this.dependencies.config.quotas;
-    if (!(await turnIndex.reserveQueuedPlace(userId, turnId, now, queuedTurns))) {
-      throw quotaExceeded("queuedTurns", queuedTurns);
-    }
-    await created.validate();
-    await storeTurnImages(models, { _id: created._id, user: owner }, imagesOf, images);
+    // Its id is chosen first: the session's queue is locked and read while the caller's token,
+    // the session and the provider are; it is written only once those checks pass.
+    const turnObjectId = new Types.ObjectId();
+    const turnId = String(turnObjectId);
+    const checking = this.check(user, keys, body, turnObjectId);
+    const joining = dispatcher.queues.join(
+      sessionId,
+      turnId,
+      checking.then(() => true),
+    );
+    // Awaited once the checks pass; this keeps its failure from counting as unhandled before.
+    joining.catch(() => undefined);
+    const { userId, session, provider, created, now } = await checking;
     // Its place in the session's queue: with unfinished turns ahead it waits on the server and
     // is dispatched when they have finished (the finished turn's process starts it).
     // Its place is stored while the turn is: a dispatch's claim waits for both.
-    const { position, written } = await dispatcher.queues.join(String(session._id), turnId);
+    const { position, written } = await joining;
     const queued = {
       seq: 1,
       type: "queued",
@@ -180,14 +146,85 @@ export class TurnService {
       return { turn, position };
     }
     const prepared = dispatcher.prepare(turn, session, provider);
-    await store.create(turn, queued, async (stored) => {
-      const handOff = await prepared;
+    await store.create(turn, queued, (stored, counted) => {
       const both = Promise.all([stored, written]).then(() => undefined);
-      if (handOff) dispatcher.dispatchNow(turnId, refs, { ...handOff, stored: both });
+      // Started now: the turn's lock is taken while the inserts and `prepare`'s reads are out.
+      dispatcher.dispatchNow(
+        turnId,
+        refs,
+        // Without one, the attempt reads for itself once the turn and its counter are stored.
+        prepared.then((handOff) =>
+          handOff
+            ? { ...handOff, stored: both, counted }
+            : Promise.all([both, counted]).then(() => null),
+        ),
+      );
     });
     await written;
     await dispatcher.enqueue(turnId, refs);
     return { turn, position };
+  }
+
+  /**
+   * What creating a turn checks before anything is stored: the caller owns the session, the
+   * provider (and the drone asked for), and has a place left among its queued turns. Answers the
+   * turn to store, validated.
+   */
+  private async check(
+    user: string | Promise<string>,
+    keys: { session: Types.ObjectId; provider: Types.ObjectId; drone: Types.ObjectId | null },
+    body: CreateTurnBody,
+    turnObjectId: Types.ObjectId,
+  ) {
+    const { models, turnIndex } = this.dependencies;
+    // Read by id before the owner is known; nothing is used until ownedBy checks it.
+    const [userId, foundSession, foundProvider, foundDrone] = await Promise.all([
+      user,
+      models.ChatSession.findById(keys.session).lean(),
+      models.Provider.findById(keys.provider).lean(),
+      keys.drone ? models.Drone.findById(keys.drone).lean() : null,
+    ]);
+    const session = ownedBy(foundSession, userId);
+    if (!session) throw notFound("Session");
+    const provider = ownedBy(foundProvider, userId);
+    if (!provider) throw notFound("Provider");
+    let requestedDrone: Types.ObjectId | null = null;
+    if (keys.drone) {
+      const drone = ownedBy(foundDrone, userId);
+      if (!drone || drone.revokedAt) throw notFound("Drone");
+      requestedDrone = drone._id;
+    }
+    // Checked before anything is stored: 400/413/415 for the images, 422 for the model.
+    const images = checkTurnImages(provider, body.images);
+    const imagesOf = imageRefs(images);
+    const now = new Date();
+    const owner = new Types.ObjectId(userId);
+    // A new turn is known to nobody yet: its document, `queued` event and counter need no lock.
+    const created = new models.ChatTurn({
+      _id: turnObjectId,
+      user: owner,
+      session: session._id,
+      project: session.project,
+      provider: provider._id,
+      requestedDrone,
+      llm: provider.modelId,
+      mode: session.mode,
+      prompt: body.prompt,
+      ...(imagesOf.length > 0 ? { images: imagesOf } : {}),
+      status: "queued",
+      limits: body.limits ?? {},
+      requires: body.requires ?? [],
+      lastSeq: 1,
+      createdAt: now,
+      queuedAt: now,
+    });
+    const { queuedTurns } = this.dependencies.config.quotas;
+    if (!(await turnIndex.reserveQueuedPlace(userId, String(turnObjectId), now, queuedTurns))) {
+      throw quotaExceeded("queuedTurns", queuedTurns);
+    }
+    await created.validate();
+    await storeTurnImages(models, { _id: created._id, user: owner }, imagesOf, images);
+    return { userId, session, provider, created, now };
   }
 
   /**

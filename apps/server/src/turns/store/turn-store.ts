@@ -150,7 +150,8 @@ export class TurnStore extends Announcer<TurnStoreEvents> {
   async create(
     turn: ChatTurnDocument,
     first: TurnEvent,
-    whileStoring?: (stored: Promise<void>) => unknown,
+    /** Called once the writes are sent: `stored` (the inserts) and `counted` (the seq counter). */
+    whileStoring?: (stored: Promise<void>, counted: Promise<void>) => unknown,
   ): Promise<void> {
     const turnId = String(turn._id);
     const sessionId = String(turn.session);
@@ -162,8 +163,11 @@ export class TurnStore extends Announcer<TurnStoreEvents> {
     ]).then(() => undefined);
     // Awaited below; this keeps a failed insert from counting as unhandled meanwhile.
     stored.catch(() => undefined);
-    await this.seqs.init(turnId, { last: first.seq, holder: "", sessionId, userId });
-    await whileStoring?.(stored);
+    const counted = this.seqs.init(turnId, { last: first.seq, holder: "", sessionId, userId });
+    counted.catch(() => undefined);
+    // A dispatch may take the turn's lock meanwhile; it claims a seq only once `counted` is.
+    await whileStoring?.(stored, counted);
+    await counted;
     await stored.catch(async (error: unknown) => {
       // Not stored: its place among the user's queued turns is free again.
       await this.turnIndex.record({ ...turn, status: "failed" }).catch(() => undefined);
