@@ -4,8 +4,8 @@
 // so nothing is lost: `git checkout <ref>` brings it all back. A delivered branch is moved back on
 // origin too, and the session's open pull request gets a body that lists only the turns kept.
 // In a large worktree every git process that reads the index costs: the history, the head's tree
-// and the backup refs are read in two processes beside the one scan (`add -A`), and no `clean`
-// follows the reset (docs/benchmarks.md, "Rewind: fewer passes").
+// and the backup refs are read in two processes beside the one scan (`add -A`), the reset only
+// touches what differs and no `clean` follows it (docs/benchmarks.md, "Rewind: fewer passes").
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { type SessionRewindRequest, type SessionRewindResult, UserError } from "@gadget/protocol";
@@ -72,8 +72,16 @@ export async function rewindSession(
     const target = first?.parent ?? previousHead;
     const kept = await keepEverything(worktree, head);
     const backupRef = `${prefix}${nextNumber(refs, prefix)}`;
+    // The branch is put on the kept commit first (it matches the index and the files), so the
+    // reset is a switch from it to the target: only what differs between the two is touched and
+    // checked, where `reset --hard` checks every file. The lock is held throughout.
     await worktree.raw(["update-ref", backupRef, kept]);
-    await worktree.raw(["reset", "--hard", target]);
+    if (kept !== previousHead) await worktree.raw(["update-ref", "HEAD", kept, previousHead]);
+    await worktree.raw(["reset", "--keep", target]).catch(async () => {
+      // Should `--keep` refuse (a file it will not overwrite in the way of one the target has),
+      // everything is under the backup ref already: the reset overwrites, as it used to.
+      await worktree.raw(["reset", "--hard", target]);
+    });
     const result = { previousHead, head: target, backupRef };
     const branch = (await readWorktreeRecord(directory))?.branch;
     if (!request.deliver || !branch || target === previousHead) return result;
