@@ -140,21 +140,20 @@ try {
   }
 
   for (let round = 0; round < rounds; round++) {
-    if (rewindBefore) {
-      // Its own session (the turn ids may repeat: the trailers are looked for on its branch only).
-      const id = beforeId(round);
-      await threeTurns(id, round);
-      samples.rewoundBefore.push(
-        await time(() =>
-          rewindBefore(workspaceRoot, {
-            sessionId: id,
-            projectSlug: "large",
-            turnIds: [turnId(round, 1), turnId(round, 2)],
-            deliver: false,
-          }),
-        ),
-      );
-    }
+    // The earlier build's rewind on a session of its own, just before or just after today's
+    // (alternating), so both meet the machine as it is at that moment.
+    const id = beforeId(round);
+    if (rewindBefore) await threeTurns(id, round);
+    const rewindTheOldWay = async () => {
+      if (!rewindBefore) return;
+      const request = {
+        sessionId: id,
+        projectSlug: "large",
+        turnIds: [turnId(round, 1), turnId(round, 2)],
+        deliver: false,
+      };
+      samples.rewoundBefore.push(await time(() => rewindBefore(workspaceRoot, request)));
+    };
     const { directory } = await prepareSessionWorktree(options(sessionId(round)));
     const hand = handTree(`s-${round}`);
     git(byHand, "worktree", "add", "-q", "--no-track", "-b", `s-${round}`, hand, "origin/main");
@@ -171,6 +170,7 @@ try {
     }
     // A file the user wrote by hand after the last turn: the rewind keeps it under the backup ref.
     for (const tree of [directory, hand]) await writeFile(path.join(tree, "scratch.txt"), "hand\n");
+    if (round % 2 === 1) await rewindTheOldWay();
     const [rewound, rewoundBaseline] = await pair(
       round,
       () =>
@@ -186,6 +186,7 @@ try {
         git(hand, "clean", "-q", "-fd");
       },
     );
+    if (round % 2 === 0) await rewindTheOldWay();
     samples.rewound.push(rewound);
     samples.rewoundBaseline.push(rewoundBaseline);
 
