@@ -140,10 +140,9 @@ try {
   }
 
   for (let round = 0; round < rounds; round++) {
-    // The earlier build's rewind on a session of its own, just before or just after today's
-    // (alternating), so both meet the machine as it is at that moment.
+    // The earlier build's rewind on a session of its own, prepared and timed just before or
+    // just after today's (alternating), so both meet the same machine and equally fresh files.
     const id = beforeId(round);
-    if (rewindBefore) await threeTurns(id, round);
     const rewindTheOldWay = async () => {
       if (!rewindBefore) return;
       const request = {
@@ -154,22 +153,19 @@ try {
       };
       samples.rewoundBefore.push(await time(() => rewindBefore(workspaceRoot, request)));
     };
-    const { directory } = await prepareSessionWorktree(options(sessionId(round)));
+    if (rewindBefore && round % 2 === 1) await threeTurns(id, round);
+    // Three turns, each changing one file; the last two are rewound. A file the user wrote by
+    // hand after the last turn: the rewind keeps it under the backup ref.
+    const commits = await threeTurns(sessionId(round), round);
+    if (rewindBefore && round % 2 === 0) await threeTurns(id, round);
     const hand = handTree(`s-${round}`);
     git(byHand, "worktree", "add", "-q", "--no-track", "-b", `s-${round}`, hand, "origin/main");
-    // Three turns, each changing one file; the last two are rewound.
-    const commits: string[] = [];
     for (let turn = 0; turn < 3; turn++) {
-      for (const tree of [directory, hand]) {
-        await writeFile(path.join(tree, `module-${turn}`, "file-0.ts"), `// turn ${turn}\n`);
-      }
-      const message = `Turn ${turn}\n\nGadget-Turn: ${turnId(round, turn)}`;
-      commits.push((await commitSessionWork(directory, message)) as string);
+      await writeFile(path.join(hand, `module-${turn}`, "file-0.ts"), `// turn ${turn}\n`);
       git(hand, "add", "--all");
-      git(hand, "commit", "-q", "-m", message);
+      git(hand, "commit", "-q", "-m", `Turn ${turn}\n\nGadget-Turn: ${turnId(round, turn)}`);
     }
-    // A file the user wrote by hand after the last turn: the rewind keeps it under the backup ref.
-    for (const tree of [directory, hand]) await writeFile(path.join(tree, "scratch.txt"), "hand\n");
+    await writeFile(path.join(hand, "scratch.txt"), "hand\n");
     if (round % 2 === 1) await rewindTheOldWay();
     const [rewound, rewoundBaseline] = await pair(
       round,
