@@ -3,11 +3,13 @@
 // branch reset, the worktree cleaned) and when a fork's first turn makes its worktree at a turn's
 // commit. Each row has its raw baseline beside it — the same git operations typed by hand in a
 // clone of its own — measured in the same run, round by round, so the ratio holds on a noisy
-// machine.
+// machine. With BENCH_REWIND_BEFORE=<commit>, the drone's rewind as it was at that commit is run
+// too, round by round on a session of its own, so a change is measured against what it replaced.
 import { execFileSync } from "node:child_process";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { markdownTable, median, time } from "@gadget/testkit/measure";
 import {
   commitSessionWork,
@@ -18,6 +20,7 @@ import {
 
 const fileCount = 20_000;
 const rounds = Number(process.env.BENCH_REWIND_ROUNDS ?? 7);
+const before = process.env.BENCH_REWIND_BEFORE;
 
 const gitEnv = {
   ...process.env,
@@ -54,12 +57,35 @@ async function createLargeRemote(root: string): Promise<string> {
 /** Ids as the server makes them (24 hex characters), different each round. */
 const sessionId = (round: number) => `665f1c2e9b1d4a00${String(round).padStart(8, "0")}`;
 const forkId = (round: number) => `665f1c2e9b1d4b00${String(round).padStart(8, "0")}`;
+const beforeId = (round: number) => `665f1c2e9b1d4d00${String(round).padStart(8, "0")}`;
 const turnId = (round: number, turn: number) =>
   `665f1c2e9b1d4c${String(turn).padStart(2, "0")}${String(round).padStart(8, "0")}`;
 
 const fmt = (ms: number) => ms.toFixed(1);
 const ratio = (drone: number[], baseline: number[]) =>
   `${(median(drone) / median(baseline)).toFixed(2)}×`;
+
+/**
+ * The rewind as it was at `commit`: its source put beside today's for the run (its imports are
+ * the same files), taken away afterwards.
+ */
+async function rewindAt(commit: string) {
+  const workspaceDirectory = path.resolve(
+    path.dirname(fileURLToPath(import.meta.url)),
+    "../../../apps/drone/src/workspace",
+  );
+  const source = execFileSync("git", ["show", `${commit}:apps/drone/src/workspace/rewind.ts`], {
+    cwd: workspaceDirectory,
+  });
+  const file = path.join(workspaceDirectory, `rewind-before-${process.pid}.bench.ts`);
+  await writeFile(file, source);
+  try {
+    return ((await import(file)) as { rewindSession: typeof rewindSession }).rewindSession;
+  } finally {
+    await rm(file, { force: true });
+  }
+}
+const rewindBefore = before ? await rewindAt(before) : null;
 
 const root = await mkdtemp(path.join(tmpdir(), "gadget-rewind-bench-"));
 try {
@@ -76,6 +102,7 @@ try {
   const samples = {
     rewound: [] as number[],
     rewoundBaseline: [] as number[],
+    rewoundBefore: [] as number[],
     forked: [] as number[],
     forkedBaseline: [] as number[],
   };
@@ -99,23 +126,47 @@ try {
   });
   const handTree = (name: string) => path.join(root, "hand-trees", name);
 
-  for (let round = 0; round < rounds; round++) {
-    const { directory } = await prepareSessionWorktree(options(sessionId(round)));
-    const hand = handTree(`s-${round}`);
-    git(byHand, "worktree", "add", "-q", "--no-track", "-b", `s-${round}`, hand, "origin/main");
-    // Three turns, each changing one file; the last two are rewound.
+  /** A session worktree with three turns committed and a file written by hand after them. */
+  async function threeTurns(id: string, round: number): Promise<string[]> {
+    const { directory } = await prepareSessionWorktree(options(id));
     const commits: string[] = [];
     for (let turn = 0; turn < 3; turn++) {
-      for (const tree of [directory, hand]) {
-        await writeFile(path.join(tree, `module-${turn}`, "file-0.ts"), `// turn ${turn}\n`);
-      }
+      await writeFile(path.join(directory, `module-${turn}`, "file-0.ts"), `// turn ${turn}\n`);
       const message = `Turn ${turn}\n\nGadget-Turn: ${turnId(round, turn)}`;
       commits.push((await commitSessionWork(directory, message)) as string);
-      git(hand, "add", "--all");
-      git(hand, "commit", "-q", "-m", message);
     }
-    // A file the user wrote by hand after the last turn: the rewind keeps it under the backup ref.
-    for (const tree of [directory, hand]) await writeFile(path.join(tree, "scratch.txt"), "hand\n");
+    await writeFile(path.join(directory, "scratch.txt"), "hand\n");
+    return commits;
+  }
+
+  for (let round = 0; round < rounds; round++) {
+    // The earlier build's rewind on a session of its own, prepared and timed just before or
+    // just after today's (alternating), so both meet the same machine and equally fresh files.
+    const id = beforeId(round);
+    const rewindTheOldWay = async () => {
+      if (!rewindBefore) return;
+      const request = {
+        sessionId: id,
+        projectSlug: "large",
+        turnIds: [turnId(round, 1), turnId(round, 2)],
+        deliver: false,
+      };
+      samples.rewoundBefore.push(await time(() => rewindBefore(workspaceRoot, request)));
+    };
+    if (rewindBefore && round % 2 === 1) await threeTurns(id, round);
+    // Three turns, each changing one file; the last two are rewound. A file the user wrote by
+    // hand after the last turn: the rewind keeps it under the backup ref.
+    const commits = await threeTurns(sessionId(round), round);
+    if (rewindBefore && round % 2 === 0) await threeTurns(id, round);
+    const hand = handTree(`s-${round}`);
+    git(byHand, "worktree", "add", "-q", "--no-track", "-b", `s-${round}`, hand, "origin/main");
+    for (let turn = 0; turn < 3; turn++) {
+      await writeFile(path.join(hand, `module-${turn}`, "file-0.ts"), `// turn ${turn}\n`);
+      git(hand, "add", "--all");
+      git(hand, "commit", "-q", "-m", `Turn ${turn}\n\nGadget-Turn: ${turnId(round, turn)}`);
+    }
+    await writeFile(path.join(hand, "scratch.txt"), "hand\n");
+    if (round % 2 === 1) await rewindTheOldWay();
     const [rewound, rewoundBaseline] = await pair(
       round,
       () =>
@@ -131,6 +182,7 @@ try {
         git(hand, "clean", "-q", "-fd");
       },
     );
+    if (round % 2 === 0) await rewindTheOldWay();
     samples.rewound.push(rewound);
     samples.rewoundBaseline.push(rewoundBaseline);
 
@@ -161,6 +213,17 @@ try {
           fmt(median(samples.rewoundBaseline)),
           ratio(samples.rewound, samples.rewoundBaseline),
         ],
+        ...(before
+          ? [
+              [
+                `the same, the drone's rewind as at ${before.slice(0, 7)}`,
+                fmt(median(samples.rewoundBefore)),
+                "the same by hand",
+                fmt(median(samples.rewoundBaseline)),
+                ratio(samples.rewoundBefore, samples.rewoundBaseline),
+              ],
+            ]
+          : []),
         [
           "a fork's first worktree, at a turn's commit",
           fmt(median(samples.forked)),

@@ -387,10 +387,16 @@ export class ApiClient {
     approvalId: string,
     approve: boolean,
     alwaysAllow = false,
+    /** What goes with the decision: a budget's `{extendBy}`. */
+    input?: { extendBy: number },
   ): Promise<void> {
     await this.call(rest.turns.decide, {
       params: { id: turnId, approvalId },
-      body: { approve, ...(alwaysAllow ? { alwaysAllow: true } : {}) },
+      body: {
+        approve,
+        ...(alwaysAllow ? { alwaysAllow: true } : {}),
+        ...(input ? { input } : {}),
+      },
     });
   }
 }

@@ -27,9 +27,31 @@ import { SessionSettings } from "./session-settings.tsx";
 
 const PROVIDER_KEY = "gadget.lastProvider";
 
-function TurnItem({ store, actions }: { store: TurnStore; actions: TurnActions }) {
+function TurnItem({
+  store,
+  actions,
+  queuePosition,
+}: {
+  store: TurnStore;
+  actions: TurnActions;
+  queuePosition?: number | undefined;
+}) {
   const snapshot = useSyncExternalStore(store.subscribe, store.getSnapshot);
-  return <TurnPanel snapshot={snapshot} actions={actions} />;
+  return <TurnPanel snapshot={snapshot} actions={actions} queuePosition={queuePosition} />;
+}
+
+/**
+ * Each queued turn's place: how many of the session's turns before it are unfinished (the
+ * server's rule). Counted here because a turn's live updates do not carry its place.
+ */
+function queuePositions(snapshots: TurnSnapshot[]): Map<string, number> {
+  const positions = new Map<string, number>();
+  let unfinished = 0;
+  for (const { turn } of snapshots) {
+    if (turn.status === "queued") positions.set(turn._id, unfinished);
+    if (!isFinalTurnStatus(turn.status)) unfinished++;
+  }
+  return positions;
 }
 
 /** Snapshots of every turn, refreshed at most a few times a second (for the chart). */
@@ -166,8 +188,8 @@ export function SessionPage({ projectId, sessionId }: { projectId: string; sessi
       const { turn } = await api.getTurn(store.id);
       turns.upsert(turn);
     },
-    decide: async (approvalId, approve, alwaysAllow) => {
-      await api.decideApproval(store.id, approvalId, approve, alwaysAllow);
+    decide: async (approvalId, approve, alwaysAllow, input) => {
+      await api.decideApproval(store.id, approvalId, approve, alwaysAllow, input);
       // The session now lists the command; its settings show it.
       if (alwaysAllow) readSessionAgain();
     },
@@ -210,6 +232,7 @@ export function SessionPage({ projectId, sessionId }: { projectId: string; sessi
       !(snapshot.turn.waiting && "position" in snapshot.turn.waiting),
   )?.turn;
 
+  const positions = queuePositions(snapshots);
   const providerList = providers.data ?? [];
   const now = Date.now();
 
@@ -253,7 +276,12 @@ export function SessionPage({ projectId, sessionId }: { projectId: string; sessi
           </p>
         ) : null}
         {stores.map((store) => (
-          <TurnItem key={store.id} store={store} actions={actionsFor(store)} />
+          <TurnItem
+            key={store.id}
+            store={store}
+            actions={actionsFor(store)}
+            queuePosition={positions.get(store.id)}
+          />
         ))}
       </div>
       <div className="composer-dock">

@@ -59,6 +59,8 @@ const composerSchema = z.object({
   droneId: optionalText(shape.droneId.unwrap()),
   costBudget: optionalNumber(limits.costBudget.unwrap()),
   maxPasses: optionalNumber(z.number().transform(Math.round).pipe(limits.maxPasses.unwrap())),
+  /** `limits.onReach: "ask"`: at a limit the turn waits to be extended instead of finishing. */
+  askAtLimit: z.boolean(),
 });
 type ComposerFields = z.input<typeof composerSchema>;
 type ComposerValues = z.output<typeof composerSchema>;
@@ -67,6 +69,7 @@ function submissionOf(values: ComposerValues): ComposerSubmission {
   const chosen: TurnLimits = {};
   if (values.costBudget !== undefined) chosen.costBudget = values.costBudget;
   if (values.maxPasses !== undefined) chosen.maxPasses = values.maxPasses;
+  if (values.askAtLimit && Object.keys(chosen).length > 0) chosen.onReach = "ask";
   return {
     prompt: values.prompt,
     providerId: values.providerId,
@@ -99,6 +102,7 @@ export function Composer({
       droneId: "",
       costBudget: "",
       maxPasses: "",
+      askAtLimit: false,
     },
   });
   const errors = form.formState.errors;
@@ -234,6 +238,9 @@ export function Composer({
               placeholder="none"
               size={4}
             />
+          </label>
+          <label>
+            <input type="checkbox" {...form.register("askAtLimit")} /> Ask me to extend at a limit
           </label>
         </details>
         <span className="spacer" />

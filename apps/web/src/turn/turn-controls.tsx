@@ -6,13 +6,19 @@ import { useMutation } from "@tanstack/react-query";
 import { useState } from "react";
 import { ErrorNote } from "../components/error-note.tsx";
 
-/** A queued turn waiting for the session's earlier turns: its place, its prompt editable. */
+/**
+ * A queued turn waiting for the session's earlier turns: its place, its prompt editable. `position`
+ * is its place as the page counts it (the live updates of a turn do not carry it); without one, the
+ * place the turn was read with.
+ */
 export function QueuedControls({
   turn,
+  position,
   edit,
   remove,
 }: {
   turn: ChatTurn;
+  position?: number | undefined;
   edit: (prompt: string) => Promise<void>;
   remove: () => Promise<void>;
 }) {
@@ -20,12 +26,13 @@ export function QueuedControls({
   const [text, setText] = useState(turn.prompt);
   const save = useMutation({ mutationFn: () => edit(text), onSuccess: () => setEditing(false) });
   const withdraw = useMutation({ mutationFn: remove });
-  const waiting = turn.waiting && "position" in turn.waiting ? turn.waiting : null;
-  if (!waiting) return null;
+  const place =
+    position ?? (turn.waiting && "position" in turn.waiting ? turn.waiting.position : 0);
+  if (!place) return null;
   return (
     <div className="queued-controls">
       <span className="muted">
-        Queued · position {waiting.position} — starts when the turns before it have finished
+        Queued · position {place} — starts when the turns before it have finished
       </span>
       {editing ? (
         <form

@@ -11,6 +11,7 @@ import { describeQuirk } from "../lib/quirks.ts";
 import type { TurnSnapshot } from "../live/turn-store.ts";
 import type { ApprovalItem } from "../live/turn-view.ts";
 import { ApprovalCard } from "./approval-card.tsx";
+import { BudgetCard } from "./budget-card.tsx";
 import { RevertControl } from "./revert-control.tsx";
 import {
   CommandExpansion,
@@ -33,8 +34,16 @@ import {
 export interface TurnActions {
   cancel(): Promise<void>;
   resume(): Promise<void>;
-  /** `alwaysAllow`: approve, and let the session run this exact command without asking again. */
-  decide(approvalId: string, approve: boolean, alwaysAllow?: boolean): Promise<void>;
+  /**
+   * `alwaysAllow`: approve, and let the session run this exact command without asking again;
+   * `input`: what goes with the decision (a budget's `{extendBy}`).
+   */
+  decide(
+    approvalId: string,
+    approve: boolean,
+    alwaysAllow?: boolean,
+    input?: { extendBy: number },
+  ): Promise<void>;
   /** Undoes the finished turn's changes with a revert commit. */
   revert(): Promise<TurnRevertAnswer>;
   /** Reads the stored steps of a past turn. */
@@ -54,10 +63,12 @@ export interface TurnPanelProps {
   actions: TurnActions;
   /** Shows the debug tab (developer events). */
   showDebug?: boolean;
+  /** A queued turn's place behind the session's unfinished turns, as the page counts it. */
+  queuePosition?: number | undefined;
 }
 
 /** One turn, live or past. A past turn shows its stats and loads its steps on request. */
-export function TurnPanel({ snapshot, actions, showDebug = false }: TurnPanelProps) {
+export function TurnPanel({ snapshot, actions, showDebug = false, queuePosition }: TurnPanelProps) {
   const { turn, view, eventsLoaded, loadError } = snapshot;
   const final = isFinalTurnStatus(turn.status);
   // Between ticks a live turn reads the clock itself: its status line is never behind.
@@ -156,7 +167,12 @@ export function TurnPanel({ snapshot, actions, showDebug = false }: TurnPanelPro
           />
         ) : null}
         {turn.status === "queued" && actions.edit ? (
-          <QueuedControls turn={turn} edit={actions.edit} remove={actions.cancel} />
+          <QueuedControls
+            turn={turn}
+            position={queuePosition}
+            edit={actions.edit}
+            remove={actions.cancel}
+          />
         ) : null}
         <CommandExpansion command={view.command} />
         <SteeringMessages messages={view.userMessages} />
@@ -204,17 +220,33 @@ export function TurnPanel({ snapshot, actions, showDebug = false }: TurnPanelPro
             </p>
           </div>
         ))}
-        {pending.map((approval) => (
-          <ApprovalCard
-            key={approval.id}
-            approval={approval}
-            offerAlwaysAllow
-            onDecide={async (approve, alwaysAllow) => {
-              await actions.decide(approval.id, approve, alwaysAllow);
-              setDecisions((current) => ({ ...current, [approval.id]: approve }));
-            }}
-          />
-        ))}
+        {pending.map((approval) =>
+          approval.kind === "budget" ? (
+            <BudgetCard
+              key={approval.id}
+              approval={approval}
+              onDecide={async (approve, extendBy) => {
+                await actions.decide(
+                  approval.id,
+                  approve,
+                  undefined,
+                  extendBy === undefined ? undefined : { extendBy },
+                );
+                setDecisions((current) => ({ ...current, [approval.id]: approve }));
+              }}
+            />
+          ) : (
+            <ApprovalCard
+              key={approval.id}
+              approval={approval}
+              offerAlwaysAllow
+              onDecide={async (approve, alwaysAllow) => {
+                await actions.decide(approval.id, approve, alwaysAllow);
+                setDecisions((current) => ({ ...current, [approval.id]: approve }));
+              }}
+            />
+          ),
+        )}
         {decided.length > 0 ? (
           <ul className="decided-list">
             {decided.map((approval) => (
