@@ -2,8 +2,7 @@
 // the project's clone and prepare the worktree, confine it, snapshot it, run the agent loop with
 // the tools, verify (with repair passes), report the changes, commit and deliver, and end with
 // `done`. Every event is journaled and streamed until the server has it.
-import { mkdir, realpath, rm } from "node:fs/promises";
-import path from "node:path";
+import { rm } from "node:fs/promises";
 import {
   ApprovalChannel,
   type ApprovalDecision,
@@ -25,14 +24,12 @@ import { type CommandConfinement, type ConfinementPolicy, confine } from "@gadge
 import {
   createLoadSkillTool,
   createTools,
-  resolveToolsOptions,
   type SkillSummary,
   snapshotWorkspace,
   type WorkspaceSnapshot,
 } from "@gadget/tools";
-import { copyCommittedHooksDirectory } from "./hooks/committed-programs.ts";
-import { SandboxHooks } from "./hooks/hook-runner.ts";
-import { loadTurnHooks } from "./hooks/turn-hooks.ts";
+import type { SandboxHooks } from "./hooks/hook-runner.ts";
+import { setUpTurnHooks } from "./hooks/turn-hooks-setup.ts";
 import type { McpLease, McpManager } from "./mcp/mcp-manager.ts";
 import type { EventJournal, TurnJournal } from "./streaming/journal.ts";
 import type { EventSender } from "./streaming/sender.ts";
@@ -48,7 +45,7 @@ import {
 import { commitTurn } from "./turn/delivery.ts";
 import { engineInput } from "./turn/engine-input.ts";
 import { startProgress, type TurnProgress, trackProgress } from "./turn/progress.ts";
-import { type TurnScope, turnSessionId } from "./turn/scope.ts";
+import type { TurnScope } from "./turn/scope.ts";
 import { type SendingSettings, turnSender } from "./turn/sending.ts";
 import { repairInput, type Verification, verify } from "./turn/verification.ts";
 import { lockWorktree, prepareWorktree } from "./turn/worktree.ts";
@@ -193,7 +190,14 @@ export class ActiveTurn {
       worktree = await prepareWorktree(scope, settings.workspaceRoot, signal);
       const directory = worktree.directory;
       await this.confine(directory);
-      await this.loadHooks(directory, signal);
+      const hooks = await setUpTurnHooks(
+        scope,
+        { ...settings, policy: this.policy as ConfinementPolicy, secretValues: this.secretValues },
+        directory,
+        signal,
+      );
+      this.hooks = hooks?.hooks;
+      this.hooksCopy = hooks?.copy;
       snapshot = await snapshotWorkspace(directory, { signal });
       ({ goal: this.goal, skills: this.skills } = await preparePrompt(
         scope,
@@ -262,37 +266,6 @@ export class ActiveTurn {
     this.policy = policy;
     this.confinement = confine(settings.sandbox, policy);
     this.mcpLease = await openMcpServers(scope, settings, directory, policy, this.secretValues);
-  }
-
-  /**
-   * The turn's hooks, read before the agent can change anything, run in its sandbox; the programs
-   * they name under `.gadget/` run from a read-only copy of that directory as committed.
-   */
-  private async loadHooks(directory: string, signal: AbortSignal): Promise<void> {
-    const { order, settings } = this;
-    const { hooks, commit } = await loadTurnHooks(this.scope, directory, signal);
-    if (Object.keys(hooks).length === 0) return;
-    this.hooksCopy = path.join(settings.workspaceRoot, ".hooks", order.turnId);
-    const committedCopy = commit
-      ? await copyCommittedHooksDirectory(directory, commit, this.hooksCopy, signal)
-      : null;
-    await mkdir(this.hooksCopy, { recursive: true });
-    const policy = this.policy as ConfinementPolicy;
-    this.hooks = new SandboxHooks({
-      hooks,
-      committedCopy,
-      // The copy lives among the drone's hidden workspaces: shown read-only to the hooks alone.
-      confinement: confine(settings.sandbox, {
-        ...policy,
-        readOnly: [...(policy.readOnly ?? []), this.hooksCopy],
-      }),
-      directory: await realpath(directory),
-      turn: { id: order.turnId, session: turnSessionId(order), project: order.project._id },
-      secretValues: this.secretValues,
-      projectEnv: order.project.env,
-      // The environment run_command takes PATH, HOME, LANG… from.
-      hostEnv: resolveToolsOptions({}).env,
-    });
   }
 
   /**

@@ -26,7 +26,7 @@ import { createMetrics, type Metrics } from "./metrics/metrics.ts";
 import { OutboundPolicy } from "./outbound/outbound-policy.ts";
 import { ProviderChecks } from "./providers/provider-checks.ts";
 import { ProviderQuirks } from "./providers/provider-quirks.ts";
-import { type RedisClient, RedisConnections, whenReady } from "./redis/connections.ts";
+import { openRedisConnections, type RedisClient } from "./redis/connections.ts";
 import { JobQueues } from "./redis/job-queues.ts";
 import { keyTag } from "./redis/key-space.ts";
 import { Locks } from "./redis/locks.ts";
@@ -109,18 +109,12 @@ export async function createGadgetServer(input: ServerConfig): Promise<GadgetSer
     bufferCommands: false,
   });
   const models = database.models;
-  const connections = new RedisConnections(config.redisUrl, {
-    commandTimeoutMs: config.redisCommandTimeoutMs,
-    logger,
-  });
+  const { connections, adapterPublisher, adapterSubscriber, relaySubscriber } =
+    await openRedisConnections(config.redisUrl, {
+      commandTimeoutMs: config.redisCommandTimeoutMs,
+      logger,
+    });
   const redis = connections.commands;
-  const [adapterPublisher, adapterSubscriber, relaySubscriber] = [1, 2, 3].map(() =>
-    connections.patient(),
-  ) as [RedisClient, RedisClient, RedisClient];
-  // Subscribe only on ready connections: a SUBSCRIBE sent between "connect" and "ready" is written
-  // at once (ioredis lets it through the handshake) and the ready check's INFO then fails in
-  // subscriber mode, leaving the adapter and the relay deaf (acks time out, no live events).
-  await Promise.all([adapterSubscriber, relaySubscriber].map((client) => whenReady(client)));
 
   // The edges to drones and browsers first: every part that talks to them is handed them.
   const sockets = createSocketServers({

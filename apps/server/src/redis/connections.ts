@@ -151,3 +151,19 @@ function clusterOptions(redisOptions: RedisOptions): ClusterOptions {
     slotsRefreshInterval: 2_000,
   };
 }
+
+/**
+ * A server's Redis connections: the factory, its command client, and the three long-lived
+ * connections of pub/sub (the adapter's publisher and subscriber, the live relay's subscriber).
+ * Subscribers are returned ready: a SUBSCRIBE sent between "connect" and "ready" is written at
+ * once (ioredis lets it through the handshake) and the ready check's INFO then fails in
+ * subscriber mode, leaving the adapter and the relay deaf (acks time out, no live events).
+ */
+export async function openRedisConnections(url: string, options: RedisConnectionsOptions) {
+  const connections = new RedisConnections(url, options);
+  const [adapterPublisher, adapterSubscriber, relaySubscriber] = [1, 2, 3].map(() =>
+    connections.patient(),
+  ) as [RedisClient, RedisClient, RedisClient];
+  await Promise.all([adapterSubscriber, relaySubscriber].map((client) => whenReady(client)));
+  return { connections, adapterPublisher, adapterSubscriber, relaySubscriber };
+}

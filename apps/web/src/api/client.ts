@@ -364,10 +364,7 @@ export class ApiClient {
   }
   /** A message to a running or queued turn; `interrupt` stops what is in flight first. */
   steerTurn(turnId: string, text: string, interrupt = false) {
-    return this.call(rest.turns.postMessage, {
-      params: { id: turnId },
-      body: { text, ...(interrupt ? { interrupt } : {}) },
-    });
+    return this.call(rest.turns.postMessage, { params: { id: turnId }, body: { text, interrupt } });
   }
   /** Takes back `turnId` and the turns after it, with the code when `code`. */
   rewindSession(sessionId: string, turnId: string, code: boolean) {
