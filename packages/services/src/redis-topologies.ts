@@ -6,6 +6,7 @@ import { mkdirSync, openSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { promisify } from "node:util";
 import { startReaper } from "./reaper.ts";
+import { redisServerArgs } from "./redis-args.ts";
 import { which } from "./which.ts";
 import { freePort, pingRedis, waitUntil } from "./wire.ts";
 
@@ -107,14 +108,9 @@ export async function startRedisCluster(directory: string, masters = 3): Promise
     mkdirSync(dataDir, { recursive: true });
     // The bus port is given, not port + 10000 (which may be taken or out of range).
     const args = [
-      "--port",
-      String(port),
+      ...redisServerArgs(port, dataDir),
       "--cluster-port",
       String(ports[count + index]),
-      "--bind",
-      "127.0.0.1",
-      "--dir",
-      dataDir,
       "--cluster-enabled",
       "yes",
       "--cluster-config-file",
@@ -124,10 +120,6 @@ export async function startRedisCluster(directory: string, masters = 3): Promise
       // A replica takes over whatever its link's age: the test's kill must end in a promotion.
       "--cluster-replica-validity-factor",
       "0",
-      "--save",
-      "",
-      "--appendonly",
-      "no",
     ];
     return startProcess(binaries.server, args, path.join(dataDir, "redis.log"), port);
   });
@@ -227,30 +219,23 @@ export async function startRedisSentinel(
     mkdirSync(dataDir, { recursive: true });
     return dataDir;
   };
-  const redisArgs = (port: number, dataDir: string) => [
-    "--port",
-    String(port),
-    "--bind",
-    "127.0.0.1",
-    "--dir",
-    dataDir,
-    "--save",
-    "",
-    "--appendonly",
-    "no",
-  ];
   const masterDir = data("master");
   const replicaDir = data("replica");
   const processes = [
     startProcess(
       binaries.server,
-      redisArgs(masterPort!, masterDir),
+      redisServerArgs(masterPort!, masterDir),
       path.join(masterDir, "redis.log"),
       masterPort!,
     ),
     startProcess(
       binaries.server,
-      [...redisArgs(replicaPort!, replicaDir), "--replicaof", "127.0.0.1", String(masterPort)],
+      [
+        ...redisServerArgs(replicaPort!, replicaDir),
+        "--replicaof",
+        "127.0.0.1",
+        String(masterPort),
+      ],
       path.join(replicaDir, "redis.log"),
       replicaPort!,
     ),

@@ -5,6 +5,7 @@ import { mkdirSync, openSync } from "node:fs";
 import path from "node:path";
 import { ensureFerretdb } from "./ferretdb.ts";
 import { startReaper } from "./reaper.ts";
+import { redisServerArgs } from "./redis-args.ts";
 import { which } from "./which.ts";
 import { freePort, pingMongo, pingRedis, waitUntil } from "./wire.ts";
 
@@ -68,18 +69,7 @@ export async function startRestartableRedis(dataDir: string): Promise<Restartabl
   const url = `redis://127.0.0.1:${port}`;
   const service = launcher(
     redisServer,
-    [
-      "--port",
-      String(port),
-      "--bind",
-      "127.0.0.1",
-      "--dir",
-      dataDir,
-      "--save",
-      "",
-      "--appendonly",
-      "no",
-    ],
+    redisServerArgs(port, dataDir),
     path.join(dataDir, "redis.log"),
     () => pingRedis(url),
     url,

@@ -6,6 +6,7 @@ import path from "node:path";
 import { MongoMemoryServer } from "mongodb-memory-server-core";
 import { ensureFerretdb } from "./ferretdb.ts";
 import { startReaper } from "./reaper.ts";
+import { redisServerArgs } from "./redis-args.ts";
 import { which } from "./which.ts";
 import { freePort, pingMongo, pingRedis, waitUntil } from "./wire.ts";
 
@@ -140,16 +141,7 @@ async function startRedis(options: ServicesOptions, timeoutMs: number): Promise<
   const child = spawnServer(
     redisServer,
     [
-      "--port",
-      String(port),
-      "--bind",
-      "127.0.0.1",
-      "--dir",
-      directory,
-      "--save",
-      "",
-      "--appendonly",
-      options.persistent ? "yes" : "no",
+      ...redisServerArgs(port, directory, { persistent: options.persistent }),
       // BullMQ requires that Redis never evicts its keys.
       "--maxmemory-policy",
       "noeviction",
