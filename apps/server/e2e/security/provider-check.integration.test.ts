@@ -242,8 +242,13 @@ describe("finding 2: a check aimed at the server's own network", () => {
     await waitForDroneOnline(user, droneId);
     const check = await user.post(`/api/providers/${saved.body.provider._id}/check`);
     expect(check.body).toMatchObject({ ok: true, models: ["internal-secret-42"], via: "drone" });
-    // The model list, then the probe's one call (this "provider" answers it with no stream).
-    expect(internal.requests).toEqual(["/v1/models", "/v1/chat/completions"]);
+    // The model list, the probe's one call (this "provider" answers it with no stream), then the
+    // call with a tiny image that tells whether the model takes images.
+    expect(internal.requests).toEqual([
+      "/v1/models",
+      "/v1/chat/completions",
+      "/v1/chat/completions",
+    ]);
     expect(check.body.probe).toMatchObject({ streaming: false, toolCalling: false });
     drone.close();
     internal.requests.length = 0;
