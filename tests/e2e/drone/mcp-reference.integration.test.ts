@@ -2,9 +2,13 @@
 // filesystem server started without a directory works in the session's worktree (the client's
 // root), `npx -y` without a network fails in one clear line and is not waited for on the next
 // turn, a server installed where the sandbox cannot see is named as such, server-memory's EROFS
-// default is explained, and a resource the prompt names reaches the model with it.
-import { execFile } from "node:child_process";
+// default is explained, and a resource the prompt names reaches the model with it. The
+// "everything" server: its long operation's progress reaches the turn live and its task-only tool
+// is not offered (stdio, in the sandbox); over Streamable HTTP it is restarted between two turns
+// and the second reconnects; started SSE-only, the drone falls back to the old transport.
+import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { readFile, symlink, writeFile } from "node:fs/promises";
+import { createServer } from "node:net";
 import path from "node:path";
 import { promisify } from "node:util";
 import type { GadgetServer } from "@gadget/server";
@@ -46,6 +50,44 @@ describe("reference MCP servers from the npm registry in real drone turns", () =
   let fixture: string;
   const config = () => path.join(home, ".config", "gadget-drone", "config.json");
   const workspaceRoot = () => path.join(home, "workspaces");
+  const everythingProcesses: ChildProcess[] = [];
+  const everything = () =>
+    path.join(installed, "node_modules", "@modelcontextprotocol", "server-everything", "dist");
+
+  /** server-everything on the host over `transport`, on `port`; resolves once it listens. */
+  async function startEverything(transport: "streamableHttp" | "sse", port: number) {
+    const child = spawn(process.execPath, [path.join(everything(), "index.js"), transport], {
+      env: { ...process.env, PORT: String(port) },
+      stdio: ["ignore", "ignore", "pipe"],
+    });
+    everythingProcesses.push(child);
+    await new Promise<void>((resolve, reject) => {
+      let said = "";
+      child.stderr?.on("data", (chunk) => {
+        said += chunk;
+        if (/listening on port|running on port/i.test(said)) resolve();
+      });
+      child.once("exit", (code) => reject(new Error(`server-everything exited ${code}: ${said}`)));
+    });
+    return child;
+  }
+
+  async function freeLoopbackPort(): Promise<number> {
+    const probe = createServer();
+    await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
+    const { port } = probe.address() as { port: number };
+    await new Promise<void>((resolve) => probe.close(() => resolve()));
+    return port;
+  }
+
+  /** The tool results the model read in its request `index` (each call ok in the turn too). */
+  const toolResults = (events: Events, index: number): string[] => {
+    const results = events.filter((event) => event.type === "tool_result");
+    expect(results.map((event) => event.data.ok)).toEqual(results.map(() => true));
+    return (model.chatRequests[index]?.messages ?? [])
+      .filter((message) => message.role === "tool")
+      .map((message) => String(message.content));
+  };
 
   async function session(name: string, mcpServers: unknown[]) {
     const repository = await createRemote({
@@ -81,6 +123,7 @@ describe("reference MCP servers from the npm registry in real drone turns", () =
       ["install", "--prefix", installed, "--no-audit", "--no-fund", "--loglevel=error"].concat(
         "@modelcontextprotocol/server-filesystem",
         "@modelcontextprotocol/server-memory",
+        "@modelcontextprotocol/server-everything@2026.8.31",
       ),
       { timeout: 240_000 },
     );
@@ -118,6 +161,7 @@ describe("reference MCP servers from the npm registry in real drone turns", () =
   }, 300_000);
 
   afterAll(async () => {
+    for (const child of everythingProcesses) child.kill("SIGKILL");
     drone?.child.kill("SIGKILL");
     await model?.close();
     await server?.close();
@@ -239,5 +283,83 @@ describe("reference MCP servers from the npm registry in real drone turns", () =
             "Attached MCP resource @tracker:notes://tracker/release (26 characters)",
       ),
     ).toBe(true);
+  });
+
+  it("shows server-everything's progress live in the sandbox, and does not offer its task-only tool", async () => {
+    const program = path.join(installed, "node_modules", ".bin", "mcp-server-everything");
+    const { sessionId } = await session("Everything", [{ name: "everything", command: [program] }]);
+    const first = model.chatRequests.length;
+    model.enqueue(
+      {
+        toolCalls: [
+          {
+            name: "mcp__everything__trigger-long-running-operation",
+            arguments: { duration: 2, steps: 2 },
+          },
+        ],
+      },
+      { text: "It ran." },
+    );
+    const events = await turn(sessionId, "Run the long operation");
+    expect(warningsOf(events)).toEqual([]);
+    const output = events
+      .filter((event) => event.type === "tool_output")
+      .map((event) => event.data.text)
+      .join("");
+    expect(output).toBe("progress 1/2\nprogress 2/2\n");
+    const types = events.map((event) => event.type);
+    expect(types.indexOf("tool_output")).toBeLessThan(types.indexOf("tool_result"));
+    expect(toolResults(events, first + 1).join("\n")).toContain("Long running operation completed");
+    const names = (model.chatRequests[first]?.tools ?? []).map((tool) => tool.function.name);
+    // get-roots-list is registered with the task-only tool, once the client is known: it was listed.
+    expect(names).toEqual(
+      expect.arrayContaining(["mcp__everything__echo", "mcp__everything__get-roots-list"]),
+    );
+    expect(names).not.toContain("mcp__everything__simulate-research-query");
+  });
+
+  it("reconnects to server-everything over Streamable HTTP after it restarted between turns", async () => {
+    const port = await freeLoopbackPort();
+    let remote = await startEverything("streamableHttp", port);
+    const { sessionId } = await session("Everything remote", [
+      { name: "remote", url: `http://127.0.0.1:${port}/mcp` },
+    ]);
+    let first = model.chatRequests.length;
+    model.enqueue(
+      { toolCalls: [{ name: "mcp__remote__echo", arguments: { message: "before" } }] },
+      { text: "One." },
+    );
+    const before = await turn(sessionId, "Echo before");
+    expect(warningsOf(before)).toEqual([]);
+    expect(toolResults(before, first + 1).join("\n")).toContain("Echo: before");
+
+    remote.kill("SIGKILL");
+    remote = await startEverything("streamableHttp", port);
+    first = model.chatRequests.length;
+    model.enqueue(
+      { toolCalls: [{ name: "mcp__remote__echo", arguments: { message: "after" } }] },
+      { text: "Two." },
+    );
+    const after = await turn(sessionId, "Echo after");
+    expect(warningsOf(after)).toEqual([]);
+    expect(toolResults(after, first + 1).join("\n")).toContain("Echo: after");
+    remote.kill("SIGKILL");
+  });
+
+  it("falls back to the old HTTP+SSE transport for an SSE-only server-everything", async () => {
+    const port = await freeLoopbackPort();
+    const remote = await startEverything("sse", port);
+    const { sessionId } = await session("Everything SSE", [
+      { name: "old", url: `http://127.0.0.1:${port}/sse` },
+    ]);
+    const first = model.chatRequests.length;
+    model.enqueue(
+      { toolCalls: [{ name: "mcp__old__echo", arguments: { message: "over sse" } }] },
+      { text: "Old but fine." },
+    );
+    const events = await turn(sessionId, "Echo over SSE");
+    expect(warningsOf(events)).toEqual([]);
+    expect(toolResults(events, first + 1).join("\n")).toContain("Echo: over sse");
+    remote.kill("SIGKILL");
   });
 });
