@@ -168,4 +168,40 @@ describe("service harness processes", () => {
       15_000,
     );
   });
+
+  it("ends a server its owner started after the watchdog, by its command line, when the owner dies before watching its pid", async () => {
+    // The window `pnpm start` killed mid-start can hit: the server runs, its pid is watched by
+    // nobody yet. Watched by its command line from before it started, it still stops.
+    const seconds = String(600 + (process.pid % 300));
+    const owner = `
+      import { spawn } from "node:child_process";
+      import { startReaper } from "./packages/services/src/reaper.ts";
+      startReaper([], ["sleep ${seconds}"]);
+      const child = spawn("sleep", ["${seconds}"], { detached: true, stdio: "ignore" });
+      console.log("SERVER " + child.pid);
+      setInterval(() => {}, 1000);
+    `;
+    const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", owner], {
+      cwd: findRepoRoot(),
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    const server = await new Promise<number>((resolve, reject) => {
+      let output = "";
+      child.stdout.on("data", (chunk) => {
+        output += String(chunk);
+        const match = /SERVER (\d+)/.exec(output);
+        if (match) resolve(Number(match[1]));
+      });
+      child.on("exit", (code) => reject(new Error(`owner exited early with ${code}`)));
+    });
+    expect(alive(server)).toBe(true);
+    child.kill("SIGKILL");
+    await waitUntil(
+      "the server to stop",
+      async () => {
+        if (alive(server)) throw new Error(`still alive: ${server}`);
+      },
+      15_000,
+    );
+  });
 });

@@ -6,23 +6,46 @@ import { type ChildProcess, spawn } from "node:child_process";
 // kernel closes it the moment the parent exits. Polling the parent's pid cannot tell a dead parent
 // from its zombie, and an init that reaps late (as on our CI machines) keeps a zombie for seconds.
 // Each pid leads its own process group (every caller spawns detached): the group is signalled and
-// watched, since a wrapper (tsx, pnpm) may be gone while the program it started still runs.
+// watched, since a wrapper (tsx, pnpm) may be gone while the program it started still runs. A
+// server can also be named by its command line, so its watchdog starts before it does: a parent
+// killed between starting the server and its watchdog would otherwise leave the server behind.
 const watchdog = `
-const pids = process.argv.slice(1).map(Number);
+const fs = require("node:fs");
+const pids = JSON.parse(process.argv[1]);
+const commandLines = JSON.parse(process.argv[2]);
+// Processes whose whole command line is one of commandLines (Linux's /proc; none elsewhere).
+const marked = () => {
+  if (commandLines.length === 0) return [];
+  const found = [];
+  let entries = [];
+  try { entries = fs.readdirSync("/proc"); } catch { return found; }
+  for (const entry of entries) {
+    if (!/^[0-9]+$/.test(entry)) continue;
+    try {
+      const line = fs.readFileSync("/proc/" + entry + "/cmdline", "utf8").split("\\0").filter(Boolean).join(" ");
+      if (commandLines.includes(line)) found.push(Number(entry));
+    } catch {}
+  }
+  return found;
+};
 const signal = (pid, name) => {
   try { process.kill(-pid, name); return true; } catch {}
   try { process.kill(pid, name); return true; } catch { return false; }
 };
+let seen = false;
 const timer = setInterval(() => {
-  if (!pids.some((pid) => signal(pid, 0))) process.exit(0);
+  const alive = [...pids, ...marked()].some((pid) => signal(pid, 0));
+  if (alive) seen = true;
+  else if (seen) process.exit(0);
 }, 500);
 let reaping = false;
 const reap = () => {
   if (reaping) return;
   reaping = true;
   clearInterval(timer);
-  for (const pid of pids) signal(pid, "SIGTERM");
-  setTimeout(() => { for (const pid of pids) signal(pid, "SIGKILL"); process.exit(0); }, 3000);
+  const targets = [...pids, ...marked()];
+  for (const pid of targets) signal(pid, "SIGTERM");
+  setTimeout(() => { for (const pid of [...targets, ...marked()]) signal(pid, "SIGKILL"); process.exit(0); }, 3000);
 };
 process.stdin.on("data", () => {});
 process.stdin.on("end", reap);
@@ -33,9 +56,13 @@ process.stdin.on("error", reap);
 // Held for the life of this process: each watchdog's stdin must stay open until it ends.
 const watchdogs = new Set<ChildProcess>();
 
-/** Starts the watchdog for `pids` (process group leaders), tied to the life of this process. */
-export function startReaper(pids: number[]): void {
-  const child = spawn(process.execPath, ["-e", watchdog, ...pids.map(String)], {
+/**
+ * Starts the watchdog for `pids` (process group leaders) and the processes whose whole command line
+ * is one of `commandLines` (arguments joined by spaces), tied to the life of this process.
+ */
+export function startReaper(pids: number[], commandLines: string[] = []): void {
+  const args = [JSON.stringify(pids), JSON.stringify(commandLines)];
+  const child = spawn(process.execPath, ["-e", watchdog, ...args], {
     detached: true,
     stdio: ["pipe", "ignore", "ignore"],
   });

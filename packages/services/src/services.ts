@@ -116,11 +116,13 @@ function spawnServer(
   detached: boolean | undefined,
 ): ChildProcess {
   const output = openSync(logFile, "a");
+  // Watched before it starts, by its command line, not once every server answers: a process
+  // killed while its servers start (SIGKILL during `pnpm start`) leaves none behind.
+  if (!detached) startReaper([], [[command, ...args].join(" ")]);
   // Always its own process group: a terminal's Ctrl-C goes to the process that started it, which
   // stops the servers after what depends on them (`pnpm start` stops the server first).
   const child = spawn(command, args, { stdio: ["ignore", output, output], detached: true });
-  // Watched from the start, not once every server answers: a process killed while its servers
-  // start (SIGKILL during `pnpm start`) leaves none behind.
+  // And by its pid: a server may rewrite its command line (redis-server shows its address).
   if (!detached && child.pid) startReaper([child.pid]);
   child.on("error", () => {
     // Reported by the readiness wait; an 'error' listener keeps it from crashing the process.
