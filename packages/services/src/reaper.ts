@@ -34,7 +34,9 @@ const signal = (pid, name) => {
 };
 let seen = false;
 const timer = setInterval(() => {
-  const alive = [...pids, ...marked()].some((pid) => signal(pid, 0));
+  // Named processes are looked for until one is seen; then their pids are watched like the others.
+  if (!seen) for (const pid of marked()) if (!pids.includes(pid)) pids.push(pid);
+  const alive = pids.some((pid) => signal(pid, 0));
   if (alive) seen = true;
   else if (seen) process.exit(0);
 }, 500);
