@@ -16,7 +16,14 @@ describe("loadEnv", () => {
 
   it("refuses what the server would refuse, naming each variable", () => {
     expect(() => loadEnv("/repository", { PORT: "eighty", REDIS_URL: "http://x" })).toThrow(
-      /PORT: must be a port number \(0-65535\) \(got "eighty"\)\nREDIS_URL: must start with redis:\/\//,
+      /PORT: must be a port number \(0-65535\) \(got "eighty"\)\nREDIS_URL: must be redis:\/\/host:port, a list/,
     );
+  });
+
+  it("takes a Redis Cluster or a Sentinel set as the server does", () => {
+    const sentinel = "redis+sentinel://127.0.0.1:26379,127.0.0.1:26380/mymaster";
+    expect(loadEnv("/repository", { REDIS_URL: sentinel }).redisUrl).toBe(sentinel);
+    const cluster = "redis://127.0.0.1:7000,127.0.0.1:7001";
+    expect(loadEnv("/repository", { REDIS_URL: cluster }).redisUrl).toBe(cluster);
   });
 });

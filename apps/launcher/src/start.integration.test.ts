@@ -17,7 +17,7 @@ import {
 } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { findRepoRoot, freePort } from "@gadget/services";
+import { findRepoRoot, freePort, startRedisCluster } from "@gadget/services";
 import { type ScriptedModel, startScriptedModel } from "@gadget/testkit";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 
@@ -387,6 +387,38 @@ describe("pnpm start", () => {
 
     await ctrlC(launch);
     expect(await leftBehind()).toEqual([]);
+  }, 300_000);
+
+  it("runs the stack on the Redis Cluster REDIS_URL names, with its own MongoDB-compatible server", async () => {
+    const cluster = await startRedisCluster(path.join(workDir, "cluster"));
+    try {
+      const launch = startLauncher({ REDIS_URL: cluster.url });
+      const started = await ready(launch);
+      // Only the database is the launcher's own: no private redis-server beside the cluster.
+      const inCopy = await processesInCopy();
+      expect(inCopy.filter((line) => line.includes("redis-server"))).toEqual([]);
+      const login = await api<{ token: string }>(started.url, "POST", "/api/auth/login", {
+        email: started.email,
+        password: started.password,
+      });
+      const drones = await until("the local drone online through the cluster", 60_000, async () => {
+        const answer = await api<{ drones: Array<{ status: string }> }>(
+          started.url,
+          "GET",
+          "/api/drones",
+          undefined,
+          login.body.token,
+        );
+        return answer.body.drones.some((drone) => drone.status === "online")
+          ? answer.body.drones
+          : undefined;
+      });
+      expect(drones).toHaveLength(1);
+      await ctrlC(launch);
+      expect(await leftBehind()).toEqual([]);
+    } finally {
+      await cluster.stop();
+    }
   }, 300_000);
 
   it("stops everything and names the child when one of them dies", async () => {

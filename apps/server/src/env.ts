@@ -19,17 +19,6 @@ const milliseconds = z.coerce
 
 // The variables `pnpm start` reads too come from their shared schema; the rest are the server's.
 const envSchema = sharedEnvironmentSchema.extend({
-  // One Redis, a Redis Cluster or a Sentinel-watched master (redis/redis-url.ts).
-  REDIS_URL: z.preprocess(
-    (value) => (value === "" ? undefined : value),
-    z
-      .string()
-      .refine(isRedisUrl, {
-        error:
-          "must be redis://host:port, a list redis://host:port,host:port (Redis Cluster) or redis+sentinel://host:port,…/mastername",
-      })
-      .optional(),
-  ),
   NODE_ENV: z.string().default("development"),
   PUBLIC_URL: z.url({ protocol: /^https?$/ }).optional(),
   GADGET_SECRET: z.string().min(32, "must be at least 32 characters").optional(),
@@ -143,15 +132,6 @@ export function loadEnv(source: NodeJS.ProcessEnv): ServerEnv {
     tokenTtlDays: env.GADGET_TOKEN_TTL_DAYS,
     allowPrivateNetwork: env.GADGET_ALLOW_PRIVATE_NETWORK === "true",
   };
-}
-
-function isRedisUrl(value: string): boolean {
-  try {
-    parseRedisUrl(value);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 function parseTrustProxy(value: string | undefined): boolean | string[] {

@@ -3,6 +3,7 @@
 // and the server it starts can never read one of them differently.
 import path from "node:path";
 import { z } from "zod";
+import { parseRedisUrl, redisUrlForms } from "./redis-url.ts";
 
 /** Defaults of the shared variables. */
 export const sharedDefaults = {
@@ -34,10 +35,8 @@ export const sharedEnvironmentSchema = z.object({
   ),
   REDIS_URL: z.preprocess(
     unsetWhenEmpty,
-    z
-      .string()
-      .regex(/^rediss?:\/\//, "must start with redis://")
-      .optional(),
+    // One Redis, a Redis Cluster or a Sentinel-watched master (redis-url.ts).
+    z.string().refine(isRedisUrl, { error: redisUrlForms }).optional(),
   ),
 });
 
@@ -56,4 +55,13 @@ export function environmentProblems(
     const shown = value === undefined || secret.includes(name) ? "" : ` (got "${value}")`;
     return `${name}: ${issue.message}${shown}`;
   });
+}
+
+function isRedisUrl(value: string): boolean {
+  try {
+    parseRedisUrl(value);
+    return true;
+  } catch {
+    return false;
+  }
 }

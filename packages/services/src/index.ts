@@ -25,6 +25,15 @@ export {
   startRedisCluster,
   startRedisSentinel,
 } from "./redis-topologies.ts";
+export {
+  parseRedisUrl,
+  type RedisNode,
+  type RedisTarget,
+  RedisUrlError,
+  redactRedisUrl,
+  redisAddresses,
+  redisUrlForms,
+} from "./redis-url.ts";
 export { findRepoRoot } from "./repo-root.ts";
 export {
   type RestartableService,

@@ -1,5 +1,6 @@
 // Minimal wire-level health checks: a MongoDB OP_MSG ping and a Redis PING, with no client library.
 import net from "node:net";
+import { parseRedisUrl, redisAddresses } from "./redis-url.ts";
 
 function exchange(
   host: string,
@@ -74,18 +75,48 @@ export async function pingMongo(url: string, timeoutMs = 2000): Promise<void> {
   if (okAt < 0 || reply.readDoubleLE(okAt + 4) !== 1) throw new Error("ping did not answer ok: 1");
 }
 
-/** Sends PING over RESP; resolves on +PONG. */
+/** Sends PING over RESP to the Redis, or to any node of the Cluster or Sentinel set, REDIS_URL names; resolves when one answers. */
 export async function pingRedis(url: string, timeoutMs = 2000): Promise<void> {
-  const { hostname, port } = new URL(url);
-  const reply = await exchange(
-    hostname,
-    Number(port || 6379),
-    Buffer.from("PING\r\n"),
-    (data) => data.includes("\r\n"),
-    timeoutMs,
-  );
-  if (!reply.toString().startsWith("+PONG"))
-    throw new Error(`unexpected reply ${reply.toString().trim()}`);
+  const target = parseRedisUrl(url);
+  const failures: string[] = [];
+  // A Cluster or Sentinel set is there when any of its nodes answers; the server's client finds
+  // the rest (and the master) itself.
+  for (const { host, port } of redisAddresses(target)) {
+    try {
+      // Over TLS only the port is checked: the certificate is the server's client's to judge.
+      if (target.tls) return await connects(host, port, timeoutMs);
+      const reply = (
+        await exchange(
+          host,
+          port,
+          Buffer.from("PING\r\n"),
+          (data) => data.includes("\r\n"),
+          timeoutMs,
+        )
+      ).toString();
+      // -NOAUTH: a Redis with a password, which the server will give.
+      if (reply.startsWith("+PONG") || reply.startsWith("-NOAUTH")) return;
+      failures.push(`${host}:${port} answered ${reply.trim()}`);
+    } catch (error) {
+      failures.push(`${host}:${port}: ${(error as Error).message}`);
+    }
+  }
+  throw new Error(failures.join("; "));
+}
+
+function connects(host: string, port: number, timeoutMs: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect({ host, port, timeout: timeoutMs });
+    socket.once("connect", () => {
+      socket.destroy();
+      resolve();
+    });
+    socket.once("timeout", () => {
+      socket.destroy();
+      reject(new Error(`no connection within ${timeoutMs} ms`));
+    });
+    socket.once("error", reject);
+  });
 }
 
 /** Polls `check` until it succeeds or `timeoutMs` passes. */

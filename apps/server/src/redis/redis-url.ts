@@ -1,80 +1,19 @@
-// What REDIS_URL names: one Redis, a Redis Cluster (several seed nodes) or a Sentinel-watched
-// master (docs/configuration.md). Parsed once here; RedisConnections makes clients from the result.
+// What REDIS_URL names, read by @gadget/services (which `pnpm start` shares); here its refusal
+// becomes the server's `invalid_environment` error. RedisConnections makes clients from the result.
 import { UserError } from "@gadget/protocol";
+import { parseRedisUrl as parseTarget, type RedisTarget, RedisUrlError } from "@gadget/services";
 
-export interface RedisNode {
-  host: string;
-  port: number;
-}
-
-interface Credentials {
-  username: string | undefined;
-  password: string | undefined;
-  /** `rediss`: TLS to every node. */
-  tls: boolean;
-}
-
-export type RedisTarget =
-  | ({ kind: "single"; url: string } & Credentials)
-  | ({ kind: "cluster"; nodes: RedisNode[] } & Credentials)
-  | ({ kind: "sentinel"; sentinels: RedisNode[]; masterName: string; db: number } & Credentials);
-
-const form = /^(rediss?)(\+(cluster|sentinel))?:\/\/(?:([^@/]*)@)?([^/?#]+)(\/[^?#]*)?$/;
-
-/** A REDIS_URL that does not say where Redis is. */
-const invalid = (message: string) => new UserError("invalid_environment", message);
+export { type RedisNode, type RedisTarget, redactRedisUrl } from "@gadget/services";
 
 /**
- * Reads REDIS_URL. `redis://host:port` is one Redis; several hosts separated by commas
- * (`redis://a:7000,b:7001`) or `redis+cluster://` are a Redis Cluster's seed nodes;
- * `redis+sentinel://host:26379,host:26380/mymaster` is the master `mymaster` that those
- * Sentinels watch. `rediss` asks for TLS; `user:password@` before the hosts is the nodes' login.
+ * Reads REDIS_URL (one Redis, a Redis Cluster's seed nodes, or a Sentinel-watched master).
  * @example parseRedisUrl("redis+sentinel://127.0.0.1:26379/mymaster").kind === "sentinel"
  */
 export function parseRedisUrl(url: string): RedisTarget {
-  const match = form.exec(url);
-  if (!match) {
-    throw invalid(
-      "must be redis://host:port, a list redis://host:port,host:port (Redis Cluster) or redis+sentinel://host:port,…/mastername",
-    );
+  try {
+    return parseTarget(url);
+  } catch (error) {
+    if (error instanceof RedisUrlError) throw new UserError("invalid_environment", error.message);
+    throw error;
   }
-  const [, scheme, , mode, login, hostList, path = ""] = match;
-  const credentials = readLogin(login, scheme === "rediss");
-  const nodes = hostList!.split(",").map((part) => parseNode(part, mode === "sentinel"));
-  if (mode === "sentinel") {
-    const [masterName, db = "0", ...rest] = path.split("/").filter(Boolean);
-    if (!masterName || rest.length > 0 || !/^\d+$/.test(db)) {
-      throw invalid("a Sentinel URL ends in /mastername (or /mastername/db)");
-    }
-    return { kind: "sentinel", sentinels: nodes, masterName, db: Number(db), ...credentials };
-  }
-  if (mode === "cluster" || nodes.length > 1) {
-    if (path !== "" && path !== "/") {
-      throw invalid("a Redis Cluster has only database 0: no /db after its nodes");
-    }
-    return { kind: "cluster", nodes, ...credentials };
-  }
-  return { kind: "single", url, ...credentials };
-}
-
-function readLogin(login: string | undefined, tls: boolean): Credentials {
-  if (!login) return { username: undefined, password: undefined, tls };
-  const colon = login.indexOf(":");
-  const username = decodeURIComponent(colon < 0 ? login : login.slice(0, colon));
-  const password = colon < 0 ? undefined : decodeURIComponent(login.slice(colon + 1));
-  return { username: username || undefined, password, tls };
-}
-
-function parseNode(text: string, sentinel: boolean): RedisNode {
-  const match = /^(\[[0-9a-fA-F:.]+\]|[^:[\]]+)(?::(\d{1,5}))?$/.exec(text.trim());
-  const port = Number(match?.[2] ?? (sentinel ? 26379 : 6379));
-  if (!match || port < 1 || port > 65535) {
-    throw invalid(`"${text}" is not host:port`);
-  }
-  return { host: match[1]!.replace(/^\[|\]$/g, ""), port };
-}
-
-/** The URL with its password left out, for logs and error messages. */
-export function redactRedisUrl(url: string): string {
-  return url.replace(/^([^:]+:\/\/)([^@/]*:)[^@/]*@/, "$1$2***@");
 }
