@@ -331,17 +331,18 @@ export async function createGadgetServer(input: ServerConfig): Promise<GadgetSer
     concurrency: config.dispatchConcurrency,
   });
   jobs.work<DeliveryJob>("webhooks", (job) => webhooks.process(job), { concurrency: 16 });
+  void webhooks
+    .requeuePending()
+    .catch((error: unknown) => logger.warn({ err: error }, "requeue failed"));
   sweeper.start();
   signIns.start();
   // Redis back after an outage may have come back empty: its indexes are rebuilt from the
   // database and queued turns enqueued again now, not at the next periodic repair.
   connections.onReturn(() => {
     health.succeeded("redis");
-    void sweeper
-      .recover()
-      .catch((error: unknown) =>
-        logger.warn({ err: error }, "recovery after Redis came back failed"),
-      );
+    void Promise.all([sweeper.recover(), webhooks.requeuePending()]).catch((error: unknown) =>
+      logger.warn({ err: error }, "recovery after Redis came back failed"),
+    );
   });
 
   await http.listen({ port: config.port, host: config.host });

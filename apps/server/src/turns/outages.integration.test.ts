@@ -26,6 +26,7 @@ import {
 } from "../testing/api-client.ts";
 import { ScriptedDrone } from "../testing/scripted-drone.ts";
 import { startTestServer } from "../testing/test-server.ts";
+import { WebhookReceiver } from "../testing/webhook-receiver.ts";
 
 let base: string;
 let mongo: RestartableService;
@@ -47,6 +48,9 @@ beforeAll(async () => {
       droneGraceMs: 20_000,
       storageRetryMs: 1_000,
       redisCommandTimeoutMs: 2_000,
+      // A loopback webhook receiver, whose failed delivery is retried only after the outage.
+      allowPrivateNetwork: true,
+      webhookRetryDelayMs: 60_000,
     },
     "outages",
   );
@@ -205,6 +209,52 @@ describe("Redis goes away and comes back empty", () => {
     expect(events.map((event) => event.seq)).toEqual(events.map((_, index) => index + 1));
     expect(events.filter((event) => event.type === "done")).toHaveLength(1);
   }, 60_000);
+});
+
+describe("Redis comes back empty", () => {
+  it("sends a webhook delivery whose retry was queued in the Redis that was lost", async () => {
+    const target = await WebhookReceiver.start();
+    try {
+      target.answers = [500];
+      const { user, drone, turnId, nextSeq } = await runningTurn("webhook-outage");
+      const created = await user.post("/api/webhooks", {
+        url: target.url,
+        events: ["turn.failed"],
+      });
+      const webhookId: string = created.body.webhook._id;
+      await sendUntilStored(drone, turnId, nextSeq, [
+        agentEvent("error", { code: "provider_auth", message: "bad key" }),
+        agentEvent("done", { reason: "error", passes: 1, totalCost: 0 }),
+      ]);
+      // The first attempt fails; its retry waits in Redis (a minute away, as this server says).
+      await target.waitForCount(1);
+      await waitFor(
+        async () =>
+          (await user.get(`/api/webhooks/${webhookId}/deliveries`)).body.deliveries[0]?.attempts ===
+          1,
+        10_000,
+        "the first attempt recorded",
+      );
+      await redis.kill();
+      await redis.start();
+      await target.waitForCount(2, 30_000);
+      const [delivery] = await waitFor(
+        async () => {
+          const listed = (await user.get(`/api/webhooks/${webhookId}/deliveries`)).body.deliveries;
+          return listed[0]?.status === "delivered" ? listed : null;
+        },
+        10_000,
+        "the delivery delivered",
+      );
+      expect(delivery).toMatchObject({ attempts: 2, lastStatusCode: 200 });
+      expect(target.received.map((item) => item.payload.event)).toEqual([
+        "turn.failed",
+        "turn.failed",
+      ]);
+    } finally {
+      await target.close();
+    }
+  }, 90_000);
 });
 
 describe("a hostile drone", () => {

@@ -208,7 +208,7 @@ export class Webhooks {
   private async enqueue(
     delivery: Pick<WebhookDeliveryDocument, "_id" | "webhook" | "user" | "event" | "turn" | "body">,
   ): Promise<WebhookDeliveryDocument> {
-    const { models, config } = this.dependencies;
+    const { models } = this.dependencies;
     let stored: WebhookDeliveryDocument;
     try {
       stored = (await models.WebhookDelivery.create(delivery)).toObject();
@@ -219,19 +219,44 @@ export class Webhooks {
         delivery._id,
       ).lean()) as WebhookDeliveryDocument;
     }
-    await this.dependencies.queue.add(
-      "deliver",
-      { deliveryId: delivery._id, webhookId: String(delivery.webhook) },
-      {
-        jobId: delivery._id,
+    await this.dependencies.queue.addBulk([this.job(delivery._id, String(delivery.webhook))]);
+    await this.prune(String(delivery.webhook));
+    return stored;
+  }
+
+  /**
+   * Queues every delivery still pending again: Redis may have come back without its jobs, or an
+   * upgrade left them under an old queue name. A job still queued is left as it is (the job id is
+   * the delivery's), so any server may call this at any time; answers how many were pending.
+   */
+  async requeuePending(): Promise<number> {
+    const pending = await this.dependencies.models.WebhookDelivery.find(
+      { status: "pending", createdAt: { $gte: new Date(Date.now() - keepDeliveriesMs) } },
+      { _id: 1, webhook: 1 },
+    ).lean();
+    for (let start = 0; start < pending.length; start += 500) {
+      const chunk = pending.slice(start, start + 500);
+      await this.dependencies.queue.addBulk(
+        chunk.map((delivery) => this.job(delivery._id, String(delivery.webhook))),
+      );
+    }
+    return pending.length;
+  }
+
+  /** The job of one delivery: its id is the delivery's, so it is queued at most once. */
+  private job(deliveryId: string, webhookId: string) {
+    const { config } = this.dependencies;
+    return {
+      name: "deliver",
+      data: { deliveryId, webhookId },
+      opts: {
+        jobId: deliveryId,
         attempts: config.webhookAttempts,
         backoff: { type: "exponential", delay: config.webhookRetryDelayMs },
         removeOnComplete: { age: keepJobsSeconds },
         removeOnFail: { age: keepJobsSeconds },
       },
-    );
-    await this.prune(String(delivery.webhook));
-    return stored;
+    };
   }
 
   /** Removes a webhook's deliveries past their keeping time, at most hourly per process. */

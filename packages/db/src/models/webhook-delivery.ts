@@ -43,6 +43,8 @@ export const webhookDeliverySchema = new Schema<WebhookDeliveryDocument>(
   { versionKey: false },
 );
 webhookDeliverySchema.index({ webhook: 1, createdAt: -1 });
+// The deliveries a server queues again at start and when Redis comes back (Webhooks.requeuePending).
+webhookDeliverySchema.index({ status: 1, createdAt: 1 });
 
 export function webhookDeliveryModel(connection: Connection) {
   return connection.model<WebhookDeliveryDocument>(
