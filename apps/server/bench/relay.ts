@@ -164,15 +164,15 @@ export async function benchRelay(env: Env, load: RelayLoad) {
       )),
     );
     await sleep(500);
-    /** Posts `load.turns` turns in a new session, waits until each is dispatched, subscribes a browser to each. */
+    /** Posts `load.turns` turns, each in a new session, waits until each is dispatched, subscribes a browser to each. */
     const startTurns = async (label: string) => {
-      const session = await user.post(`/api/projects/${workspace.projectId}/sessions`, {
-        name: label,
-      });
-      const sessionId = String(session.body.session._id);
       const turnIds: string[] = [];
       for (let index = 0; index < load.turns; index++) {
-        const posted = await user.post(`/api/sessions/${sessionId}/turns`, {
+        // A session per turn: a session's turns run one at a time (its queue), and these run at once.
+        const session = await user.post(`/api/projects/${workspace.projectId}/sessions`, {
+          name: `${label} ${index}`,
+        });
+        const posted = await user.post(`/api/sessions/${session.body.session._id}/turns`, {
           prompt: `${label} ${index}`,
           providerId: workspace.providerId,
         });
