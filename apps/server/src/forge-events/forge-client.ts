@@ -26,6 +26,8 @@ export interface ForgeClientOptions {
 
 /** Gitea's pages hold this many items at most (its `MAX_RESPONSE_ITEMS` default). */
 const pageSize = 50;
+/** The states of a review its author submitted (not pending, not a review request). */
+const submitted = ["COMMENT", "APPROVED", "REQUEST_CHANGES"];
 /** Open pull requests looked through for a commit's: this many pages, newest updated first. */
 const pullPages = 4;
 
@@ -128,7 +130,7 @@ export class ForgeClient {
       .filter(
         (entry) =>
           entry.user?.login === reviewer &&
-          entry.state !== "PENDING" &&
+          submitted.includes(entry.state ?? "") &&
           (entry.body ?? "").trim() === text.trim(),
       )
       .sort((left, right) => right.id - left.id)[0];
