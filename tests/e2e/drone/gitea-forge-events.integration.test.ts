@@ -507,10 +507,30 @@ describe("work that starts on a real Gitea", { timeout: 180_000 }, () => {
       expect(sent).toContain(`run ${run}: 3 tests failed`);
       expect(sent).toContain(`Details: http://ci.example/runs/${run}`);
       expect(turn.delivery).toMatchObject({ pullRequestUrl: pull.html_url, error: null });
+      if (run === 1) {
+        // Another job of the same CI run fails on the same commit: one follow-up per commit.
+        const others = (await statusDeliveries()).length;
+        const lint = await stage.gitea.api(
+          "POST",
+          `/repos/${repository.fullName}/statuses/${head}`,
+          { body: { state: "failure", context: "ci/lint" }, token: alice.token },
+        );
+        expect(lint.status).toBe(201);
+        const again = await decided(
+          "the second failing job",
+          (entry) => entry.event === "status",
+          others,
+        );
+        expect(again).toMatchObject({
+          outcome: "ignored",
+          reason: `a failing status on ${head.slice(0, 12)} was followed up already`,
+        });
+      }
       head = await headAt(turn.delivery.commit);
     }
 
-    // A third in a row waits for a person; a status on a commit that is no longer the head, too.
+    // A third in a row waits for a person; a status on a commit no open pull request heads (main's
+    // own CI) starts nothing.
     let before = (await statusDeliveries()).length;
     await setStatus(head, "failure", 3);
     const third = await decided(
@@ -524,11 +544,15 @@ describe("work that starts on a real Gitea", { timeout: 180_000 }, () => {
       turnId: null,
     });
     before = (await statusDeliveries()).length;
-    await setStatus(first, "failure", 4);
-    const stale = await decided("the stale status", (entry) => entry.event === "status", before);
-    expect(stale).toMatchObject({
+    const main = await stage.gitea.api<{ commit: { id: string } }>(
+      "GET",
+      `/repos/${repository.fullName}/branches/main`,
+    );
+    await setStatus(main.body.commit.id, "failure", 4);
+    const onMain = await decided("the status on main", (entry) => entry.event === "status", before);
+    expect(onMain).toMatchObject({
       outcome: "ignored",
-      reason: `${first.slice(0, 12)} is the head of no open pull request`,
+      reason: `${main.body.commit.id.slice(0, 12)} is the head of no open pull request`,
     });
   });
 

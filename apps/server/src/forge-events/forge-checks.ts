@@ -1,8 +1,8 @@
 // Follow-ups the forge's own reports ask for, when a project opted in (`checkFollowUps`): a
 // failed check run (GitHub) or a failing commit status (Gitea) on the head of a session's pull
 // request. The report's sender is the CI, so no permission is asked (Gitea lets only writers set
-// a status); a session gets two such follow-ups in a row at most, so a check its turns cannot fix
-// stops costing.
+// a status); a commit gets one status follow-up, and a session two report follow-ups in a row at
+// most, so a check its turns cannot fix stops costing.
 import type { Models, ProjectDocument } from "@gadget/db";
 import type { ForgeEventsSettings, ForgeHookEvent } from "@gadget/protocol";
 import type { Types } from "mongoose";
@@ -57,6 +57,16 @@ export async function decideStatus(
   }
   if (!forge || project.forge?.kind !== "gitea") {
     return { ignored: "commit statuses are followed up from Gitea only (GitHub: check runs)" };
+  }
+  // CI sets one status per job: the first failing one on a commit follows up, not each.
+  const before = await models.ForgeEvent.exists({
+    project: project._id,
+    event: "status",
+    commit: event.sha,
+    outcome: "followed_up",
+  });
+  if (before) {
+    return { ignored: `a failing status on ${event.sha.slice(0, 12)} was followed up already` };
   }
   let pull: { number: number; url: string } | null;
   try {

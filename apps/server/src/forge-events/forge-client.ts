@@ -139,10 +139,12 @@ export class ForgeClient {
     const comments = await this.#call("GET", `${reviews}/${review.id}/comments`, undefined, signal);
     this.#expect(comments, "list the review's comments");
     const lines = Array.isArray(comments.json) ? (comments.json as GiteaReviewComment[]) : [];
+    const lineNumber = (value: unknown) =>
+      typeof value === "number" && Number.isInteger(value) && value > 0 ? value : null;
     return lines.map((entry) => ({
       path: String(entry.path ?? ""),
-      line: entry.position || entry.original_position || null,
-      oldSide: !entry.position && Boolean(entry.original_position),
+      line: lineNumber(entry.position) ?? lineNumber(entry.original_position),
+      oldSide: !lineNumber(entry.position) && lineNumber(entry.original_position) !== null,
       hunk: String(entry.diff_hunk ?? ""),
       body: String(entry.body ?? ""),
     }));

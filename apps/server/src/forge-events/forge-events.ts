@@ -170,7 +170,7 @@ export class ForgeEvents {
       sender: event.sender.login,
       ...("issue" in event
         ? { number: event.issue.number, onPullRequest: event.issue.isPullRequest }
-        : {}),
+        : { commit: event.sha }),
     });
     const decision = await this.decide(project, forge.events ?? null, event);
     if ("ignored" in decision) {
