@@ -1,8 +1,9 @@
 // Work that starts on the forge. The forge's webhook delivery is proven by its signature, claimed
 // by its delivery id (a repeat is answered, not acted on), read at the edge, and decided: an issue
 // labelled, assigned or commented with the trigger starts a turn in the session `issue-<n>`; a
-// trigger comment or review comment on a session's pull request follows up in that session. Only
-// senders the forge says may write are obeyed. Every delivery is recorded with what it did.
+// trigger comment or review comment on a session's pull request follows up in that session (Gitea's
+// reviews in forge-reviews.ts, failed checks and commit statuses in forge-checks.ts). Only senders
+// the forge says may write are obeyed. Every delivery is recorded with what it did.
 import { randomBytes } from "node:crypto";
 import type { ChatTurnDocument, ForgeEventDocument, Models, ProjectDocument } from "@gadget/db";
 import { isDuplicateKeyError } from "@gadget/db";
@@ -282,6 +283,7 @@ export class ForgeEvents {
             };
       }
     }
+    // Obeyed only when the forge itself says the sender may write to the repository.
     return (await senderRefusal(this.client(project), event.sender)) ?? { start };
   }
 
