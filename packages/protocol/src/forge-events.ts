@@ -6,7 +6,8 @@ import { dateSchema } from "./common.ts";
 /**
  * What starts work: an issue labelled `label` or assigned to `assignee`, a comment with `trigger`;
  * on a session's pull request, a comment or review comment with `trigger` (`reviewFollowUps`).
- * `checkFollowUps`: a failed check on a session's pull request follows up (GitHub's check runs).
+ * `checkFollowUps`: a failed check on a session's pull request follows up (GitHub's check runs,
+ * Gitea's failing commit statuses).
  */
 export const forgeEventsSettingsSchema = z
   .object({

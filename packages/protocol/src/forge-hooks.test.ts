@@ -106,6 +106,54 @@ describe("forge webhook bodies", () => {
     });
   });
 
+  it("reads Gitea's review as its text only, its line comments to be asked for", () => {
+    const review = readForgeHook("gitea", "pull_request_comment", {
+      action: "reviewed",
+      number: 4,
+      pull_request: { number: 4, title: "Fix", body: null, html_url: "http://gitea/pulls/4" },
+      review: { type: "pull_request_review_comment", content: "" },
+      sender,
+    });
+    expect(review).toMatchObject({
+      event: {
+        type: "comment",
+        action: "created",
+        review: true,
+        fetchLines: true,
+        issue: { number: 4, isPullRequest: true },
+        comment: { body: "", path: null, line: null, hunk: null },
+      },
+    });
+  });
+
+  it("reads Gitea's commit status: the commit, its state, context, description and link", () => {
+    const sha = "0123456789ABCDEF0123456789abcdef01234567";
+    const status = readForgeHook("gitea", "status", {
+      sha,
+      state: "failure",
+      context: "ci/test",
+      description: "3 tests failed",
+      target_url: "http://ci.example/7",
+      sender,
+    });
+    expect(status).toEqual({
+      event: {
+        type: "status",
+        action: "failure",
+        sha: sha.toLowerCase(),
+        status: {
+          context: "ci/test",
+          description: "3 tests failed",
+          targetUrl: "http://ci.example/7",
+        },
+        sender: { login: "ada", id: 7 },
+      },
+    });
+    expect(() =>
+      readForgeHook("gitea", "status", { ...{ sha: "not a sha" }, state: "failure", sender }),
+    ).toThrow(/^Invalid status event: sha: .*; context: /);
+  });
+
   it("refuses a body that is not its event's with the fields that are wrong, and ignores other events", () => {
     expect(() =>
       readForgeHook("github", "issue_comment", {

@@ -1,10 +1,13 @@
 // The bodies a forge's webhook sends that can start work, checked at the edge and read into one
 // shape: GitHub's and Gitea's (which sends GitHub's layout) `issues`, `issue_comment`, review
-// comments, and GitLab's issue and note hooks. Everything in them is untrusted: titles, bodies and
-// comments go to the model as a repository's README would.
+// comments, check runs and commit statuses, and GitLab's issue and note hooks. Everything in them
+// is untrusted: titles, bodies and comments go to the model as a repository's README would.
 import { z } from "zod";
 import type { ForgeKind } from "./delivery.ts";
 import { UserError } from "./errors.ts";
+import type { ForgeHookReading, ForgeIssue } from "./forge-hook-events.ts";
+
+export type * from "./forge-hook-events.ts";
 
 const text = (max: number) =>
   z
@@ -72,6 +75,16 @@ const giteaReview = z.object({
   sender: user,
 });
 
+/** A commit status as Gitea sends it (GitHub's `status` event has the same fields). */
+const commitStatus = z.object({
+  sha: z.string().regex(/^[0-9a-f]{7,64}$/i),
+  state: z.string().max(50),
+  context: z.string().max(255),
+  description: text(1000),
+  target_url: text(2048),
+  sender: user,
+});
+
 /** GitHub's check run: its conclusion and output, and the pull requests whose head it ran on. */
 const githubCheckRun = z.object({
   action: z.string().max(100),
@@ -126,62 +139,6 @@ const gitlabNoteHook = z.object({
   issue: gitlabIssue.nullish(),
   merge_request: gitlabIssue.nullish(),
 });
-
-/** Who sent an event, as the forge names them (GitLab's numeric id asks for its access). */
-export interface ForgeSender {
-  login: string;
-  id: number | null;
-}
-
-/** An issue's fields the prompt and the session need. */
-export interface ForgeIssue {
-  number: number;
-  title: string;
-  body: string;
-  url: string;
-  isPullRequest: boolean;
-}
-
-/** An event that may start work, whatever the forge. */
-export type ForgeHookEvent =
-  | {
-      type: "issue";
-      action: string;
-      issue: ForgeIssue;
-      /** The labels now on the issue, and the one just added when the forge says so. */
-      labels: string[];
-      addedLabel: string | null;
-      assignees: string[];
-      addedAssignee: string | null;
-      sender: ForgeSender;
-    }
-  | {
-      type: "comment";
-      action: string;
-      issue: ForgeIssue;
-      comment: {
-        id: number;
-        body: string;
-        url: string | null;
-        path: string | null;
-        line: number | null;
-        hunk: string | null;
-      };
-      /** A review comment (on the diff), not a conversation comment. */
-      review: boolean;
-      sender: ForgeSender;
-    }
-  | {
-      type: "check";
-      action: string;
-      /** The pull request whose head the check ran on. */
-      issue: ForgeIssue;
-      check: { name: string; conclusion: string | null; output: string };
-      sender: ForgeSender;
-    };
-
-/** The event is read, or not one that starts work (the reason says which). */
-export type ForgeHookReading = { event: ForgeHookEvent } | { ignored: string };
 
 /** Parses with `schema`, or throws a 400 naming the fields that are wrong. */
 function parse<T extends z.ZodType>(schema: T, body: unknown, eventName: string): z.output<T> {
@@ -252,9 +209,10 @@ function readGithubLike(eventName: string, body: unknown): ForgeHookReading {
         },
       };
     }
-    // Gitea's review events: the review's text.
+    // Gitea's review events: the review's text; its line comments are not sent.
     case "pull_request_comment":
-    case "pull_request_rejected": {
+    case "pull_request_rejected":
+    case "pull_request_approved": {
       const hook = parse(giteaReview, body, eventName);
       return {
         event: {
@@ -270,6 +228,23 @@ function readGithubLike(eventName: string, body: unknown): ForgeHookReading {
             hunk: null,
           },
           review: true,
+          fetchLines: true,
+          sender: sender(hook.sender.login, hook.sender.id),
+        },
+      };
+    }
+    case "status": {
+      const hook = parse(commitStatus, body, eventName);
+      return {
+        event: {
+          type: "status",
+          action: hook.state,
+          sha: hook.sha.toLowerCase(),
+          status: {
+            context: hook.context,
+            description: hook.description,
+            targetUrl: hook.target_url || null,
+          },
           sender: sender(hook.sender.login, hook.sender.id),
         },
       };

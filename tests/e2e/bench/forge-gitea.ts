@@ -2,11 +2,14 @@
 // drone's client beside the same API calls made by hand with fetch, round by round (which goes
 // first alternating); and a forge event's signed delivery to the server's answer with its turn
 // queued, and on to its work order in a drone's hands (the sender's permission asked of Gitea in
-// between; Gitea's own webhook latency aside: the deliveries are sent directly).
+// between; Gitea's own webhook latency aside: the deliveries are sent directly); the same for a
+// Gitea review on a session's pull request, whose line comments are asked of Gitea beside the
+// permission (its webhook does not carry them).
 import { createHmac } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { agentEvent } from "@gadget/protocol";
 import { startTestServer } from "@gadget/server/testing";
 import { findRepoRoot, startGitea, startServices } from "@gadget/services";
 import { markdownTable, summarize, time } from "@gadget/testkit/measure";
@@ -51,6 +54,7 @@ try {
   }
   const open = { drone: [] as number[], hand: [] as number[] };
   const update = { drone: [] as number[], hand: [] as number[] };
+  let firstPull = { url: "", number: 0 };
   for (let round = 0; round < rounds; round++) {
     let droneNumber = 0;
     let handNumber = 0;
@@ -65,6 +69,7 @@ try {
       });
       if (!outcome.pullRequest) throw new Error(outcome.error);
       droneNumber = outcome.pullRequest.number;
+      if (round === 0) firstPull = outcome.pullRequest;
     };
     const handOpen = async () => {
       const response = await fetch(pulls, {
@@ -126,6 +131,8 @@ try {
   );
   const answered: number[] = [];
   const dispatched: number[] = [];
+  const reviewAnswered: number[] = [];
+  const reviewDispatched: number[] = [];
   try {
     const user = await signup(server.url, "forge-bench");
     await user.post("/api/providers", {
@@ -151,6 +158,7 @@ try {
       credential,
       capacity: rounds,
     });
+    let firstTurn = "";
     for (let round = 0; round < rounds; round++) {
       const issue = await gitea.api<{ number: number; html_url: string }>(
         "POST",
@@ -185,9 +193,91 @@ try {
         }),
       );
       // Measured from the same send: the turn's work order in the drone's hands.
+      let order = "";
       dispatched.push(
-        (answered.at(-1) as number) + (await time(() => drone.nextWorkOrder(10_000))),
+        (answered.at(-1) as number) +
+          (await time(async () => {
+            order = (await drone.nextWorkOrder(10_000)).turnId;
+          })),
       );
+      if (round === 0) firstTurn = order;
+    }
+
+    // A Gitea review on the first issue session's pull request: the session learns its pull
+    // request from its turn's delivery, and Gitea holds a real review with a line comment.
+    const done = async (turnId: string, extra: ReturnType<typeof agentEvent>[] = []) => {
+      const ack = await drone.stream(turnId, [
+        ...extra,
+        agentEvent("done", { reason: "completed", passes: 1, totalCost: 0 }),
+      ]);
+      if (!ack.ok) throw new Error(`done refused: ${JSON.stringify(ack)}`);
+    };
+    await done(firstTurn, [
+      agentEvent("delivery", {
+        branch: "drone-0",
+        commit: null,
+        pushed: true,
+        pullRequestUrl: firstPull.url,
+        pullRequestNumber: firstPull.number,
+      }),
+    ]);
+    const reviewText = "@gadget have a look";
+    const reviewed = await gitea.api(
+      "POST",
+      `/repos/${repository.fullName}/pulls/${firstPull.number}/reviews`,
+      {
+        body: {
+          event: "COMMENT",
+          body: reviewText,
+          comments: [{ path: "drone-0.txt", body: "@gadget say why", new_position: 1 }],
+        },
+      },
+    );
+    if (reviewed.status !== 200) throw new Error(`review: ${reviewed.status}`);
+    for (let round = 0; round < rounds; round++) {
+      const body = JSON.stringify({
+        action: "reviewed",
+        number: firstPull.number,
+        pull_request: {
+          number: firstPull.number,
+          title: "Drone 0",
+          body: "",
+          html_url: firstPull.url,
+        },
+        review: { type: "pull_request_review_comment", content: reviewText },
+        sender: { login: gitea.admin.name },
+      });
+      const signature = createHmac("sha256", secret).update(body).digest("hex");
+      let turnId = "";
+      reviewAnswered.push(
+        await time(async () => {
+          const response = await fetch(url, {
+            method: "POST",
+            headers: {
+              "content-type": "application/json",
+              "x-gitea-event": "pull_request_comment",
+              "x-gitea-delivery": `bench-review-${round}`,
+              "x-gitea-signature": signature,
+            },
+            body,
+          });
+          if (response.status !== 202) throw new Error(`answered ${response.status}`);
+          turnId = ((await response.json()) as { turnId: string }).turnId;
+        }),
+      );
+      let order: { turnId: string; prompt: string } | null = null;
+      reviewDispatched.push(
+        (reviewAnswered.at(-1) as number) +
+          (await time(async () => {
+            order = await drone.nextWorkOrder(10_000);
+          })),
+      );
+      const taken = order as { turnId: string; prompt: string } | null;
+      if (taken?.turnId !== turnId || !taken.prompt.includes("File: drone-0.txt, line 1")) {
+        throw new Error("the review's work order was not its turn's, or had no line comment");
+      }
+      // The session's next follow-up dispatches only once this one has ended.
+      await done(turnId);
     }
     await drone.close();
   } finally {
@@ -217,6 +307,8 @@ try {
         ratio("update: ratio", update.drone, update.hand),
         row("forge event: signed delivery → 202, turn queued", answered),
         row("forge event: signed delivery → the work order on a drone", dispatched),
+        row("Gitea review (lines asked of Gitea) → 202, turn queued", reviewAnswered),
+        row("Gitea review (lines asked of Gitea) → the work order on a drone", reviewDispatched),
       ],
     ),
   );

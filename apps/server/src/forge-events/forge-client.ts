@@ -1,6 +1,8 @@
 // What the server itself asks of a project's forge, through the outbound policy with the
-// project's token: whether a sender may write to the repository, and the one comment that says
-// a turn started and, edited, how it ended. GitHub and Gitea share the calls; GitLab has notes.
+// project's token: whether a sender may write to the repository, the one comment that says a
+// turn started and, edited, how it ended, and what Gitea's webhooks leave out (a review's line
+// comments, the open pull request a commit is the head of). GitHub and Gitea share the calls;
+// GitLab has notes.
 
 import type { ForgeSender } from "@gadget/protocol";
 import {
@@ -20,6 +22,23 @@ export interface ForgeClientOptions {
   forge: WorkOrderForge;
   gitUrl: string;
   fetch: typeof fetch;
+}
+
+/** Gitea's pages hold this many items at most (its `MAX_RESPONSE_ITEMS` default). */
+const pageSize = 50;
+/** The states of a review its author submitted (not pending, not a review request). */
+const submitted = ["COMMENT", "APPROVED", "REQUEST_CHANGES"];
+/** Open pull requests looked through for a commit's: this many pages, newest updated first. */
+const pullPages = 4;
+
+/** One line comment of a review: where it points, the diff around it, what it says. */
+export interface ReviewLine {
+  path: string;
+  line: number | null;
+  /** Whether `line` is in the old file (a removed line), not the new one. */
+  oldSide: boolean;
+  hunk: string;
+  body: string;
 }
 
 /** Where a comment goes: an issue, or a pull request (GitLab: merge request). */
@@ -80,6 +99,76 @@ export class ForgeClient {
     this.#expect(answer, "edit its comment");
   }
 
+  /**
+   * The line comments of the review `reviewer` just submitted on pull request `number` (Gitea
+   * sends a review's text, not its id nor its lines): the newest of their submitted reviews whose
+   * text is `text`, and its comments.
+   */
+  async reviewLines(
+    number: number,
+    reviewer: string,
+    text: string,
+    signal?: AbortSignal,
+  ): Promise<ReviewLine[]> {
+    const reviews = `${this.repository.apiPath}/pulls/${number}/reviews`;
+    let answer = await this.#call("GET", `${reviews}?limit=${pageSize}&page=1`, undefined, signal);
+    this.#expect(answer, "list the pull request's reviews");
+    // Oldest first, by pages: the newest are on the last one.
+    const total = Number(answer.headers.get("x-total-count") ?? 0);
+    if (total > pageSize) {
+      const last = Math.ceil(total / pageSize);
+      answer = await this.#call(
+        "GET",
+        `${reviews}?limit=${pageSize}&page=${last}`,
+        undefined,
+        signal,
+      );
+      this.#expect(answer, "list the pull request's reviews");
+    }
+    const listed = Array.isArray(answer.json) ? (answer.json as GiteaReview[]) : [];
+    const review = listed
+      .filter(
+        (entry) =>
+          entry.user?.login === reviewer &&
+          submitted.includes(entry.state ?? "") &&
+          (entry.body ?? "").trim() === text.trim(),
+      )
+      .sort((left, right) => right.id - left.id)[0];
+    if (!review) throw new Error(`found no review by @${reviewer} on #${number}`);
+    if (!review.comments_count) return [];
+    const comments = await this.#call("GET", `${reviews}/${review.id}/comments`, undefined, signal);
+    this.#expect(comments, "list the review's comments");
+    const lines = Array.isArray(comments.json) ? (comments.json as GiteaReviewComment[]) : [];
+    const lineNumber = (value: unknown) =>
+      typeof value === "number" && Number.isInteger(value) && value > 0 ? value : null;
+    return lines.map((entry) => ({
+      path: String(entry.path ?? ""),
+      line: lineNumber(entry.position) ?? lineNumber(entry.original_position),
+      oldSide: !lineNumber(entry.position) && lineNumber(entry.original_position) !== null,
+      hunk: String(entry.diff_hunk ?? ""),
+      body: String(entry.body ?? ""),
+    }));
+  }
+
+  /**
+   * The number of the open pull request whose head is `sha`, or null: Gitea's commit status names
+   * the commit only. Looks through the most recently updated open pull requests.
+   */
+  async pullWithHead(sha: string): Promise<{ number: number; url: string } | null> {
+    for (let page = 1; page <= pullPages; page++) {
+      const answer = await this.#call(
+        "GET",
+        `${this.repository.apiPath}/pulls?state=open&sort=recentupdate&limit=${pageSize}&page=${page}`,
+      );
+      this.#expect(answer, "list the open pull requests");
+      const pulls = Array.isArray(answer.json) ? (answer.json as GiteaPull[]) : [];
+      const found = pulls.find((pull) => pull.head?.sha?.toLowerCase() === sha);
+      if (found) return { number: found.number, url: String(found.html_url ?? "") };
+      if (pulls.length < pageSize) return null;
+    }
+    return null;
+  }
+
   get #name(): string {
     return FORGE_NAMES[this.#options.forge.kind];
   }
@@ -105,7 +194,8 @@ export class ForgeClient {
     method: string,
     path: string,
     body?: object,
-  ): Promise<{ status: number; json: unknown }> {
+    signal?: AbortSignal,
+  ): Promise<{ status: number; json: unknown; headers: Headers }> {
     const { forge } = this.#options;
     const headers: Record<string, string> =
       forge.kind === "gitlab"
@@ -125,6 +215,7 @@ export class ForgeClient {
         ...(body ? { "Content-Type": "application/json" } : {}),
       },
       ...(body ? { body: JSON.stringify(body) } : {}),
+      ...(signal ? { signal } : {}),
     });
     const text = await response.text();
     let json: unknown = null;
@@ -133,8 +224,29 @@ export class ForgeClient {
     } catch {
       json = null;
     }
-    return { status: response.status, json };
+    return { status: response.status, json, headers: response.headers };
   }
+}
+
+/** The fields of Gitea's answers read here (its `PullReview`, `PullReviewComment`, `PullRequest`). */
+interface GiteaReview {
+  id: number;
+  user?: { login?: string } | null;
+  state?: string;
+  body?: string;
+  comments_count?: number;
+}
+interface GiteaReviewComment {
+  path?: string;
+  body?: string;
+  diff_hunk?: string;
+  position?: number;
+  original_position?: number;
+}
+interface GiteaPull {
+  number: number;
+  html_url?: string;
+  head?: { sha?: string } | null;
 }
 
 export { maxAnswerBytes as forgeAnswerBytes };

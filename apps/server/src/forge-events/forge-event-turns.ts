@@ -22,6 +22,9 @@ export interface StartRequest {
   prompt: string;
 }
 
+/** What a delivery asks for, once decided. */
+export type Decision = { ignored: string } | { start: StartRequest };
+
 export interface ForgeEventTurnsDependencies {
   models: Models;
   secretBox: SecretBox;
@@ -77,6 +80,9 @@ export class ForgeEventTurns {
         $set: {
           outcome: request.followUp ? "followed_up" : "started",
           reason: `turn ${turnId} started`,
+          // A commit status learns its pull request only once decided.
+          number: request.issue.number,
+          onPullRequest: request.issue.isPullRequest,
           session: sessionId,
           turn: turn._id,
         },

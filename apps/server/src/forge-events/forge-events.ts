@@ -1,8 +1,9 @@
 // Work that starts on the forge. The forge's webhook delivery is proven by its signature, claimed
 // by its delivery id (a repeat is answered, not acted on), read at the edge, and decided: an issue
 // labelled, assigned or commented with the trigger starts a turn in the session `issue-<n>`; a
-// trigger comment or review comment on a session's pull request follows up in that session. Only
-// senders the forge says may write are obeyed. Every delivery is recorded with what it did.
+// trigger comment or review comment on a session's pull request follows up in that session (Gitea's
+// reviews in forge-reviews.ts, failed checks and commit statuses in forge-checks.ts). Only senders
+// the forge says may write are obeyed. Every delivery is recorded with what it did.
 import { randomBytes } from "node:crypto";
 import type { ChatTurnDocument, ForgeEventDocument, Models, ProjectDocument } from "@gadget/db";
 import { isDuplicateKeyError } from "@gadget/db";
@@ -19,9 +20,11 @@ import { Types } from "mongoose";
 import type { SecretBox } from "../crypto/secret-box.ts";
 import { openForge } from "../dispatch/work-order.ts";
 import { ownedBy } from "../owned.ts";
+import { decideCheck, decideStatus } from "./forge-checks.ts";
 import { ForgeClient } from "./forge-client.ts";
-import type { ForgeEventTurns, StartRequest } from "./forge-event-turns.ts";
-import { checkPrompt, followUpPrompt, hasTrigger, issuePrompt } from "./forge-prompts.ts";
+import type { Decision, ForgeEventTurns, StartRequest } from "./forge-event-turns.ts";
+import { followUpPrompt, hasTrigger, issuePrompt } from "./forge-prompts.ts";
+import { decideReview, senderRefusal } from "./forge-reviews.ts";
 import {
   forgeDeliveryId,
   forgeEventName,
@@ -33,9 +36,6 @@ import {
 const listed = 50;
 /** How many deliveries a project keeps. */
 const kept = 500;
-/** Follow-ups a session gets for failed checks before a person asks again. */
-const maxCheckFollowUps = 2;
-const failedConclusions = ["failure", "timed_out"];
 
 export interface ForgeEventsDependencies {
   models: Models;
@@ -52,9 +52,6 @@ export interface ForgeEventsDependencies {
 export type ForgeEventAnswer =
   | { status: 202; body: { outcome: "started" | "followed_up"; sessionId: string; turnId: string } }
   | { status: 200; body: { ignored: string } };
-
-/** What a delivery asks for, once decided. */
-type Decision = { ignored: string } | { start: StartRequest };
 
 export class ForgeEvents {
   constructor(private readonly dependencies: ForgeEventsDependencies) {}
@@ -172,8 +169,9 @@ export class ForgeEvents {
     await settle({
       action: event.action,
       sender: event.sender.login,
-      number: event.issue.number,
-      onPullRequest: event.issue.isPullRequest,
+      ...("issue" in event
+        ? { number: event.issue.number, onPullRequest: event.issue.isPullRequest }
+        : { commit: event.sha }),
     });
     const decision = await this.decide(project, forge.events ?? null, event);
     if ("ignored" in decision) {
@@ -219,8 +217,11 @@ export class ForgeEvents {
   ): Promise<Decision> {
     const { models } = this.dependencies;
     if (!settings?.enabled) return { ignored: "forge events are off for this project" };
+    if (event.type === "check") return decideCheck(models, project, settings, event);
+    if (event.type === "status") {
+      return decideStatus(models, project, settings, event, this.clientOrNull(project));
+    }
     const { issue } = event;
-    if (event.type === "check") return this.decideCheck(project, settings, event);
     let start: StartRequest;
     if (event.type === "issue") {
       if (issue.isPullRequest) return { ignored: "pull requests are not started from" };
@@ -247,6 +248,10 @@ export class ForgeEvents {
     } else {
       if (event.action !== "created")
         return { ignored: `a comment ${event.action} starts no work` };
+      if (event.fetchLines) {
+        const { models, logger } = this.dependencies;
+        return decideReview({ models, logger }, this.client(project), project, settings, event);
+      }
       if (!hasTrigger(event.comment.body, settings.trigger)) {
         return { ignored: `the comment does not say ${settings.trigger}` };
       }
@@ -279,64 +284,7 @@ export class ForgeEvents {
       }
     }
     // Obeyed only when the forge itself says the sender may write to the repository.
-    const forge = this.client(project);
-    let allowed: boolean;
-    try {
-      allowed = await forge.canWrite(event.sender);
-    } catch (error) {
-      return {
-        ignored: `could not ask the forge about @${event.sender.login}: ${(error as Error).message}`,
-      };
-    }
-    if (!allowed) {
-      return { ignored: `@${event.sender.login} has no write access to ${forge.repository.name}` };
-    }
-    return { start };
-  }
-
-  /**
-   * A failed check on a session's pull request, when the project asked for check follow-ups. The
-   * check is the forge's own report (its sender is the CI), so no permission is asked; a session
-   * gets two check follow-ups in a row at most, so a check its turns cannot fix stops costing.
-   */
-  private async decideCheck(
-    project: ProjectDocument,
-    settings: ForgeEventsSettings,
-    event: Extract<ForgeHookEvent, { type: "check" }>,
-  ): Promise<Decision> {
-    const { models } = this.dependencies;
-    const { check, issue } = event;
-    if (!settings.checkFollowUps) return { ignored: "check follow-ups are off" };
-    if (event.action !== "completed" || !failedConclusions.includes(check.conclusion ?? "")) {
-      return { ignored: `the check ${check.name} did not fail` };
-    }
-    const session = await models.ChatSession.findOne({
-      project: project._id,
-      "pullRequest.number": issue.number,
-    })
-      .select({ _id: 1 })
-      .lean();
-    if (!session) return { ignored: `pull request #${issue.number} is not a session's` };
-    const lastAsked = await models.ForgeEvent.findOne({
-      session: session._id,
-      outcome: { $in: ["started", "followed_up"] },
-      event: { $ne: "check_run" },
-    })
-      .sort({ createdAt: -1 })
-      .select({ createdAt: 1 })
-      .lean();
-    const checksSince = await models.ForgeEvent.countDocuments({
-      session: session._id,
-      event: "check_run",
-      outcome: "followed_up",
-      ...(lastAsked ? { createdAt: { $gt: lastAsked.createdAt } } : {}),
-    });
-    if (checksSince >= maxCheckFollowUps) {
-      return {
-        ignored: `${maxCheckFollowUps} check follow-ups in a row already: a person asks for the next`,
-      };
-    }
-    return { start: { issue, followUp: true, session: session._id, prompt: checkPrompt(event) } };
+    return (await senderRefusal(this.client(project), event.sender)) ?? { start };
   }
 
   private repositoryName(project: ProjectDocument): string {
@@ -344,6 +292,14 @@ export class ForgeEvents {
       return this.client(project).repository.name;
     } catch {
       return project.name;
+    }
+  }
+
+  private clientOrNull(project: ProjectDocument): ForgeClient | null {
+    try {
+      return this.client(project);
+    } catch {
+      return null;
     }
   }
 

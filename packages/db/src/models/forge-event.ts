@@ -24,6 +24,8 @@ export interface ForgeEventDocument {
   turn: Types.ObjectId | null;
   /** The forge's id of the comment posted for the turn; null until posted. */
   comment: number | null;
+  /** The commit a commit status was on (one follow-up per failing commit); null otherwise. */
+  commit: string | null;
   createdAt: Date;
 }
 
@@ -42,6 +44,7 @@ export const forgeEventSchema = new Schema<ForgeEventDocument>(
     session: { type: Schema.Types.ObjectId, default: null, ref: "ChatSession" },
     turn: { type: Schema.Types.ObjectId, default: null, ref: "ChatTurn" },
     comment: { type: Number, default: null },
+    commit: { type: String, default: null },
     createdAt: { type: Date, required: true, default: () => new Date() },
   },
   { versionKey: false },
