@@ -318,6 +318,10 @@ export async function commitSessionWork(
   await gitOrThrow(
     [
       ...commitIdentity({ configuredKeys: hardened.keys }),
+      // The clone's housekeeping (`git maintenance run --auto`, a second git process) runs after
+      // the fetch that starts every turn, not after every commit as well.
+      "-c",
+      "maintenance.auto=false",
       "commit",
       "--no-verify",
       "--quiet",
