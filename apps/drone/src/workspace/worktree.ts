@@ -7,6 +7,7 @@ import path from "node:path";
 import { type CommitAuthor, SystemError, sessionBranch } from "@gadget/protocol";
 import { defuseGitControlFiles, gitOrThrow, type LeftOut, stageAll } from "@gadget/tools";
 import { type DroneGitOptions, droneGit, firstLine, readHardening } from "./git.ts";
+import { looseHeadCommit } from "./head-commit.ts";
 
 /** Where a session's worktree lives: `<workspaceRoot>/.worktrees/<slug>/<sessionId>`. */
 export function worktreeDirectory(workspaceRoot: string, slug: string, sessionId: string): string {
@@ -331,5 +332,7 @@ export async function commitSessionWork(
     ],
     git,
   );
-  return (await gitOrThrow(["rev-parse", "HEAD"], git)).trim();
+  return (
+    (await looseHeadCommit(directory)) ?? (await gitOrThrow(["rev-parse", "HEAD"], git)).trim()
+  );
 }
