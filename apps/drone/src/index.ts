@@ -8,6 +8,7 @@ export { type DroneSocket, EventSender } from "./streaming/sender.ts";
 export type { TurnProgress } from "./turn/progress.ts";
 export { ActiveTurn } from "./turn-runner.ts";
 export { pushSessionBranch } from "./workspace/delivery.ts";
+export { readHardening } from "./workspace/git.ts";
 export { prepareWorkspace } from "./workspace/prepare.ts";
 export { pruneIdleWorktrees, WorktreePruner } from "./workspace/prune.ts";
 export { rewindSession } from "./workspace/rewind.ts";

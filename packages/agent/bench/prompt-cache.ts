@@ -89,6 +89,17 @@ async function main(): Promise<void> {
     );
     console.log("|---|---|---|---|---|");
     for (const row of rows) console.log(row);
+    // What the last request has that the one before could not pass on, by kind of message.
+    const last = requests.at(-1)!;
+    const added = last.slice(equalPrefix(requests.at(-2)!, last));
+    const addedBy = (role: string) =>
+      size(added.slice(0, -1).filter((message) => message.role === role));
+    const firstAtTarget = shares.findIndex((_share, index) =>
+      shares.slice(index).every((later) => later >= 0.95),
+    );
+    console.log(
+      `\nNew in the last request (${size(added).toLocaleString("en")} characters): the model's answer ${addedBy("assistant").toLocaleString("en")}, its tool results ${addedBy("tool").toLocaleString("en")}, the state block ${size(added.slice(-1)).toLocaleString("en")}. Every prompt from pass ${firstAtTarget >= 0 ? firstAtTarget + 2 : "—"} on is ≥ 95% the previous one.`,
+    );
     console.log(
       `\nFrom pass 2 on: lowest ${(Math.min(...shares) * 100).toFixed(1)}%, median ${(percentile(shares, 50) * 100).toFixed(1)}% of each prompt (target ≥ 95%); of what could be kept, lowest ${(Math.min(...kept) * 100).toFixed(1)}%. The rest is what the previous pass added (its answer and tool results) and the state block.`,
     );

@@ -98,7 +98,11 @@ function formatLimit(
   return `${format(value)} of ${format(limit)} (${share}%)`;
 }
 
-/** The current-state block (docs/architecture.md): pass, budget used, goal and living document. */
+/**
+ * The current-state block (docs/architecture.md): pass, budget used, goal and living document.
+ * Only facts that change: it is new on every pass, so each character of it is sent uncached every
+ * time. How to act (parallel calls, answering without tools when done) is in the system prompt.
+ */
 export function currentStateBlock(state: TurnState, limits: TurnLimits, pass: number): string {
   const money = (value: number) => `$${value.toFixed(4)}`;
   const used = [
@@ -113,7 +117,6 @@ export function currentStateBlock(state: TurnState, limits: TurnLimits, pass: nu
     `Budget used: ${used}`,
     `### User goal\n${clip(state.goal, 2_000)}`,
     `### Living document\n${document || "Empty: nothing recorded yet."}`,
-    "Decide your next action. Call several tools at once when they are independent. When the goal is met, answer without tool calls.",
   ].join("\n\n");
 }
 

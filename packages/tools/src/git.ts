@@ -1,7 +1,7 @@
 // Runs git for the tools' own needs (snapshots, status), spawned without a shell.
 import { spawn } from "node:child_process";
 import { SystemError } from "@gadget/protocol";
-import { hardenedGit } from "@gadget/sandbox";
+import { type HardenedGit, hardenedGit } from "@gadget/sandbox";
 
 export interface GitResult {
   code: number | null;
@@ -20,6 +20,11 @@ export interface GitOptions {
   /** Written to git's standard input (e.g. `update-index --index-info`). Default: none. */
   input?: string;
   signal?: AbortSignal;
+  /**
+   * The hardened settings read for `cwd` by the caller, shared by the calls of one step (a turn's
+   * add, commit and push): the repository's config is read once, not once per call. Default: read.
+   */
+  hardened?: HardenedGit;
 }
 
 /** Settings that keep the user's configuration from changing what the tools read. */
@@ -49,7 +54,7 @@ export async function runGit(args: readonly string[], options: GitOptions): Prom
     LC_ALL: "C",
     ...options.env,
   };
-  const hardened = await hardenedGit(options.cwd, env);
+  const hardened = options.hardened ?? (await hardenedGit(options.cwd, env));
   const config = hardened.config.flatMap((entry) => ["-c", entry]);
   return new Promise((resolve, reject) => {
     const child = spawn("git", [...stableConfig, ...config, ...args], {

@@ -25,6 +25,7 @@ export type { ContextSourceOptions } from "./context-sources.ts";
 export { workspaceContextSources } from "./context-sources.ts";
 export { applyEdit, createEditFileTool } from "./edit-file.ts";
 export { type FrontMatter, parseFrontMatter } from "./front-matter.ts";
+export { type GitOptions, gitOrThrow } from "./git.ts";
 export { defuseGitControlFiles, gitControlFileNames } from "./git-control-files.ts";
 export { createGlobTool } from "./glob.ts";
 export { createGrepTool } from "./grep.ts";

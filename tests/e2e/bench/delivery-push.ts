@@ -1,7 +1,7 @@
 // Delivery: from the end of a turn to its branch pushed, against a smart-HTTP remote on loopback
 // (`git http-backend` behind basic authentication, the credential in a git credential store as a
 // user would keep it). The drone's step — commit the turn's one changed file, push the session
-// branch with the hardened git — beside `git commit && git push` typed by hand in a clone of its
+// branch with the hardened git, its config read once for both — beside `git commit && git push` typed by hand in a clone of its
 // own, measured in the same run, round by round, which goes first alternating.
 import { execFile } from "node:child_process";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
@@ -15,6 +15,7 @@ import {
   prepareSessionWorktree,
   prepareWorkspace,
   pushSessionBranch,
+  readHardening,
 } from "gadget-drone";
 
 const rounds = Number(process.env.BENCH_DELIVERY_ROUNDS ?? 20);
@@ -88,8 +89,13 @@ try {
     await writeFile(path.join(worktree.directory, "file-0.ts"), `// round ${round}\n`);
     await writeFile(path.join(byHand, "file-0.ts"), `// round ${round}\n`);
     const droneStep = async () => {
-      const commit = await commitSessionWork(worktree.directory, `Round ${round}`);
-      const outcome = await pushSessionBranch(worktree.directory, worktree.branch, { commit });
+      // As the turn does: one read of the repository's config for the commit and the push.
+      const hardened = readHardening(worktree.directory);
+      const commit = await commitSessionWork(worktree.directory, `Round ${round}`, { hardened });
+      const outcome = await pushSessionBranch(worktree.directory, worktree.branch, {
+        commit,
+        hardened,
+      });
       if (!outcome.pushed) throw new Error(`push failed: ${outcome.error}`);
     };
     const handStep = async () => {

@@ -1,6 +1,7 @@
 // The delivery phase of a turn: its work committed to the session's branch, the branch pushed when
 // the project delivers branches, and the session's pull request opened or updated.
 import { agentEvent, pullRequestText } from "@gadget/protocol";
+import type { HardenedGit } from "@gadget/sandbox";
 import type { LeftOut, WorkspaceSnapshot } from "@gadget/tools";
 import { storedCredentials } from "../workspace/credentials.ts";
 import {
@@ -8,6 +9,7 @@ import {
   type PullRequestResult,
   pushSessionBranch,
 } from "../workspace/delivery.ts";
+import { readHardening } from "../workspace/git.ts";
 import { commitSessionWork, type SessionWorktree, touchWorktree } from "../workspace/worktree.ts";
 import { type TurnScope, turnSessionId } from "./scope.ts";
 
@@ -31,6 +33,8 @@ export async function commitTurn(
   let failed = false;
   const subject = order.prompt.split("\n")[0]?.trim().slice(0, 72) || "Gadget Code turn";
   let commit: string | null = null;
+  // One read of the repository's config for the commit and the push.
+  const hardened = readHardening(worktree.directory);
   try {
     commit = await commitSessionWork(
       worktree.directory,
@@ -39,6 +43,7 @@ export async function commitTurn(
       {
         ...(order.project.commitAuthor ? { author: order.project.commitAuthor } : {}),
         onLeftOut: options.onLeftOut,
+        hardened,
       },
     );
   } catch (error) {
@@ -63,7 +68,7 @@ export async function commitTurn(
       : {}),
   }).catch(() => {});
   if (order.project.delivery !== "workspace") {
-    await deliver(scope, worktree, commit, options.workspaceRoot);
+    await deliver(scope, worktree, commit, { workspaceRoot: options.workspaceRoot, hardened });
   }
 }
 
@@ -77,7 +82,7 @@ async function deliver(
   scope: TurnScope,
   worktree: SessionWorktree,
   commit: string | null,
-  workspaceRoot: string,
+  { workspaceRoot, hardened }: { workspaceRoot: string; hardened: Promise<HardenedGit> },
 ): Promise<void> {
   const { order, logger, emit } = scope;
   emit(
@@ -86,6 +91,7 @@ async function deliver(
   const outcome = await pushSessionBranch(worktree.directory, worktree.branch, {
     commit,
     credentialStore: storedCredentials(workspaceRoot, order.project.slug),
+    hardened,
   });
   if (outcome.error) {
     logger.warn({ turnId: order.turnId, reason: outcome.error }, "push failed");

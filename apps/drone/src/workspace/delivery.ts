@@ -12,7 +12,7 @@ import type {
 import { UserError } from "@gadget/protocol";
 import { openOrUpdatePullRequest } from "../forge/pull-request.ts";
 import { storedCredentials } from "./credentials.ts";
-import { type DroneGitOptions, droneGit, withoutCredentials } from "./git.ts";
+import { type DroneGitOptions, droneGit, readHardening, withoutCredentials } from "./git.ts";
 import { tryLock } from "./lock.ts";
 import { reopenSessionWorktree } from "./reopen.ts";
 import {
@@ -199,12 +199,16 @@ export async function deliverSession(
     ) {
       throw noWorktree();
     }
+    // One read of the repository's config for the commit and the push.
+    const hardened = readHardening(directory);
     const committed = await commitSessionWork(directory, request.message, {
       ...(request.commitAuthor ? { author: request.commitAuthor } : {}),
+      hardened,
     });
     const outcome = await pushSessionBranch(directory, record.branch, {
       commit: committed,
       credentialStore: storedCredentials(workspaceRoot, request.projectSlug),
+      hardened,
     });
     const delivered = { ...outcome, committed: committed !== null };
     if (!outcome.pushed || !request.pullRequest) return delivered;

@@ -1,6 +1,6 @@
 // The drone's own git (outside the sandbox) for its checkouts: never prompts for credentials, and
 // runs nothing a repository configured — hooks, fsmonitor, filters, drivers, helpers.
-import { hardenedGit } from "@gadget/sandbox";
+import { type HardenedGit, hardenedGit } from "@gadget/sandbox";
 import { type SimpleGitProgressEvent, simpleGit } from "simple-git";
 import { gitEnvironment } from "../env.ts";
 
@@ -33,6 +33,12 @@ export interface DroneGitOptions {
    * takes credentials from for this call, the user's helpers left out.
    */
   credentialStore?: string | null | undefined;
+  /**
+   * One read of the repository's config (`readHardening`) shared by the calls of one step — a
+   * turn's add, commit and push — instead of one read per call. Between them only the drone's own
+   * git runs, which changes no config, and the sandbox shows `.git` read-only to the model.
+   */
+  hardened?: Promise<HardenedGit> | undefined;
   /** Clone/fetch progress, 0–100 per stage. */
   onProgress?: ((progress: { stage: string; percent: number }) => void) | undefined;
 }
@@ -45,7 +51,10 @@ export interface DroneGitOptions {
  */
 export async function droneGit(directory: string, options: DroneGitOptions, inRepository: boolean) {
   const environment = gitEnvironment();
-  const hardened = await hardenedGit(inRepository ? directory : null, environment);
+  const hardened =
+    inRepository && options.hardened
+      ? await options.hardened
+      : await hardenedGit(inRepository ? directory : null, environment);
   // An empty value resets the helper list; git runs `git credential-store --file=<file> get`.
   const credentials = options.credentialStore
     ? [
@@ -62,6 +71,15 @@ export async function droneGit(directory: string, options: DroneGitOptions, inRe
       options.onProgress?.({ stage, percent: progress }),
   }).env({ ...environment, ...hardened.env });
   return Object.assign(client, { transport: hardened.transport, configuredKeys: hardened.keys });
+}
+
+/**
+ * The hardened settings for the drone's git in the repository at `directory`: one read of its
+ * config, to share between the calls of one step (`DroneGitOptions.hardened`).
+ * @example const hardened = readHardening(worktree); await commitSessionWork(worktree, message, { hardened });
+ */
+export function readHardening(directory: string): Promise<HardenedGit> {
+  return hardenedGit(directory, gitEnvironment());
 }
 
 /** One shell word (git runs credential helpers through the shell). */

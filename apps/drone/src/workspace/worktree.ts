@@ -5,8 +5,9 @@ import { existsSync } from "node:fs";
 import { mkdir, readdir, readFile, realpath, rename, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { type CommitAuthor, SystemError, sessionBranch } from "@gadget/protocol";
-import { defuseGitControlFiles, type LeftOut, stageAll } from "@gadget/tools";
-import { type DroneGitOptions, droneGit, firstLine } from "./git.ts";
+import { defuseGitControlFiles, gitOrThrow, type LeftOut, stageAll } from "@gadget/tools";
+import { type DroneGitOptions, droneGit, firstLine, readHardening } from "./git.ts";
+import { looseHeadCommit } from "./head-commit.ts";
 
 /** Where a session's worktree lives: `<workspaceRoot>/.worktrees/<slug>/<sessionId>`. */
 export function worktreeDirectory(workspaceRoot: string, slug: string, sessionId: string): string {
@@ -275,7 +276,7 @@ async function startPoint(
 const fallbackIdentity = ["user.name=Gadget Code", "user.email=gadget-drone@localhost"];
 
 /** `-c` options naming the drone as committer unless the user's git config names someone. */
-export function commitIdentity(repository: Repository): string[] {
+export function commitIdentity(repository: { configuredKeys: ReadonlySet<string> }): string[] {
   return repository.configuredKeys.has("user.email")
     ? []
     : fallbackIdentity.flatMap((entry) => ["-c", entry]);
@@ -295,36 +296,43 @@ export async function commitSessionWork(
     onLeftOut?: (leftOut: LeftOut[]) => void;
   } = {},
 ): Promise<string | null> {
-  // The walk for named pipes reads no ref: it runs while git's config and HEAD are read.
+  // The walk for named pipes reads no ref: it runs while git's config is read.
   const defusing = defuseGitControlFiles(directory);
-  const worktree = await droneGit(directory, options, true).catch(async (error: unknown) => {
-    await defusing;
-    throw error;
-  });
-  // Against HEAD: what a failed commit left staged goes in with the next turn that commits.
-  const head = await worktree
-    .raw(["rev-parse", "--verify", "--quiet", "HEAD^{commit}"])
-    .then((found) => found.trim() || null)
-    .catch(() => null);
-  const staged = await stageAll(
-    { cwd: directory, ...(options.signal ? { signal: options.signal } : {}) },
-    head ?? "HEAD",
-    defusing,
+  const hardened = await (options.hardened ?? readHardening(directory)).catch(
+    async (error: unknown) => {
+      await defusing;
+      throw error;
+    },
   );
+  // Spawned directly, not through simple-git, which waits 50 ms more after a git that printed
+  // nothing (`commit --quiet`).
+  const git = { cwd: directory, hardened, ...(options.signal ? { signal: options.signal } : {}) };
+  // Against HEAD: what a failed commit left staged goes in with the next turn that commits (no
+  // commit yet: every staged entry is new).
+  const staged = await stageAll(git, "HEAD", defusing);
   if (staged.leftOut.length > 0) options.onLeftOut?.(staged.leftOut);
   if (!staged.changed) return null;
   // The project's commit author names the author; the machine's identity stays the committer.
   const author = options.author
     ? [`--author=${options.author.name} <${options.author.email}>`]
     : [];
-  await worktree.raw([
-    ...commitIdentity(worktree),
-    "commit",
-    "--no-verify",
-    "--quiet",
-    ...author,
-    "-m",
-    message,
-  ]);
-  return (await worktree.revparse(["HEAD"])).trim();
+  await gitOrThrow(
+    [
+      ...commitIdentity({ configuredKeys: hardened.keys }),
+      // The clone's housekeeping (`git maintenance run --auto`, a second git process) runs after
+      // the fetch that starts every turn, not after every commit as well.
+      "-c",
+      "maintenance.auto=false",
+      "commit",
+      "--no-verify",
+      "--quiet",
+      ...author,
+      "-m",
+      message,
+    ],
+    git,
+  );
+  return (
+    (await looseHeadCommit(directory)) ?? (await gitOrThrow(["rev-parse", "HEAD"], git)).trim()
+  );
 }
