@@ -50,7 +50,8 @@ export function isNewer(info: DronePackageInfo, version: string): boolean {
   return compareVersions(info.version, version) > 0;
 }
 
-function refusalFile(installation: Installation, version: string): string {
+/** Where a refused version is remembered, with why. */
+export function refusalFile(installation: Installation, version: string): string {
   return path.join(installation.library, "versions", `.refused-${version}`);
 }
 
