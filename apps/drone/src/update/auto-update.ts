@@ -80,7 +80,11 @@ export class AutoUpdater {
       const refusal = error instanceof GadgetError && error.code === "update_refused";
       if (refusal) {
         say(`update refused: ${error.message}`);
-        if (version) this.refused(version, error.message, new Date());
+        if (version) {
+          // Reported with these words: the refusal file's shorter ones are for a later start.
+          this.told.add(version);
+          this.refused(version, error.message, new Date());
+        }
       }
       logger[refusal ? "warn" : "debug"]({ err: error }, "update check");
     } finally {

@@ -117,7 +117,10 @@ export async function stageUpdate(
     }
     const problem = await startCheck(path.join(work, "package"), info.version);
     if (problem) {
-      await writeFile(refusalFile(installation, info.version), `${problem}\n`);
+      await writeFile(
+        refusalFile(installation, info.version),
+        `it failed its start check: ${problem}\n`,
+      );
       throw new UserError(
         "update_refused",
         `gadget-drone ${info.version} failed its start check (${problem}); staying on ${installation.version}`,

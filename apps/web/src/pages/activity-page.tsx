@@ -249,7 +249,13 @@ const FinishedRow = memo(function FinishedRow({ turn }: { turn: ActivityTurn }) 
   );
 });
 
-function NotificationSwitch() {
+/** Why "Notify me" stays off, in words the user can act on. */
+const refusalWords = {
+  denied: "notifications are blocked for this site in the browser's settings; allow them there",
+  unanswered: "the browser asked and was not answered; tick again and choose Allow",
+} as const;
+
+export function NotificationSwitch() {
   const notifications = useTurnNotifications();
   if (!notifications.supported) return null;
   return (
@@ -263,8 +269,11 @@ function NotificationSwitch() {
         onChange={(event) => void notifications.setEnabled(event.target.checked)}
       />{" "}
       Notify me
-      {notifications.denied ? (
-        <span className="muted small"> (blocked in this browser's settings)</span>
+      {notifications.refusal ? (
+        <span className="muted small" role="status">
+          {" "}
+          (off: {refusalWords[notifications.refusal]})
+        </span>
       ) : null}
     </label>
   );
