@@ -63,6 +63,8 @@ export const signInSchema = z.object({
   expiresAt: dateSchema,
   /** The sign-in that asked. */
   current: z.boolean(),
+  /** The browser or program it was made with ("Firefox on macOS", "curl"); null if unknown. */
+  device: z.string().nullable(),
 });
 export type SignIn = z.infer<typeof signInSchema>;
 

@@ -25,7 +25,7 @@ import { showServerProblems } from "../forms/server-problems.ts";
 import { formatAgo } from "../lib/format.ts";
 import { modeChoices, modeHint } from "../lib/modes.ts";
 import { ProjectForgeEvents } from "./forge-events-panel.tsx";
-import { CloneNowButton, ProjectManage } from "./project-manage.tsx";
+import { CloneNowButton, ProjectDelete, ProjectManage } from "./project-manage.tsx";
 import { networkWords, ProjectSettings } from "./project-settings.tsx";
 
 const sessionShape = createSessionBodySchema.shape;
@@ -169,13 +169,16 @@ export function ProjectPage({ projectId }: { projectId: string }) {
             key={project.data.name}
             project={project.data}
             onRename={(name) => update.mutateAsync({ name })}
+          />
+          <ProjectSettings project={project.data} onSave={update.mutateAsync} />
+          <ProjectForgeEvents project={project.data} onSave={update.mutateAsync} />
+          <ProjectDelete
+            project={project.data}
             onDelete={async () => {
               await remove.mutateAsync();
               navigate("/projects");
             }}
           />
-          <ProjectSettings project={project.data} onSave={update.mutateAsync} />
-          <ProjectForgeEvents project={project.data} onSave={update.mutateAsync} />
         </details>
       ) : null}
       <div className="project-grid">
@@ -223,8 +226,8 @@ export function ProjectPage({ projectId }: { projectId: string }) {
             />
           ) : (
             <p className="empty">
-              Pick a file on the left. The default branch is read-only; choose a session to edit its
-              worktree (its next turn, or Deliver now, commits your edits).
+              Pick a file in the Files list. The default branch is read-only; choose a session to
+              edit its worktree (its next turn, or Deliver now, commits your edits).
             </p>
           )}
         </section>
