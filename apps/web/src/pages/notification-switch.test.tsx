@@ -4,7 +4,7 @@
 import userEvent from "@testing-library/user-event";
 import { afterEach, describe, expect, it } from "vitest";
 import { render, screen } from "../test/render.tsx";
-import { NotificationSwitch } from "./activity-page.tsx";
+import { NotificationSwitch } from "./notification-switch.tsx";
 
 type Permission = "default" | "denied" | "granted";
 
