@@ -1,7 +1,5 @@
 // The drone's runtime: one Socket.IO connection to the server's /drones namespace; work orders
 // in, events out; reconnects with jittered backoff and tells the server which turns it still runs.
-import { existsSync } from "node:fs";
-import { readdir } from "node:fs/promises";
 import path from "node:path";
 import {
   type Ack,
@@ -9,24 +7,26 @@ import {
   approvalDecisionSchema,
   DRONE_SOCKET_PATH,
   DRONES_NAMESPACE,
+  type DroneUpdateRefusal,
   droneAuthorization,
   droneReconciledSchema,
   type IWorkOrder,
   PROTOCOL_VERSION,
-  relayedCode,
   turnControlSchema,
   turnSteeringSchema,
   UserError,
   workOrderSchema,
 } from "@gadget/protocol";
 import { io } from "socket.io-client";
+import { finalRefusal } from "./connection/refusal.ts";
+import { UpdateRefusalReport } from "./connection/update-report.ts";
 import type { DroneSettings } from "./drone-settings.ts";
 import { type DroneRequest, type DroneRequestHandlers, machineRequests } from "./requests.ts";
-import { droneRefusal } from "./server-api.ts";
 import { EventJournal } from "./streaming/journal.ts";
 import { LeftoverSenders, withFields } from "./streaming/leftovers.ts";
 import type { DroneSocket } from "./streaming/sender.ts";
 import { ActiveTurn } from "./turn-runner.ts";
+import { checkoutSlugs } from "./workspace/checkouts.ts";
 
 export type { DroneSettings } from "./drone-settings.ts";
 
@@ -35,17 +35,11 @@ function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms).unref());
 }
 
-/** A refusal at connect time that reconnecting will not fix. */
-const finalRefusals = new Set([
-  "unauthorized",
-  "forbidden",
-  "protocol_mismatch",
-  "validation_failed",
-]);
-
 export class Drone {
   readonly turns = new Map<string, ActiveTurn>();
   private socket!: DroneSocket;
+  /** An update it refused, until the server has heard of it. */
+  private readonly updateRefusal = new UpdateRefusalReport(() => this.socket);
   private journal: EventJournal;
   private accepting = true;
   private heartbeat: NodeJS.Timeout | undefined;
@@ -190,6 +184,7 @@ export class Drone {
   private connected(): void {
     this.settings.logger.info({ server: this.settings.config.server }, "connected");
     this.settings.onConnection?.({ connected: true });
+    void this.updateRefusal.send();
     // Events wait for the server's `reconciled`; a server that never says it is not waited on long.
     clearTimeout(this.reconcileFallback);
     this.reconcileFallback = setTimeout(() => this.linkUp(), 10_000);
@@ -221,26 +216,15 @@ export class Drone {
   }
 
   private refused(error: Error & { data?: { code?: string } }): void {
-    const { config, logger: log } = this.settings;
-    const code = error.data?.code;
     this.settings.onConnection?.({ connected: false, reason: error.message });
-    if (code && finalRefusals.has(code)) {
-      this.socket.disconnect();
-      this.stop(new UserError(relayedCode(code), error.message));
-    } else if (!code) {
-      // Refused (or failed) before Socket.IO spoke: the server checks the credential on the
-      // socket's HTTP request. Ask why; stop only when the credential itself is refused.
-      void droneRefusal(config.server, config.droneId, config.credential).then((refusal) => {
-        if (refusal && finalRefusals.has(refusal.code)) {
-          this.socket.disconnect();
-          this.stop(new UserError(relayedCode(refusal.code), refusal.message));
-        } else {
-          log.warn({ err: error.message }, "cannot connect yet; retrying");
-        }
-      });
-    } else {
-      log.warn({ err: error.message }, "cannot connect yet; retrying");
-    }
+    void finalRefusal(error, this.settings.config).then((final) => {
+      if (final) {
+        this.socket.disconnect();
+        this.stop(final);
+      } else {
+        this.settings.logger.warn({ err: error.message }, "cannot connect yet; retrying");
+      }
+    });
   }
 
   private revoked(reason: string): void {
@@ -322,12 +306,13 @@ export class Drone {
   }
 
   /** Project slugs with a checkout here, so the server prefers this drone for them. */
-  private async workspaces(): Promise<string[]> {
-    const root = this.settings.config.workspace;
-    const names = await readdir(root).catch(() => [] as string[]);
-    return names
-      .filter((name) => !name.startsWith(".") && existsSync(path.join(root, name, ".git")))
-      .sort();
+  private workspaces(): Promise<string[]> {
+    return checkoutSlugs(this.settings.config.workspace);
+  }
+
+  /** An update this drone refused (`start --auto-update`): the server and the drones page hear. */
+  reportUpdateRefused(refusal: DroneUpdateRefusal): void {
+    this.updateRefusal.report(refusal);
   }
 
   /** Whether events of an earlier run are still waiting for the server. */

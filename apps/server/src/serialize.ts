@@ -43,6 +43,8 @@ export function toDrone(
   presence: Presence | null,
   activeTurns: number,
 ): Drone {
+  // While online, what the drone said when it connected: the same write that made it online.
+  const version = (presence?.online ? presence.version : null) ?? drone.version ?? null;
   return {
     _id: String(drone._id),
     name: drone.name,
@@ -50,15 +52,25 @@ export function toDrone(
     activeTurns,
     capacity: presence?.capacity ?? drone.capacity,
     lastSeenAt: presence?.lastSeenAt ?? drone.lastSeenAt ?? null,
-    // While online, what the drone said when it connected: the same write that made it online.
     hostname: (presence?.online ? presence.hostname : null) ?? drone.hostname ?? null,
     platform: (presence?.online ? presence.platform : null) ?? drone.platform ?? null,
-    version: (presence?.online ? presence.version : null) ?? drone.version ?? null,
+    version,
     sandbox: (drone.sandbox as Drone["sandbox"]) ?? null,
     labels: mergeLabels(drone.labels ?? [], drone.systemLabels ?? []),
     ephemeral: drone.ephemeral ?? false,
-    outdated: isOutdated((presence?.online ? presence.version : null) ?? drone.version ?? null),
+    outdated: isOutdated(version),
+    updateRefused: refusalAbove(drone.updateRefused ?? null, version),
   };
+}
+
+/** A refused update still ahead of the version the drone runs (past it: it updated since). */
+function refusalAbove(
+  refusal: DroneDocument["updateRefused"],
+  version: string | null,
+): Drone["updateRefused"] {
+  if (!refusal) return null;
+  if (version !== null && compareVersions(refusal.version, version) <= 0) return null;
+  return { version: refusal.version, reason: refusal.reason, at: refusal.at };
 }
 
 /** Whether a drone's version is older than this build's release (unknown: not said to be). */

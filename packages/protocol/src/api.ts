@@ -63,6 +63,8 @@ export const signInSchema = z.object({
   expiresAt: dateSchema,
   /** The sign-in that asked. */
   current: z.boolean(),
+  /** The browser or program it was made with ("Firefox on macOS", "curl"); null if unknown. */
+  device: z.string().nullable(),
 });
 export type SignIn = z.infer<typeof signInSchema>;
 
@@ -90,6 +92,17 @@ export const registerDroneBodySchema = z.object({
 });
 export type RegisterDroneBody = z.infer<typeof registerDroneBodySchema>;
 
+/**
+ * A self-update the drone refused (`start --auto-update`): the package failed its sha256 or its
+ * start check, or stopped at start and was rolled back. Kept on the drone until a newer one runs.
+ */
+export const droneUpdateRefusalSchema = z.object({
+  version: z.string().min(1).max(50),
+  reason: z.string().min(1).max(2000),
+  at: dateSchema,
+});
+export type DroneUpdateRefusal = z.infer<typeof droneUpdateRefusalSchema>;
+
 /** `draining`: online but stopping (its first Ctrl-C or SIGTERM): it takes no new turn. */
 export const droneStatusSchema = z.enum(["online", "draining", "offline"]);
 
@@ -111,6 +124,8 @@ export const droneSchema = z.object({
   ephemeral: z.boolean(),
   /** Its version is older than the server's: it still works, but should be upgraded. */
   outdated: z.boolean(),
+  /** The newer version it last refused to update to, and why; null once it runs a newer one. */
+  updateRefused: droneUpdateRefusalSchema.nullable(),
 });
 export type Drone = z.infer<typeof droneSchema>;
 

@@ -2,7 +2,7 @@
 import { z } from "zod";
 import type { TurnActivity } from "./activity.ts";
 import type { Drone } from "./api.ts";
-import { fileContentSchema, fileEntrySchema } from "./api.ts";
+import { type droneUpdateRefusalSchema, fileContentSchema, fileEntrySchema } from "./api.ts";
 import type { ProviderCheckRequest, ProviderCheckResult } from "./api-providers.ts";
 import { turnMessageSchema } from "./chat.ts";
 import type { ProjectCommandsAnswer, ProjectCommandsRequest } from "./commands.ts";
@@ -319,6 +319,11 @@ export interface DroneClientToServerEvents {
   ) => void;
   turn_checkpoint: (checkpoint: TurnCheckpoint, ack: (result: Ack) => void) => void;
   heartbeat: (beat: Heartbeat, ack: (result: Ack<{ cancelledTurns: string[] }>) => void) => void;
+  /** It refused an update the server hands out (the drones page says so, with why). */
+  update_refused: (
+    refusal: z.input<typeof droneUpdateRefusalSchema>,
+    ack: (result: Ack) => void,
+  ) => void;
 }
 
 // ---------- /ide ----------

@@ -1,7 +1,8 @@
 // Updates of an installed drone against a real server: installed by /install.sh at 0.1.0, it
 // switches to 0.2.0 when the server hands that out, only once its running turn has ended, and
 // refuses a broken 0.3.0 (its start check fails), staying on 0.2.0 and taking turns, and rolls
-// back a 0.4.0 that passes its check but stops at start.
+// back a 0.4.0 that passes its check but stops at start. Each refusal reaches the server
+// (`GET /api/drones`) and the drones page in Chromium, with its reason.
 import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { copyFileSync, existsSync } from "node:fs";
 import { readlink } from "node:fs/promises";
@@ -17,8 +18,10 @@ import {
   type ScriptedModel,
   startScriptedModel,
 } from "@gadget/testkit";
-import { type ApiClient, signup, waitFor } from "@gadget/testkit/wire";
+import { type Browser, buildApp, launchBrowser, screenshot } from "@gadget/testkit/browser";
+import { signup, waitFor } from "@gadget/testkit/wire";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { webDir } from "../paths.ts";
 import { createProjectSession, waitForTurn } from "./helpers.ts";
 
 const built = makeTempDirSync("drone-packages-");
@@ -42,7 +45,7 @@ function run(file: string, args: string[], env: Record<string, string>, input?: 
 describe("gadget-drone updates", () => {
   let server: GadgetServer;
   let model: ScriptedModel;
-  let user: ApiClient;
+  let user: Awaited<ReturnType<typeof signup>>;
   let sessionId: string;
   let providerId: string;
   let env: Record<string, string>;
@@ -50,6 +53,25 @@ describe("gadget-drone updates", () => {
   let library: string;
   let drone: ChildProcess;
   let output = "";
+  let browser: Browser;
+
+  /** The drones page, signed in as the user, as Chromium shows it. */
+  async function dronesPage() {
+    const page = browser.page;
+    await page.goto(`${server.url}/login`);
+    await page.evaluate(
+      ({ token, me }) => {
+        localStorage.setItem("gadget.token", token);
+        localStorage.setItem("gadget.user", me);
+      },
+      {
+        token: user.token ?? "",
+        me: JSON.stringify({ _id: user.userId, email: user.email, name: "Updates" }),
+      },
+    );
+    await page.goto(`${server.url}/drones`);
+    return page.getByRole("row", { name: /updater/ });
+  }
 
   const droneRow = async () =>
     ((await user.get("/api/drones")).body.drones as Array<Record<string, unknown>>).find(
@@ -57,12 +79,16 @@ describe("gadget-drone updates", () => {
     );
 
   beforeAll(async () => {
+    const outDir = path.join(await makeTempDir("update-web-"), "web");
+    await buildApp(webDir, outDir);
     server = await startTestServer({
       mongoUrl: inject("mongoUrl"),
       redisUrl: inject("redisUrl"),
       droneGraceMs: 30_000,
       dronePackage: served,
+      webDir: outDir,
     });
+    browser = await launchBrowser({ viewport: { width: 1440, height: 900 } });
     model = await startScriptedModel();
     user = await signup(server.url, "updates");
     ({ sessionId, providerId } = await createProjectSession(user, {
@@ -87,9 +113,10 @@ describe("gadget-drone updates", () => {
     if (installed.code !== 0) throw new Error(`install failed: ${installed.stderr}`);
     command = path.join(home, ".local/bin/gadget-drone");
     library = path.join(home, ".local/lib/gadget-drone");
-  }, 90_000);
+  }, 240_000);
 
   afterAll(async () => {
+    await browser?.close();
     // The supervisor passes the stop on to the drone it runs, and exits with it.
     if (drone && drone.exitCode === null) {
       const exited = new Promise((resolve) => drone.once("exit", resolve));
@@ -195,6 +222,18 @@ describe("gadget-drone updates", () => {
     ]);
     expect(turn.status).toBe("completed");
     expect(await droneRow()).toMatchObject({ version: "0.2.0", status: "online" });
+
+    // The server heard, with the reason; the drones page shows it under the version.
+    const refused = (await droneRow())?.updateRefused as Record<string, string> | null;
+    expect(refused).toMatchObject({ version: "0.3.0" });
+    expect(refused?.reason).toContain("gadget-drone 0.3.0 failed its start check");
+    expect(refused?.reason).toContain("this gadget-drone build is broken");
+    expect(Date.parse(refused?.at ?? "")).toBeGreaterThan(Date.now() - 60_000);
+    const row = await dronesPage();
+    await row.getByText("update refused").waitFor({ timeout: 20_000 });
+    expect(await row.textContent()).toContain(
+      "0.3.0, just now: gadget-drone 0.3.0 failed its start check",
+    );
   }, 90_000);
 
   it("rolls back a version that passes its check but stops at start, and does not try it again", async () => {
@@ -234,5 +273,19 @@ describe("gadget-drone updates", () => {
       "cancelled",
     ]);
     expect(turn.status).toBe("completed");
+
+    // The rollback reached the server and the drones page, with its reason.
+    expect((await droneRow())?.updateRefused).toMatchObject({
+      version: "0.4.0",
+      reason: "it stopped at start (exit 1) and was rolled back to 0.2.0",
+    });
+    const row = await dronesPage();
+    await expect
+      .poll(async () => (await row.textContent()) ?? "", { timeout: 20_000 })
+      .toContain("update refused 0.4.0");
+    expect(await row.textContent()).toContain(
+      "it stopped at start (exit 1) and was rolled back to 0.2.0",
+    );
+    await screenshot(browser.page, "drone-update-refused");
   }, 90_000);
 });

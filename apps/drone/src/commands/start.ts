@@ -193,6 +193,7 @@ export async function start(options: StartOptions): Promise<number> {
         intervalMs: options.autoUpdate.intervalMs,
         logger,
         say: (line) => terminal.say(line),
+        onRefused: (refusal) => drone.reportUpdateRefused(refusal),
       })
     : null;
   // Ready to switch: once no turn runs, take no new one, switch, and let the supervisor restart.

@@ -1,10 +1,18 @@
 // `start --auto-update`, inside the running drone: asks the server for a newer package now and
 // then, stages it beside the running version (verified, start-checked), and says when it is ready;
 // the drone switches to it once no turn runs (commands/start.ts) and its supervisor restarts it.
+// A refusal (sha256, start check, a rollback by the supervisor) is passed on for the server.
+import { stat } from "node:fs/promises";
 import type { Logger } from "@gadget/logging";
-import { GadgetError } from "@gadget/protocol";
+import { type DroneUpdateRefusal, GadgetError } from "@gadget/protocol";
 import type { Installation } from "./installation.ts";
-import { fetchPackageInfo, isNewer, refusedBefore, stageUpdate } from "./package-update.ts";
+import {
+  fetchPackageInfo,
+  isNewer,
+  refusalFile,
+  refusedBefore,
+  stageUpdate,
+} from "./package-update.ts";
 
 export interface AutoUpdaterSettings {
   installation: Installation;
@@ -13,6 +21,8 @@ export interface AutoUpdaterSettings {
   logger: Logger;
   /** A line for the person watching the terminal. */
   say: (line: string) => void;
+  /** An update refused (once per version and reason): the drone tells the server. */
+  onRefused?: (refusal: DroneUpdateRefusal) => void;
 }
 
 export class AutoUpdater {
@@ -20,6 +30,8 @@ export class AutoUpdater {
   private checking = false;
   private done = false;
   private readonly told = new Set<string>();
+  /** The refusal passed on last, so a package refused again each check is reported once. */
+  private reported = "";
   private announce: (version: string) => void = () => {};
   /** Resolves with a version staged and checked, ready to switch to. */
   readonly ready = new Promise<string>((resolve) => {
@@ -42,8 +54,10 @@ export class AutoUpdater {
     if (this.checking || this.done) return;
     this.checking = true;
     const { installation, server, logger, say } = this.settings;
+    let version: string | undefined;
     try {
       const info = await fetchPackageInfo(server);
+      version = info.version;
       if (!isNewer(info, installation.version)) return;
       const refused = await refusedBefore(installation, info.version);
       if (refused) {
@@ -52,6 +66,8 @@ export class AutoUpdater {
           say(
             `update: gadget-drone ${info.version} was refused before (${refused.trim()}); staying on ${installation.version}`,
           );
+          const when = await stat(refusalFile(installation, info.version)).catch(() => null);
+          this.refused(info.version, refused.trim(), when?.mtime ?? new Date());
         }
         return;
       }
@@ -62,10 +78,24 @@ export class AutoUpdater {
       this.announce(info.version);
     } catch (error) {
       const refusal = error instanceof GadgetError && error.code === "update_refused";
-      if (refusal) say(`update refused: ${error.message}`);
+      if (refusal) {
+        say(`update refused: ${error.message}`);
+        if (version) {
+          // Reported with these words: the refusal file's shorter ones are for a later start.
+          this.told.add(version);
+          this.refused(version, error.message, new Date());
+        }
+      }
       logger[refusal ? "warn" : "debug"]({ err: error }, "update check");
     } finally {
       this.checking = false;
     }
+  }
+
+  private refused(version: string, reason: string, at: Date): void {
+    const key = `${version}\n${reason}`;
+    if (key === this.reported) return;
+    this.reported = key;
+    this.settings.onRefused?.({ version, reason: reason.slice(0, 2000), at });
   }
 }

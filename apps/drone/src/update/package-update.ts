@@ -50,7 +50,8 @@ export function isNewer(info: DronePackageInfo, version: string): boolean {
   return compareVersions(info.version, version) > 0;
 }
 
-function refusalFile(installation: Installation, version: string): string {
+/** Where a refused version is remembered, with why. */
+export function refusalFile(installation: Installation, version: string): string {
   return path.join(installation.library, "versions", `.refused-${version}`);
 }
 
@@ -116,7 +117,10 @@ export async function stageUpdate(
     }
     const problem = await startCheck(path.join(work, "package"), info.version);
     if (problem) {
-      await writeFile(refusalFile(installation, info.version), `${problem}\n`);
+      await writeFile(
+        refusalFile(installation, info.version),
+        `it failed its start check: ${problem}\n`,
+      );
       throw new UserError(
         "update_refused",
         `gadget-drone ${info.version} failed its start check (${problem}); staying on ${installation.version}`,

@@ -6,6 +6,7 @@ import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import { hostEnvironment, supervisedVariable } from "../env.ts";
 import { currentVersion, type Installation, rollBack } from "./installation.ts";
+import { refusalFile } from "./package-update.ts";
 
 /** The exit code of a drone that switched to an update and wants to be started again. */
 export const restartForUpdate = 75;
@@ -51,8 +52,8 @@ export async function supervise(
       const back = await rollBack(installation);
       if (back && failed && back !== failed) {
         await writeFile(
-          path.join(installation.library, "versions", `.refused-${failed}`),
-          `it stopped at start with exit ${code}\n`,
+          refusalFile(installation, failed),
+          `it stopped at start (exit ${code}) and was rolled back to ${back}\n`,
         ).catch(() => {});
         say(
           `update: gadget-drone ${failed} stopped at start (exit ${code}); rolled back to ${back}`,

@@ -23,6 +23,7 @@ export interface SignIn {
   lastUsedAt: Date | null;
   expiresAt: Date;
   current: boolean;
+  device: string | null;
 }
 
 /** How often this server closes sockets whose token is gone, and removes expired rows. */
@@ -58,8 +59,8 @@ export class SignIns {
     this.timers = [];
   }
 
-  /** A new token for `userId`; only its hash is stored. */
-  async issue(userId: Types.ObjectId | string): Promise<string> {
+  /** A new token for `userId`, made with `device` (in words); only its hash is stored. */
+  async issue(userId: Types.ObjectId | string, device: string | null = null): Promise<string> {
     const token = randomSecret("gat");
     const tokenHash = sha256(token);
     const now = new Date();
@@ -69,6 +70,7 @@ export class SignIns {
       tokenHash,
       createdAt: now,
       lastUsedAt: now,
+      device,
     });
     // One row per login: past the cap, the least recently used sign-ins end.
     const rows = await this.models.ApiToken.find({ user: userId })
@@ -114,7 +116,7 @@ export class SignIns {
   /** The user's sign-ins, newest first; `current` marks the one asking. */
   async list(userId: string, currentHash: string | null): Promise<SignIn[]> {
     const rows = await this.models.ApiToken.find({ user: userId })
-      .select({ createdAt: 1, lastUsedAt: 1 })
+      .select({ createdAt: 1, lastUsedAt: 1, device: 1 })
       .lean<ApiTokenDocument[]>();
     return rows
       .map((row) => {
@@ -125,6 +127,7 @@ export class SignIns {
           lastUsedAt: row.lastUsedAt ?? null,
           expiresAt: new Date(lastUsed.getTime() + this.ttlMs),
           current: row._id === currentHash,
+          device: row.device ?? null,
         };
       })
       .filter((signIn) => signIn.expiresAt.getTime() > Date.now())

@@ -25,6 +25,12 @@ export async function putBack(
   });
 }
 
+/** Why a turn requiring `requires` waits, when no online drone has them (session page, Activity). */
+export function labelWaitWords(requires: readonly string[]): string {
+  const one = requires.length === 1;
+  return `Waiting for a drone with ${one ? "label" : "labels"} ${requires.join(", ")}: no online drone of yours has ${one ? "it" : "them all"}`;
+}
+
 /** A `status` event naming the labels a queued turn waits for, unless it said so already. */
 export async function sayWaiting(
   store: TurnStore,
@@ -38,9 +44,7 @@ export async function sayWaiting(
       events: [
         {
           type: "status",
-          data: {
-            message: `Waiting for a drone with ${requires.length === 1 ? "label" : "labels"} ${key}: no online drone of yours has ${requires.length === 1 ? "it" : "them all"}`,
-          },
+          data: { message: labelWaitWords(requires) },
         },
       ],
       set: { waitingForLabels: key },

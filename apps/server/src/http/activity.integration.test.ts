@@ -220,6 +220,33 @@ describe("GET /api/turns", () => {
 });
 
 describe("activity subscription on /ide", () => {
+  it("names the label a queued turn waits for, as its session page does", async () => {
+    const user = await signup(server.url, "labels");
+    const workspace = await setupWorkspace(user, { projectName: "renderer" });
+    const { droneId, credential } = await registerDrone(user, { name: "cpu-box" });
+    const drone = await ScriptedDrone.connect({ url: server.url, droneId, credential });
+    closers.push(drone);
+    const created = await user.post(`/api/sessions/${workspace.sessionId}/turns`, {
+      prompt: "Render on a GPU",
+      providerId: workspace.providerId,
+      requires: ["gpu"],
+    });
+    expect(created.status).toBe(202);
+    const words = "Waiting for a drone with label gpu: no online drone of yours has it";
+    await waitFor(
+      async () => {
+        const listed = (await user.get("/api/turns")).body.turns as Listed[];
+        return listed.find((turn) => turn._id === created.body.turn._id)?.queuedReason === words;
+      },
+      20_000,
+      "the label named",
+    );
+    // The drone gets the label: the turn is not said to wait for it any more (it is dispatched).
+    expect((await user.patch(`/api/drones/${droneId}`, { labels: ["gpu"] })).status).toBe(200);
+    const order = await drone.nextWorkOrder(20_000);
+    expect(order.turnId).toBe(created.body.turn._id);
+  });
+
   it("tells each of the user's sockets, on either server, what their turns do; nobody else", async () => {
     const user = await signup(server.url, "watcher");
     const workspace = await setupWorkspace(user, { projectName: "Delta" });

@@ -5,6 +5,7 @@ import type { DroneDocument, Models } from "@gadget/db";
 import type { Logger } from "@gadget/logging";
 import {
   droneHandshakeSchema,
+  droneUpdateRefusalSchema,
   heartbeatSchema,
   isCompatibleProtocol,
   mergeLabels,
@@ -301,6 +302,23 @@ export function attachDroneNamespace(
           }
           const cancelledTurns = await ingest.renewLeases(droneId, beat);
           return { cancelledTurns };
+        },
+        edge,
+      ),
+    );
+
+    socket.on(
+      "update_refused",
+      handle(
+        log,
+        droneUpdateRefusalSchema,
+        "update refusal",
+        async (refused) => {
+          await ready;
+          log.warn(refused, "drone refused an update");
+          await models.Drone.updateOne({ _id: droneId }, { $set: { updateRefused: refused } });
+          await publishDrone(dependencies, droneId);
+          return {};
         },
         edge,
       ),

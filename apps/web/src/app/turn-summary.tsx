@@ -113,11 +113,17 @@ export function useTurnSummary(): TurnSummary {
 
 const noop = () => () => {};
 
+/**
+ * Why notifications are off although the user asked for them: the browser's settings block them
+ * (`denied`), or its permission prompt was closed without an answer (`unanswered`).
+ */
+export type NotificationsRefusal = "denied" | "unanswered" | null;
+
 /** Whether turn notifications are on, and a switch that asks the browser's permission first. */
 export function useTurnNotifications(): {
   supported: boolean;
   enabled: boolean;
-  denied: boolean;
+  refusal: NotificationsRefusal;
   setEnabled(enabled: boolean): Promise<void>;
 } {
   const supported = notificationsSupported();
@@ -127,21 +133,24 @@ export function useTurnNotifications(): {
       localStorage.getItem(notificationsKey) === "on" &&
       Notification.permission === "granted",
   );
-  const [denied, setDenied] = useState(() => supported && Notification.permission === "denied");
+  const [refusal, setRefusal] = useState<NotificationsRefusal>(() =>
+    supported && Notification.permission === "denied" ? "denied" : null,
+  );
   const setEnabled = useCallback(
     async (next: boolean) => {
       if (!supported) return;
       if (next && Notification.permission !== "granted") {
         const permission = await Notification.requestPermission();
         if (permission !== "granted") {
-          setDenied(permission === "denied");
+          setRefusal(permission === "denied" ? "denied" : "unanswered");
           return;
         }
       }
+      setRefusal(null);
       localStorage.setItem(notificationsKey, next ? "on" : "off");
       setEnabledState(next);
     },
     [supported],
   );
-  return { supported, enabled, denied, setEnabled };
+  return { supported, enabled, refusal, setEnabled };
 }

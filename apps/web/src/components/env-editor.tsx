@@ -1,5 +1,6 @@
 // Write-only environment variables (an MCP server's, a project's): the names of those set, each
 // removable, and new ones as KEY=VALUE lines. Values are stored encrypted and never shown again.
+import { useId } from "react";
 
 /** Variables as the body sends them: kept names `null` (the stored value stays), lines parsed. */
 export function envBodyOf(kept: readonly string[], text: string): Record<string, string | null> {
@@ -20,6 +21,7 @@ export function EnvEditor({
   text,
   placeholder,
   label,
+  showLabel = false,
   onKept,
   onText,
 }: {
@@ -27,11 +29,19 @@ export function EnvEditor({
   text: string;
   placeholder: string;
   label: string;
+  /** The label on screen above the box (where no field around it names it). */
+  showLabel?: boolean;
   onKept: (kept: string[]) => void;
   onText: (text: string) => void;
 }) {
+  const id = useId();
   return (
     <>
+      {showLabel ? (
+        <label htmlFor={id} className="field-label">
+          {label}
+        </label>
+      ) : null}
       {kept.length > 0 ? (
         <div className="muted small">
           Set (values hidden):{" "}
@@ -52,7 +62,7 @@ export function EnvEditor({
         rows={2}
         value={text}
         placeholder={placeholder}
-        aria-label={label}
+        {...(showLabel ? { id } : { "aria-label": label })}
         onChange={(event) => onText(event.target.value)}
       />
     </>

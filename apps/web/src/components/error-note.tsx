@@ -6,18 +6,26 @@ export interface ErrorNoteProps {
   /** What was being done, e.g. "Could not load drones". */
   title?: string;
   onRetry?: () => void;
+  /**
+   * The form's fields that show their own problem (`showServerProblems`): their issues are not
+   * repeated here, and when every issue is on a field the box only says to look there.
+   */
+  fields?: readonly string[];
 }
 
 /** A readable error box. Network failures, API errors and HTTP errors all read as sentences. */
-export function ErrorNote({ error, title, onRetry }: ErrorNoteProps) {
+export function ErrorNote({ error, title, onRetry, fields = [] }: ErrorNoteProps) {
   if (!error) return null;
   const apiError = error instanceof ApiError ? error : toApiError(error);
-  const issues = apiError.fieldIssues;
+  const all = apiError.fieldIssues;
+  const issues = all.filter((issue) => !fields.includes(issue.path.split(".")[0] ?? ""));
+  const message =
+    all.length > 0 && issues.length === 0 ? "see the problem under the field." : apiError.message;
   return (
     <div className="error-note" role="alert">
       <div>
         {title ? <strong>{title}: </strong> : null}
-        <span>{apiError.message}</span>
+        <span>{message}</span>
       </div>
       {issues.length > 0 ? (
         <ul className="error-fields">

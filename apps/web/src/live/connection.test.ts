@@ -166,6 +166,7 @@ describe("IdeConnection", () => {
         labels: [],
         ephemeral: false,
         outdated: false,
+        updateRefused: null,
       },
     });
     await waitFor(() => names.length === 1, "the drone update");

@@ -52,6 +52,7 @@ beforeEach(() => {
       lastUsedAt: new Date(now - 5 * 60_000),
       expiresAt: new Date(now + 30 * day),
       current: true,
+      device: "Firefox on macOS",
     },
     {
       id: "script",
@@ -59,6 +60,7 @@ beforeEach(() => {
       lastUsedAt: null,
       expiresAt: new Date(now + 12 * day),
       current: false,
+      device: null,
     },
   ];
   seen.length = 0;
@@ -72,7 +74,7 @@ beforeEach(() => {
 });
 
 describe("account page", () => {
-  it("is reached from the top bar and lists each sign-in: made, last used, expires, this browser", async () => {
+  it("is reached from the top bar and lists each sign-in: device, made, last used, expires, this browser", async () => {
     render(<App baseUrl={baseUrl} />);
     await userEvent.click(screen.getByRole("link", { name: "Ada" }));
     expect(window.location.pathname).toBe("/account");
@@ -80,8 +82,10 @@ describe("account page", () => {
     const table = await screen.findByRole("table");
     const rows = within(table).getAllByRole("row").slice(1);
     expect(rows).toHaveLength(2);
-    expect(rows[0]).toHaveTextContent(/5 min ago.*this browser.*5 min ago.*in 30 days/);
-    expect(rows[1]).toHaveTextContent(/3 h ago.*never.*in 12 days/);
+    expect(rows[0]).toHaveTextContent(
+      /^Firefox on macOS.*5 min ago.*this browser.*5 min ago.*in 30 days/,
+    );
+    expect(rows[1]).toHaveTextContent(/^unknown browser or program.*3 h ago.*never.*in 12 days/);
     expect(rows[1]).not.toHaveTextContent("this browser");
     expect(seen).toContainEqual({
       method: "GET",

@@ -30,6 +30,7 @@ export function SignInTable({
       <table className="table">
         <thead>
           <tr>
+            <th>Device</th>
             <th>Signed in</th>
             <th>Last used</th>
             <th>Expires</th>
@@ -41,6 +42,7 @@ export function SignInTable({
         <tbody>
           {signIns.map((signIn) => (
             <tr key={signIn.id}>
+              <td data-label="Device">{signIn.device ?? "unknown browser or program"}</td>
               <td data-label="Signed in" title={fullDate(signIn.createdAt)}>
                 {formatAgo(signIn.createdAt, now)}
                 {signIn.current ? (

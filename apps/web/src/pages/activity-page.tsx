@@ -8,7 +8,6 @@ import { Link } from "wouter";
 import type { ApiClient } from "../api/client.ts";
 import { useApi } from "../app/auth.tsx";
 import { useConnection } from "../app/live.tsx";
-import { useTurnNotifications } from "../app/turn-summary.tsx";
 import { useNow } from "../app/use-now.ts";
 import { ErrorNote } from "../components/error-note.tsx";
 import { useDrones } from "../data/drones.ts";
@@ -17,6 +16,7 @@ import { formatAgo, formatCost, formatElapsed } from "../lib/format.ts";
 import { type ActivityFilters, ActivityStore } from "../live/activity-store.ts";
 import { droneOfflineWords } from "../turn/turn-words.ts";
 import { FirstRunChecklist } from "./first-run-checklist.tsx";
+import { NotificationSwitch } from "./notification-switch.tsx";
 
 /** The status filter's choices: a label and the statuses it shows. */
 export const statusChoices: ReadonlyArray<{
@@ -248,27 +248,6 @@ const FinishedRow = memo(function FinishedRow({ turn }: { turn: ActivityTurn }) 
     </li>
   );
 });
-
-function NotificationSwitch() {
-  const notifications = useTurnNotifications();
-  if (!notifications.supported) return null;
-  return (
-    <label
-      className="activity-notify"
-      title="A browser notification when a turn finishes, fails or needs approval"
-    >
-      <input
-        type="checkbox"
-        checked={notifications.enabled}
-        onChange={(event) => void notifications.setEnabled(event.target.checked)}
-      />{" "}
-      Notify me
-      {notifications.denied ? (
-        <span className="muted small"> (blocked in this browser's settings)</span>
-      ) : null}
-    </label>
-  );
-}
 
 /** One filter of the page: a labelled choice. */
 function FilterSelect({

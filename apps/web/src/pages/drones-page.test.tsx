@@ -23,6 +23,7 @@ const laptop: Drone = {
   labels: [],
   ephemeral: false,
   outdated: false,
+  updateRefused: null,
 };
 const server: Drone = {
   ...laptop,
@@ -35,6 +36,7 @@ const server: Drone = {
   labels: [],
   ephemeral: false,
   outdated: false,
+  updateRefused: null,
 };
 
 const command = "gadget-drone register --server http://127.0.0.1:3000 --token gdr_abc123";
@@ -89,6 +91,24 @@ describe("drones", () => {
     expect(rows[1]).toHaveTextContent(
       /build-box.*offline.*idle · capacity 2.*unsandboxed.*3 h ago/,
     );
+  });
+
+  it("says which update a drone refused, when and why, under its version", () => {
+    const refusing: Drone = {
+      ...laptop,
+      version: "0.2.0",
+      updateRefused: {
+        version: "0.4.0",
+        reason: "it stopped at start (exit 1) and was rolled back to 0.2.0",
+        at: new Date(Date.now() - 5 * 60_000),
+      },
+    };
+    render(<DroneTable drones={[refusing, server]} onRevoke={async () => {}} />);
+    const rows = screen.getAllByRole("row").slice(1);
+    expect(rows[0]).toHaveTextContent(
+      "0.2.0update refused 0.4.0, 5 min ago: it stopped at start (exit 1) and was rolled back to 0.2.0",
+    );
+    expect(rows[1]).not.toHaveTextContent("update refused");
   });
 
   it("asks before revoking and shows a failed revoke in words", async () => {

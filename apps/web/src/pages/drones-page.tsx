@@ -98,6 +98,13 @@ export function DroneTable({
                   upgrade
                 </span>
               ) : null}
+              {drone.updateRefused ? (
+                <p className="small drone-refusal">
+                  <span className="pill pill-unsandboxed">update refused</span>{" "}
+                  {drone.updateRefused.version}, {formatAgo(drone.updateRefused.at, now)}:{" "}
+                  {drone.updateRefused.reason}
+                </p>
+              ) : null}
             </td>
             <td data-label="Sandbox">
               <SandboxCell sandbox={drone.sandbox} />

@@ -91,6 +91,29 @@ describe("MCP servers in the project settings", () => {
     expect(screen.getByLabelText("Bearer token")).toHaveValue("");
   });
 
+  it("names every field with a visible label, not only a placeholder", async () => {
+    render(<ProjectSettings project={project} onSave={async () => {}} />);
+    await userEvent.click(screen.getByRole("button", { name: "Add MCP server" }));
+    const group = screen.getByRole("group", { name: "MCP server server 1" });
+    const shown = (name: string) => {
+      const label = within(group).getByText(name, { selector: "label" });
+      expect(label).toBeVisible();
+      return label;
+    };
+    for (const name of ["Server name", "Server kind", "Command", "Environment", "Tools offered"]) {
+      shown(name);
+    }
+    for (const control of group.querySelectorAll("input, select, textarea")) {
+      expect(control).not.toHaveAttribute("aria-label");
+    }
+    await userEvent.selectOptions(
+      within(group).getByRole("combobox", { name: "Server kind" }),
+      "url",
+    );
+    shown("URL");
+    shown("Bearer token");
+  });
+
   it("keeps stored secrets unless removed, and removes a server", async () => {
     const saved: UpdateProjectBody[] = [];
     const stored: Project = {

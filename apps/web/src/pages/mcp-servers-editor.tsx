@@ -5,6 +5,7 @@
 
 import type { McpServerBody, NetworkMode, ProjectMcpServer } from "@gadget/protocol";
 import { EnvEditor, envBodyOf } from "../components/env-editor.tsx";
+import { Field } from "../forms/field.tsx";
 import { commandExample, commandHelp, commandWarnings } from "./mcp-command-advice.ts";
 
 /** One server as the form holds it. */
@@ -152,22 +153,24 @@ export function McpServersEditor({
         return (
           <fieldset key={draft.key} className="mcp-server" aria-label={`MCP server ${label}`}>
             <div className="form-actions">
-              <input
-                value={draft.name}
-                placeholder="name, e.g. github"
-                aria-label="Server name"
-                onChange={(event) => update(draft.key, { name: event.target.value })}
-              />
-              <select
-                value={draft.kind}
-                aria-label="Server kind"
-                onChange={(event) =>
-                  update(draft.key, { kind: event.target.value as McpServerDraft["kind"] })
-                }
-              >
-                <option value="command">Command (stdio)</option>
-                <option value="url">Remote URL (Streamable HTTP)</option>
-              </select>
+              <Field label="Server name">
+                <input
+                  value={draft.name}
+                  placeholder="e.g. github"
+                  onChange={(event) => update(draft.key, { name: event.target.value })}
+                />
+              </Field>
+              <Field label="Server kind">
+                <select
+                  value={draft.kind}
+                  onChange={(event) =>
+                    update(draft.key, { kind: event.target.value as McpServerDraft["kind"] })
+                  }
+                >
+                  <option value="command">Command (stdio)</option>
+                  <option value="url">Remote URL (Streamable HTTP)</option>
+                </select>
+              </Field>
               <button
                 type="button"
                 className="button small"
@@ -178,13 +181,14 @@ export function McpServersEditor({
             </div>
             {draft.kind === "command" ? (
               <>
-                <input
-                  value={draft.command}
-                  placeholder={commandExample(network)}
-                  aria-label="Command"
-                  aria-describedby={`${draft.key}-help`}
-                  onChange={(event) => update(draft.key, { command: event.target.value })}
-                />
+                <Field label="Command">
+                  <input
+                    value={draft.command}
+                    placeholder={commandExample(network)}
+                    aria-describedby={`${draft.key}-help`}
+                    onChange={(event) => update(draft.key, { command: event.target.value })}
+                  />
+                </Field>
                 <small id={`${draft.key}-help`} className="muted small">
                   {commandHelp(network)}
                 </small>
@@ -200,18 +204,20 @@ export function McpServersEditor({
                   text={draft.envText}
                   placeholder="GITHUB_TOKEN=… (one KEY=VALUE per line; stored encrypted, never shown again)"
                   label="Environment"
+                  showLabel
                   onKept={(keptEnv) => update(draft.key, { keptEnv })}
                   onText={(envText) => update(draft.key, { envText })}
                 />
               </>
             ) : (
               <>
-                <input
-                  value={draft.url}
-                  placeholder="https://mcp.example.com/mcp"
-                  aria-label="URL"
-                  onChange={(event) => update(draft.key, { url: event.target.value })}
-                />
+                <Field label="URL">
+                  <input
+                    value={draft.url}
+                    placeholder="https://mcp.example.com/mcp"
+                    onChange={(event) => update(draft.key, { url: event.target.value })}
+                  />
+                </Field>
                 {draft.keepBearerToken ? (
                   <div className="form-actions">
                     <span className="muted small">Bearer token set</span>
@@ -224,26 +230,26 @@ export function McpServersEditor({
                     </button>
                   </div>
                 ) : null}
-                <input
-                  type="password"
-                  autoComplete="off"
-                  value={draft.bearerToken}
-                  placeholder={
-                    draft.keepBearerToken
-                      ? "new token (replaces the one set)"
-                      : "bearer token (optional)"
-                  }
-                  aria-label="Bearer token"
-                  onChange={(event) => update(draft.key, { bearerToken: event.target.value })}
-                />
+                <Field label="Bearer token">
+                  <input
+                    type="password"
+                    autoComplete="off"
+                    value={draft.bearerToken}
+                    placeholder={
+                      draft.keepBearerToken ? "a new one replaces the one set" : "optional"
+                    }
+                    onChange={(event) => update(draft.key, { bearerToken: event.target.value })}
+                  />
+                </Field>
               </>
             )}
-            <input
-              value={draft.tools}
-              placeholder="only these tools, comma-separated (empty: all)"
-              aria-label="Tools offered"
-              onChange={(event) => update(draft.key, { tools: event.target.value })}
-            />
+            <Field label="Tools offered">
+              <input
+                value={draft.tools}
+                placeholder="only these, comma-separated (empty: all)"
+                onChange={(event) => update(draft.key, { tools: event.target.value })}
+              />
+            </Field>
           </fieldset>
         );
       })}

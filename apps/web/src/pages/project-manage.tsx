@@ -1,5 +1,6 @@
-// Managing a project from its page: rename it, delete it with everything in it (asked first), and
-// "Clone now", which has a drone clone it so its files show before any turn.
+// Managing a project from its page: rename it, delete it with everything in it (asked first, the
+// settings' last section), and "Clone now", which has a drone clone it so its files show before
+// any turn.
 import { type Project, type ProjectCloneAnswer, updateProjectBodySchema } from "@gadget/protocol";
 import { zodResolver } from "@hookform/resolvers/zod";
 import { useMutation } from "@tanstack/react-query";
@@ -46,15 +47,13 @@ export function CloneNowButton({ projectId }: { projectId: string }) {
 
 const renameSchema = z.object({ name: updateProjectBodySchema.shape.name.unwrap() });
 
-/** Rename the project, or delete it with its sessions and turns. */
+/** Rename the project. */
 export function ProjectManage({
   project,
   onRename,
-  onDelete,
 }: {
   project: Pick<Project, "name">;
   onRename: (name: string) => Promise<unknown>;
-  onDelete: () => Promise<unknown>;
 }) {
   const form = useForm<z.input<typeof renameSchema>, unknown, z.output<typeof renameSchema>>({
     resolver: zodResolver(renameSchema),
@@ -84,6 +83,24 @@ export function ProjectManage({
         </button>
       </form>
       <ErrorNote error={rename.error} title="Could not rename the project" />
+    </div>
+  );
+}
+
+/** Delete the project with its sessions and turns: the settings' last section, asked first. */
+export function ProjectDelete({
+  project,
+  onDelete,
+}: {
+  project: Pick<Project, "name">;
+  onDelete: () => Promise<unknown>;
+}) {
+  return (
+    <section className="project-danger" aria-label="Delete this project">
+      <h3>Delete this project</h3>
+      <p className="muted small">
+        Its sessions, turns and their steps go; the drones' checkouts stay on disk.
+      </p>
       <ConfirmButton
         label="Delete project"
         question={`Delete “${project.name}” with all its sessions, turns and their steps? The drones' checkouts stay on disk. This cannot be undone.`}
@@ -91,6 +108,6 @@ export function ProjectManage({
         errorTitle="Could not delete the project"
         onConfirm={onDelete}
       />
-    </div>
+    </section>
   );
 }

@@ -3,11 +3,10 @@ import {
   type ChatSession,
   type CreateSessionBody,
   createSessionBodySchema,
-  type TurnMode,
 } from "@gadget/protocol";
 import { zodResolver } from "@hookform/resolvers/zod";
 import { useMutation, useQueryClient } from "@tanstack/react-query";
-import { useState } from "react";
+import { useId, useState } from "react";
 import { useForm } from "react-hook-form";
 import { Link, useLocation } from "wouter";
 import { z } from "zod";
@@ -24,16 +23,10 @@ import { FileEditor } from "../editor/file-editor.tsx";
 import { FileTree } from "../editor/file-tree.tsx";
 import { showServerProblems } from "../forms/server-problems.ts";
 import { formatAgo } from "../lib/format.ts";
+import { modeChoices, modeHint } from "../lib/modes.ts";
 import { ProjectForgeEvents } from "./forge-events-panel.tsx";
-import { CloneNowButton, ProjectManage } from "./project-manage.tsx";
+import { CloneNowButton, ProjectDelete, ProjectManage } from "./project-manage.tsx";
 import { networkWords, ProjectSettings } from "./project-settings.tsx";
-
-export const modeWords: Record<TurnMode, string> = {
-  agent: "agent: reads and writes",
-  ask: "ask: reads only",
-  tester: "tester",
-  docser: "docs writer",
-};
 
 const sessionShape = createSessionBodySchema.shape;
 const sessionFieldsSchema = z.object({
@@ -61,6 +54,7 @@ export function SessionForm({
     onError: (error) => showServerProblems(form, error),
   });
   const problem = form.formState.errors.name?.message;
+  const modeHintId = useId();
   return (
     <form
       className="session-form"
@@ -77,11 +71,12 @@ export function SessionForm({
       <div className="field-row">
         <label>
           Mode{" "}
-          <select {...form.register("mode")}>
-            <option value="agent">agent</option>
-            <option value="ask">ask</option>
-            <option value="tester">tester</option>
-            <option value="docser">docser</option>
+          <select {...form.register("mode")} aria-describedby={modeHintId}>
+            {modeChoices.map((choice) => (
+              <option key={choice.value} value={choice.value}>
+                {choice.label}
+              </option>
+            ))}
           </select>
         </label>
         <label>
@@ -95,6 +90,9 @@ export function SessionForm({
           {create.isPending ? "Creating…" : "New session"}
         </button>
       </div>
+      <small className="muted" id={modeHintId}>
+        {form.watch("mode")}: {modeHint(form.watch("mode") ?? "agent")}
+      </small>
       <ErrorNote error={create.error} title="Could not create the session" />
     </form>
   );
@@ -171,13 +169,16 @@ export function ProjectPage({ projectId }: { projectId: string }) {
             key={project.data.name}
             project={project.data}
             onRename={(name) => update.mutateAsync({ name })}
+          />
+          <ProjectSettings project={project.data} onSave={update.mutateAsync} />
+          <ProjectForgeEvents project={project.data} onSave={update.mutateAsync} />
+          <ProjectDelete
+            project={project.data}
             onDelete={async () => {
               await remove.mutateAsync();
               navigate("/projects");
             }}
           />
-          <ProjectSettings project={project.data} onSave={update.mutateAsync} />
-          <ProjectForgeEvents project={project.data} onSave={update.mutateAsync} />
         </details>
       ) : null}
       <div className="project-grid">
@@ -225,8 +226,8 @@ export function ProjectPage({ projectId }: { projectId: string }) {
             />
           ) : (
             <p className="empty">
-              Pick a file on the left. The default branch is read-only; choose a session to edit its
-              worktree (its next turn, or Deliver now, commits your edits).
+              Pick a file in the Files list. The default branch is read-only; choose a session to
+              edit its worktree (its next turn, or Deliver now, commits your edits).
             </p>
           )}
         </section>

@@ -78,7 +78,11 @@ export function ProjectForm({
       <Field label="Verify commands (optional, one a line)" error={errors.verify}>
         <textarea rows={2} {...form.register("verify")} placeholder="npm test" />
       </Field>
-      <ErrorNote error={create.error} title="Could not add the project" />
+      <ErrorNote
+        error={create.error}
+        title="Could not add the project"
+        fields={[...Object.keys(emptyFields), "verifyCommands"]}
+      />
       {check ? (
         <p className={check.checked ? "ok-note" : "note"} role="status">
           {check.message}

@@ -35,6 +35,17 @@ describe("SessionSettings", () => {
     expect(bodies).toEqual([{ name: "Fix the login", approval: "auto" }]);
   });
 
+  it("explains the chosen mode, tester and docser too", async () => {
+    render(<SessionSettings session={session} onSave={async () => {}} onDelete={async () => {}} />);
+    await userEvent.click(screen.getByText("Settings"));
+    expect(screen.getByText(/^agent: reads, writes and runs code/)).toBeInTheDocument();
+    const mode = screen.getByRole("combobox", { name: "Mode" });
+    await userEvent.selectOptions(mode, "tester");
+    expect(screen.getByText(/^tester: writes and runs tests/)).toBeInTheDocument();
+    await userEvent.selectOptions(mode, "docser");
+    expect(screen.getByText(/^docser: writes docs .* changes no behaviour/)).toBeInTheDocument();
+  });
+
   it("lists the always-allowed commands and removes one", async () => {
     const bodies: UpdateSessionBody[] = [];
     render(

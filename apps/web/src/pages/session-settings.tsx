@@ -13,6 +13,7 @@ import { ConfirmButton } from "../components/confirm-button.tsx";
 import { ErrorNote } from "../components/error-note.tsx";
 import { Field } from "../forms/field.tsx";
 import { showServerProblems } from "../forms/server-problems.ts";
+import { modeChoices, modeHint } from "../lib/modes.ts";
 
 export interface SessionSettingsProps {
   session: Pick<ChatSession, "_id" | "name" | "mode" | "approval" | "allowedCommands"> &
@@ -77,10 +78,11 @@ export function SessionSettings({ session, onSave, onDelete }: SessionSettingsPr
         <div className="field-row">
           <Field label="Mode" error={errors.mode}>
             <select {...form.register("mode")}>
-              <option value="agent">agent</option>
-              <option value="ask">ask</option>
-              <option value="tester">tester</option>
-              <option value="docser">docser</option>
+              {modeChoices.map((choice) => (
+                <option key={choice.value} value={choice.value}>
+                  {choice.label}
+                </option>
+              ))}
             </select>
           </Field>
           <Field label="Approval" error={errors.approval}>
@@ -97,6 +99,9 @@ export function SessionSettings({ session, onSave, onDelete }: SessionSettingsPr
             </select>
           </Field>
         </div>
+        <p className="muted small mode-hint">
+          {form.watch("mode")}: {modeHint(form.watch("mode"))}
+        </p>
         <div className="form-actions">
           <button type="submit" className="button primary small" disabled={save.isPending}>
             {save.isPending ? "Saving…" : "Save"}

@@ -123,8 +123,11 @@ describe("webhooks page", () => {
 
     const form = screen.getByRole("form", { name: "Add a webhook" });
     await userEvent.type(within(form).getByLabelText("URL"), "https://hooks.example.com/gadget");
+    // Every event is ticked at first, cancelled and interrupted turns too.
+    for (const box of within(form).getAllByRole("checkbox")) expect(box).toBeChecked();
+    expect(within(form).getAllByRole("checkbox")).toHaveLength(5);
     await userEvent.click(within(form).getByRole("checkbox", { name: /waits for your approval/ }));
-    await userEvent.click(within(form).getByRole("checkbox", { name: /was cancelled/ }));
+    await userEvent.click(within(form).getByRole("checkbox", { name: /was interrupted/ }));
     await userEvent.click(within(form).getByRole("button", { name: "Add webhook" }));
 
     expect(await screen.findByTestId("webhook-secret")).toHaveTextContent(secret);

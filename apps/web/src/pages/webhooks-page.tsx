@@ -56,7 +56,8 @@ type WebhookFields = z.input<typeof webhookFieldsSchema>;
 function AddWebhook({ onCreate }: { onCreate: (body: CreateWebhookBody) => Promise<unknown> }) {
   const form = useForm<WebhookFields, unknown, CreateWebhookBody>({
     resolver: zodResolver(webhookFieldsSchema),
-    defaultValues: { url: "", events: ["turn.completed", "turn.failed", "turn.awaiting_approval"] },
+    // Every way a turn ends or stops for the user: an interrupted or cancelled turn is news too.
+    defaultValues: { url: "", events: [...webhookEvents] },
   });
   const errors = form.formState.errors;
   const create = useMutation({

@@ -41,6 +41,7 @@ const drones: Drone[] = [
     labels: [],
     ephemeral: false,
     outdated: false,
+    updateRefused: null,
   },
 ];
 

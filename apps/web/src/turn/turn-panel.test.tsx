@@ -473,6 +473,26 @@ describe("TurnPanel tells the truth about how a turn stands", () => {
     );
   });
 
+  it("says once why a turn was interrupted, not Interrupted (interrupted: …)", () => {
+    const turn = turnRecord({
+      status: "interrupted",
+      exitReason: "interrupted",
+      finishedAt: new Date(start + 65_000),
+    });
+    const events = numbered([
+      ["status", { message: "Pass 1", pass: 1 }],
+      ["done", { reason: "interrupted", passes: 1, totalCost: 0 }],
+    ]);
+    const { container } = render(
+      <TurnPanel snapshot={snapshot(turn, events)} actions={recordingActions().actions} />,
+    );
+    expect(container.querySelector(".turn-stats")).toHaveTextContent(
+      /^Interrupted \(its drone went away\)/,
+    );
+    expect(container).not.toHaveTextContent(/interrupted:/i);
+    expect(container).not.toHaveTextContent(/Interrupted \(interrupted/);
+  });
+
   it("answers an ordinary completed turn as Completed, without a guard", () => {
     const turn = turnRecord({ status: "completed", exitReason: "completed", response: "Done." });
     const { container } = render(

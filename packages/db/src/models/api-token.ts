@@ -10,6 +10,8 @@ export interface ApiTokenDocument {
   tokenHash: string;
   createdAt: Date;
   lastUsedAt: Date | null;
+  /** The browser or program it was made with, in words ("Firefox on macOS"); null if unknown. */
+  device: string | null;
 }
 
 export const apiTokenSchema = new Schema<ApiTokenDocument>(
@@ -19,6 +21,7 @@ export const apiTokenSchema = new Schema<ApiTokenDocument>(
     tokenHash: { type: String, required: true },
     createdAt: { type: Date, required: true, default: () => new Date() },
     lastUsedAt: { type: Date, default: null },
+    device: { type: String, default: null },
   },
   { versionKey: false },
 );

@@ -33,6 +33,8 @@ export interface DroneDocument {
   systemLabels: string[];
   /** Started with `--ephemeral`: one turn, then it is revoked. */
   ephemeral: boolean;
+  /** The newer version it last refused to update to, why, and when (null: none). */
+  updateRefused: { version: string; reason: string; at: Date } | null;
   /** Set by `DELETE /api/drones/:id`; a revoked drone never connects again. */
   revokedAt: Date | null;
   createdAt: Date;
@@ -61,6 +63,10 @@ export const droneSchema = new Schema<DroneDocument>(
     labels: { type: [String], default: [] },
     systemLabels: { type: [String], default: [] },
     ephemeral: { type: Boolean, default: false },
+    updateRefused: {
+      type: new Schema({ version: String, reason: String, at: Date }, { _id: false }),
+      default: null,
+    },
     revokedAt: { type: Date, default: null },
     createdAt: { type: Date, required: true, default: () => new Date() },
   },

@@ -5,6 +5,7 @@ import {
   type ActivityTurn,
   activityCursor,
   isFinalTurnStatus,
+  labelsMatch,
   parseActivityCursor,
   rest,
   summaryKeyOf,
@@ -12,6 +13,7 @@ import {
 } from "@gadget/protocol";
 import { Types } from "mongoose";
 import type { SignIns } from "../../auth/sign-ins.ts";
+import { labelWaitWords } from "../../dispatch/turn-notes.ts";
 import type { PresenceStore } from "../../drones/presence.ts";
 import { toEvent, toTurn } from "../../serialize.ts";
 import { activityOf } from "../../turns/live/turn-activity.ts";
@@ -91,6 +93,7 @@ export function activityRoutes(app: ContractApp, dependencies: ActivityRouteDepe
       const requested = turn.requestedDrone ? String(turn.requestedDrone) : null;
       let reason: string;
       const place = places.get(String(turn._id)) ?? 0;
+      const labels = turn.waitingForLabels ? turn.waitingForLabels.split(", ") : null;
       if (place > 0) {
         reason = `Waiting for the session's earlier turns (position ${place})`;
       } else if (requested) {
@@ -98,6 +101,9 @@ export function activityRoutes(app: ContractApp, dependencies: ActivityRouteDepe
         reason = online.some((drone) => drone.droneId === requested)
           ? `Waiting for ${name} to finish a turn`
           : `Waiting for ${name} to come online`;
+      } else if (labels && !online.some((drone) => labelsMatch(drone.presence.labels, labels))) {
+        // Dispatch found no drone with the labels it requires (the project's too); still none.
+        reason = labelWaitWords(labels);
       } else if (online.length === 0) {
         reason = "No drone of yours is online";
       } else if (held >= capacity) {

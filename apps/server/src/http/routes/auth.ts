@@ -12,6 +12,7 @@ import {
 } from "../../auth/passwords.ts";
 import type { RateLimits } from "../../auth/rate-limit.ts";
 import type { SignIns } from "../../auth/sign-ins.ts";
+import { describeUserAgent } from "../../auth/user-agent.ts";
 import type { ResolvedConfig } from "../../config.ts";
 import { sha256 } from "../../crypto/tokens.ts";
 import { toUser } from "../../serialize.ts";
@@ -75,7 +76,7 @@ export function accountRoutes(app: ContractApp, dependencies: AuthRouteDependenc
         if (isDuplicateKeyError(error)) throw cannotSignUp();
         throw error;
       });
-      const token = await signIns.issue(user._id);
+      const token = await signIns.issue(user._id, describeUserAgent(request.headers["user-agent"]));
       return reply.status(201).send({ user: toUser(user), token });
     },
     { preValidation: beforeSignup },
@@ -106,7 +107,8 @@ export function accountRoutes(app: ContractApp, dependencies: AuthRouteDependenc
         const stronger = await hashPassword(body.password, cost);
         await models.User.updateOne({ _id: user._id }, { $set: { passwordHash: stronger } });
       }
-      return { user: toUser(user), token: await signIns.issue(user._id) };
+      const device = describeUserAgent(request.headers["user-agent"]);
+      return { user: toUser(user), token: await signIns.issue(user._id, device) };
     },
     { preValidation: beforeLogin },
   );
