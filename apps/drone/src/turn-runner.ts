@@ -255,6 +255,7 @@ export class ActiveTurn {
       order.turnId,
       this.journal,
       settings.socket,
+      this.sender,
       settings.logger,
     );
   }
