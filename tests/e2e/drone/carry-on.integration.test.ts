@@ -146,7 +146,10 @@ describe("turns that carry on by themselves", () => {
     const config = await register("boomerang");
     let drone = start(config);
     await waitForDroneOnline(user, "boomerang");
-    const fixture = await createProjectSession(user, { name: "Boomerang", modelUrl: model.baseUrl });
+    const fixture = await createProjectSession(user, {
+      name: "Boomerang",
+      modelUrl: model.baseUrl,
+    });
     const word = `gadget-wait-boomerang-${process.pid}`;
     const before = model.chatRequests.length;
     const turnId = await longTurn(fixture.sessionId, fixture.providerId, word);
@@ -196,7 +199,8 @@ describe("turns that carry on by themselves", () => {
     const firstDone = types.indexOf("done");
     expect(events[firstDone].data.reason).toBe("interrupted");
     const back = events.findIndex(
-      (event, index) => index > firstDone && event.type === "status" && event.data.phase === "retry",
+      (event, index) =>
+        index > firstDone && event.type === "status" && event.data.phase === "retry",
     );
     expect(back).toBe(firstDone + 1);
     expect(JSON.stringify(events.slice(back))).toMatch(/boomerang came back with this turn/);

@@ -41,9 +41,12 @@ describe("TurnCheckpoints", () => {
     close = async () => {
       await server.close();
     };
-    const socket: DroneSocket = connect(`http://127.0.0.1:${(http.address() as AddressInfo).port}`, {
-      transports: ["websocket"],
-    });
+    const socket: DroneSocket = connect(
+      `http://127.0.0.1:${(http.address() as AddressInfo).port}`,
+      {
+        transports: ["websocket"],
+      },
+    );
     await new Promise<void>((resolve) => socket.once("connect", () => resolve()));
     const journal = await new EventJournal(await makeTempDir("gadget-journal-")).open(turnId, 1);
     const sender = new EventSender(socket, journal);
