@@ -40,7 +40,7 @@ describe("turns that carry on by themselves", () => {
 
   beforeAll(async () => {
     server = await startTestServer(
-      { mongoUrl: inject("mongoUrl"), redisUrl: inject("redisUrl"), droneGraceMs: 8_000 },
+      { mongoUrl: inject("mongoUrl"), redisUrl: inject("redisUrl"), droneGraceMs: 15_000 },
       `drone_carry_on_${process.pid}`,
     );
     model = await startScriptedModel();
@@ -229,7 +229,7 @@ describe("turns that carry on by themselves", () => {
     model.enqueue({ text: "Finished on the spare drone." });
     const second = start(spare);
     await waitForDroneOnline(user, "spare");
-    const turn = await waitForTurn(user, turnId, ["completed", "failed", "cancelled"], 45_000);
+    const turn = await waitForTurn(user, turnId, ["completed", "failed", "cancelled"], 75_000);
     expect(turn.status).toBe("completed");
     const drones = (await user.get("/api/drones")).body.drones as Array<{
       _id: string;
@@ -244,5 +244,5 @@ describe("turns that carry on by themselves", () => {
     expect(types.filter((type) => type === "done")).toHaveLength(2);
     second.child.kill("SIGTERM");
     expect(await second.exited).toBe(0);
-  }, 60_000);
+  }, 100_000);
 });
