@@ -120,6 +120,17 @@ export class EventSender {
     });
   }
 
+  /**
+   * The journal's unsent events were renumbered from `nextSeq` (the server stored them up to
+   * `storedUpTo`): what waits for one of them waits for its new number.
+   */
+  renumbered(storedUpTo: number, nextSeq: number): void {
+    for (const waiter of this.storedWaiters) {
+      if (waiter.seq > storedUpTo) waiter.seq += nextSeq - storedUpTo - 1;
+    }
+    this.resolveStored(this.journal.acknowledgedSeq);
+  }
+
   /** Stops sending for good (the turn was dispatched again; the server's numbering wins). */
   stop(): void {
     this.rejected = true;

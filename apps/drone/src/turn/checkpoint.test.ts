@@ -64,4 +64,29 @@ describe("TurnCheckpoints", () => {
     expect(storedAtCheckpoint[0]).toEqual(expect.arrayContaining([1, 2, 3]));
     socket.close();
   });
+
+  it("waits for the events' new numbers after the journal is renumbered", async () => {
+    const journal = await new EventJournal(await makeTempDir("gadget-journal-")).open(turnId, 1);
+    // Never connected: nothing is acknowledged unless the test says so.
+    const socket: DroneSocket = connect("http://127.0.0.1:9", { autoConnect: false });
+    const sender = new EventSender(socket, journal, { canSend: () => false });
+    for (const text of ["a", "b", "c", "d"]) journal.append(agentEvent("token", { text }));
+    let storedUpToFour = false;
+    void sender.stored(4).then(() => {
+      storedUpToFour = true;
+    });
+    // The server stored 1–2 and numbered two events of its own (3, 4): "c" and "d" are now 5, 6.
+    journal.rebase(2, 5);
+    sender.renumbered(2, 5);
+    const settle = async (seq: number) => {
+      journal.acknowledge(seq);
+      sender.renumbered(seq, seq + 1); // no shift: settles what is stored now
+      await new Promise((resolve) => setImmediate(resolve));
+    };
+    await settle(5);
+    expect(storedUpToFour).toBe(false); // "d", now 6, is not stored yet
+    await settle(6);
+    expect(storedUpToFour).toBe(true);
+    await journal.flushed();
+  });
 });
