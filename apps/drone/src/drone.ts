@@ -88,7 +88,7 @@ export class Drone {
       randomizationFactor: 0.5,
       // A function, so every reconnect sends the turns running now.
       auth: (callback) => {
-        void this.workspaces().then((workspaces) =>
+        void Promise.all([this.workspaces(), this.leftovers.cutTurns()]).then(([workspaces, cut]) =>
           callback({
             droneId: config.droneId,
             credential: config.credential,
@@ -99,6 +99,7 @@ export class Drone {
             capacity: this.settings.ephemeral ? 1 : config.capacity,
             sandbox: this.settings.sandbox.info,
             activeTurns: [...this.turns.keys()],
+            journaledTurns: cut,
             workspaces,
             labels: this.settings.labels ?? [],
             ephemeral: this.settings.ephemeral ?? false,
@@ -196,6 +197,7 @@ export class Drone {
     clearTimeout(this.reconcileFallback);
     if (!this.socket.connected) return;
     this.reconciled = true;
+    this.leftovers.settleCut();
     for (const turn of this.turns.values()) turn.resend();
     this.leftovers.notify();
   }

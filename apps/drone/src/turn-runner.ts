@@ -146,6 +146,7 @@ export class ActiveTurn {
   /** Renumbers the turn's unsent events after the server's (it waited for this drone). */
   rebase(storedUpTo: number, nextSeq: number): void {
     this.journal?.rebase(storedUpTo, nextSeq);
+    this.sender?.renumbered(storedUpTo, nextSeq);
   }
 
   /**
@@ -255,6 +256,7 @@ export class ActiveTurn {
       order.turnId,
       this.journal,
       settings.socket,
+      this.sender,
       settings.logger,
     );
   }

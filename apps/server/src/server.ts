@@ -153,9 +153,12 @@ export async function createGadgetServer(input: ServerConfig): Promise<GadgetSer
   const health = new StorageHealth({
     logger,
     onFailure: (service) => metrics.storageFailures.inc({ service }),
-    // Browsers of the turn's user on this server hear of it (the Redis adapter may be down).
-    onWaiting: ({ turnId, userId }, waiting) =>
-      ide.local.to(userRoom(userId)).emit("turn_waiting", { turnId, waiting }),
+    // The turn's user's browsers on every server hear of it through the Redis adapter; on this
+    // server only when Redis is what is down (the adapter cannot publish then).
+    onWaiting: ({ turnId, userId }, waiting, service) =>
+      (service === "redis" ? ide.local : ide)
+        .to(userRoom(userId))
+        .emit("turn_waiting", { turnId, waiting }),
   });
   const turnIndex = new TurnIndex(redis, keys);
   const seqs = new SeqStore(redis, keys, models);

@@ -62,6 +62,11 @@ export const droneHandshakeSchema = z.object({
   sandbox: sandboxInfoSchema,
   /** Turns the drone is still running, so a reconnect keeps them (GitHub runner job lock renewal). */
   activeTurns: z.array(objectIdSchema).max(64).default([]),
+  /**
+   * Turns an earlier run of the drone left unfinished in its journal (it restarted): the server
+   * gives each back to it, even after the grace, when the turn may carry on by itself.
+   */
+  journaledTurns: z.array(objectIdSchema).max(64).default([]),
   /** Project slugs whose workspace the drone holds, to prefer it for those projects. */
   workspaces: z.array(z.string()).max(1000).default([]),
   /** The labels the drone adds about itself (`os`, `arch`, `sandbox`), as of this start. */

@@ -1,7 +1,11 @@
 // Turns that carry on by themselves (real CLI drones, SIGKILL): a drone restarted within the
 // grace continues its turn without any resume call, the model asked again only for the pass that
-// was cut and the cut pass's text dropped (a `retry` marker before it streams again); a drone
-// that never returns leaves its turn to another drone when the session says `any-drone`.
+// was cut and the cut pass's text dropped (a `retry` marker before it streams again); so does one
+// that comes back after the grace, its journal naming the turn, and what that journal held but
+// never sent is superseded by the rerun; a drone that never returns leaves its turn to another
+// drone when the session says `any-drone`.
+import { existsSync } from "node:fs";
+import { appendFile, readFile } from "node:fs/promises";
 import path from "node:path";
 import type { GadgetServer } from "@gadget/server";
 import { startTestServer } from "@gadget/server/testing";
@@ -36,7 +40,7 @@ describe("turns that carry on by themselves", () => {
 
   beforeAll(async () => {
     server = await startTestServer(
-      { mongoUrl: inject("mongoUrl"), redisUrl: inject("redisUrl"), droneGraceMs: 8_000 },
+      { mongoUrl: inject("mongoUrl"), redisUrl: inject("redisUrl"), droneGraceMs: 15_000 },
       `drone_carry_on_${process.pid}`,
     );
     model = await startScriptedModel();
@@ -138,6 +142,75 @@ describe("turns that carry on by themselves", () => {
     expect(await drone.exited).toBe(0);
   }, 60_000);
 
+  it("SIGKILL, back after the grace: the turn carries on by itself, its unsent journal superseded", async () => {
+    const config = await register("boomerang");
+    let drone = start(config);
+    await waitForDroneOnline(user, "boomerang");
+    const fixture = await createProjectSession(user, {
+      name: "Boomerang",
+      modelUrl: model.baseUrl,
+    });
+    const word = `gadget-wait-boomerang-${process.pid}`;
+    const before = model.chatRequests.length;
+    const turnId = await longTurn(fixture.sessionId, fixture.providerId, word);
+
+    drone.child.kill("SIGKILL");
+    await drone.exited;
+    const interrupted = await waitForTurn(user, turnId, finalStatuses, 30_000);
+    expect(interrupted.status).toBe("interrupted");
+    // What a SIGKILL between the journal's write and its sending leaves: text journaled, never sent.
+    const journal = path.join(home, "boomerang", ".journal", `${turnId}.jsonl`);
+    const lines = (await readFile(journal, "utf8")).split("\n").filter(Boolean);
+    const seqs = lines.flatMap((line) => {
+      const entry = JSON.parse(line) as { event?: { seq: number } };
+      return entry.event ? [entry.event.seq] : [];
+    });
+    const unsent = {
+      type: "token",
+      data: { text: "UNSENT-TAIL " },
+      seq: Math.max(0, ...seqs) + 1,
+      at: new Date().toISOString(),
+    };
+    await appendFile(journal, `${JSON.stringify({ event: unsent })}\n`);
+
+    model.enqueue({ text: "Finished after coming back." });
+    drone = start(config);
+    const turn = await waitForTurn(user, turnId, ["completed", "failed", "cancelled"], 40_000);
+    expect(turn.status).toBe("completed");
+    expect(turn.response).toContain("Finished after coming back");
+    expect(turn.response).not.toContain("UNSENT");
+    const drones = (await user.get("/api/drones")).body.drones as Array<{
+      _id: string;
+      name: string;
+    }>;
+    expect(turn.drone).toBe(drones.find((entry) => entry.name === "boomerang")?._id);
+    // Pass 1 once, the cut pass 2 twice, the last call from the checkpoint.
+    const calls = model.chatRequests.slice(before);
+    expect(calls).toHaveLength(3);
+    const resumedWith = JSON.stringify(calls[2]?.messages);
+    expect(resumedWith).toContain("write_file");
+    expect(resumedWith).not.toContain("Running the long job now");
+
+    const events = await settledEvents(user, turnId);
+    const stored = events.map((event) => event.seq);
+    expect(stored).toEqual(stored.map((_, index) => index + 1));
+    expect(JSON.stringify(events)).not.toContain("UNSENT");
+    const types = events.map((event) => event.type);
+    const firstDone = types.indexOf("done");
+    expect(events[firstDone].data.reason).toBe("interrupted");
+    const back = events.findIndex(
+      (event, index) =>
+        index > firstDone && event.type === "status" && event.data.phase === "retry",
+    );
+    expect(back).toBe(firstDone + 1);
+    expect(JSON.stringify(events.slice(back))).toMatch(/boomerang came back with this turn/);
+    expect(types.slice(back)).toContain("dispatched");
+    expect(types.filter((type) => type === "done")).toHaveLength(2);
+    await waitFor(() => !existsSync(journal), 10_000, "the finished turn's journal to go");
+    drone.child.kill("SIGTERM");
+    expect(await drone.exited).toBe(0);
+  }, 90_000);
+
   it("SIGKILL and no return, session any-drone: the turn completes on a second drone", async () => {
     const gone = await register("gone");
     const spare = await register("spare");
@@ -156,7 +229,7 @@ describe("turns that carry on by themselves", () => {
     model.enqueue({ text: "Finished on the spare drone." });
     const second = start(spare);
     await waitForDroneOnline(user, "spare");
-    const turn = await waitForTurn(user, turnId, ["completed", "failed", "cancelled"], 45_000);
+    const turn = await waitForTurn(user, turnId, ["completed", "failed", "cancelled"], 75_000);
     expect(turn.status).toBe("completed");
     const drones = (await user.get("/api/drones")).body.drones as Array<{
       _id: string;
@@ -171,5 +244,5 @@ describe("turns that carry on by themselves", () => {
     expect(types.filter((type) => type === "done")).toHaveLength(2);
     second.child.kill("SIGTERM");
     expect(await second.exited).toBe(0);
-  }, 60_000);
+  }, 100_000);
 });

@@ -80,6 +80,9 @@ describe("drone lifecycle end to end", () => {
       name: "Resumable",
       modelUrl: model.baseUrl,
     });
+    // The manual Resume is what this test is about: the restarted drone must not take it back first.
+    const patched = await user.patch(`/api/sessions/${fixture.sessionId}`, { autoResume: "off" });
+    expect(patched.body.session.autoResume).toBe("off");
     const word = `gadget-wait-killed-${process.pid}`;
     model.enqueue({
       toolCalls: [
@@ -161,7 +164,7 @@ describe("drone lifecycle end to end", () => {
     drone.child.kill("SIGTERM");
     const code = await drone.exited;
     expect(code, drone.output()).toBe(0);
-  });
+  }, 60_000);
 
   it("SIGTERM once lets the running turn finish; twice ends it as drone_shutdown", async () => {
     const config = path.join(home, "signals.json");

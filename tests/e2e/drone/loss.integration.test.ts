@@ -131,5 +131,5 @@ describe("a drone's lost connection", () => {
     expect(events.indexOf(results[0])).toBeGreaterThan(backAt);
     expect(events.filter((event) => event.type === "done")).toHaveLength(1);
     expect(turn.response).toContain("Done after the outage");
-  });
+  }, 60_000);
 });

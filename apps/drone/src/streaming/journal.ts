@@ -1,7 +1,7 @@
 // The outbound event journal: every event of a turn is numbered and written to disk before it is
 // sent, and kept until the server acknowledges it, so a reconnect or a drone restart re-sends
 // exactly what the server has not stored (Buildkite/GitHub runner style).
-import { existsSync } from "node:fs";
+import { existsSync, rmSync } from "node:fs";
 import { appendFile, mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { AgentEvent } from "@gadget/protocol";
@@ -36,6 +36,8 @@ export class TurnJournal {
   private ackedLinesInFile = 0;
   private latestCheckpoint: unknown;
   private readonly steering: JournaledMessage[] = [];
+  /** Whether the turn's `done` was journaled: it ended on this drone. */
+  private ended = false;
 
   constructor(
     readonly turnId: string,
@@ -59,6 +61,7 @@ export class TurnJournal {
         continue; // a torn last line from a crash mid-write
       }
       if ("event" in entry) {
+        if (entry.event.type === "done") journal.ended = true;
         // A later line of the same seq replaced it (an event the server could not take).
         const at = bySeq.get(entry.event.seq);
         if (at === undefined) {
@@ -86,6 +89,11 @@ export class TurnJournal {
     return this.ackedSeq;
   }
 
+  /** Whether the turn ended on this drone (its `done` is journaled, sent or not). */
+  get finished(): boolean {
+    return this.ended;
+  }
+
   /** The last checkpoint recorded (messages + engine state), if any. */
   get checkpoint(): unknown {
     return this.latestCheckpoint;
@@ -94,6 +102,7 @@ export class TurnJournal {
   /** Numbers an event, queues its write to disk, and returns it. */
   append(event: AgentEvent): WireEvent {
     const wire = { ...event, seq: this.nextSeq++, at: new Date().toISOString() } as WireEvent;
+    if (event.type === "done") this.ended = true;
     this.events.push(wire);
     this.write({ event: wire });
     return wire;
@@ -168,6 +177,14 @@ export class TurnJournal {
   async remove(): Promise<void> {
     await this.writes;
     await rm(this.file, { force: true });
+  }
+
+  /**
+   * Deletes the file of a journal loaded from disk at once, before any later `EventJournal.open`
+   * of the same turn can create it again. Only for a journal nothing is written to.
+   */
+  discard(): void {
+    rmSync(this.file, { force: true });
   }
 
   private write(line: JournalLine): void {

@@ -1,21 +1,36 @@
-// Events an earlier run of the drone journaled but the server never acknowledged: sent again on
-// start, each turn's by its own sender, until a new dispatch of that turn supersedes them.
+// What an earlier run of the drone left in its journal. A turn that ended there (its `done` is
+// journaled) has its unacknowledged events sent again, each turn's by its own sender. A turn cut
+// by the restart is only named to the server (the handshake's `journaledTurns`), which gives it
+// back from its last stored checkpoint: its unsent events are superseded by that rerun, never
+// sent, so the cut pass's text is never stored twice (decision 0046).
 import type { EngineLogger } from "@gadget/agent";
-import type { EventJournal } from "./journal.ts";
+import type { EventJournal, TurnJournal } from "./journal.ts";
 import { type DroneSocket, EventSender, type SenderOptions } from "./sender.ts";
 
 export class LeftoverSenders {
   private readonly senders = new Map<string, EventSender>();
+  /** Journals of turns the restart cut, until the server has heard of them. */
+  private readonly cut = new Map<string, TurnJournal>();
+  private loaded: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly socket: DroneSocket,
     private readonly options: SenderOptions,
   ) {}
 
-  /** Starts a sender for every journal left on disk but those of `running` turns. */
-  async load(journal: EventJournal, running: (turnId: string) => boolean): Promise<void> {
+  /** Starts a sender for every ended turn's journal left on disk but those of `running` turns. */
+  load(journal: EventJournal, running: (turnId: string) => boolean): Promise<void> {
+    this.loaded = this.read(journal, running);
+    return this.loaded;
+  }
+
+  private async read(journal: EventJournal, running: (turnId: string) => boolean): Promise<void> {
     for (const leftover of await journal.leftovers()) {
       if (running(leftover.turnId)) continue;
+      if (!leftover.finished) {
+        this.cut.set(leftover.turnId, leftover);
+        continue;
+      }
       if (leftover.pending().length === 0) {
         await leftover.remove();
         continue;
@@ -30,8 +45,27 @@ export class LeftoverSenders {
     }
   }
 
+  /**
+   * Turns the restart cut, once the journal is read, for the handshake: the server may give them
+   * back to this drone.
+   */
+  async cutTurns(): Promise<string[]> {
+    await this.loaded;
+    return [...this.cut.keys()];
+  }
+
+  /**
+   * The server has heard of the cut turns (the connection is reconciled): those it gives back
+   * come as work orders with their own journal; the others ended on the server. Their files go.
+   */
+  settleCut(): void {
+    for (const leftover of this.cut.values()) leftover.discard();
+    this.cut.clear();
+  }
+
   /** The turn was dispatched again: what an earlier run left for it is superseded. */
   supersede(turnId: string): void {
+    this.cut.delete(turnId);
     this.senders.get(turnId)?.stop();
     this.senders.delete(turnId);
   }

@@ -70,6 +70,7 @@ export class EventSender {
   private running = false;
   private rejected = false;
   private waiters: Array<() => void> = [];
+  private storedWaiters: Array<{ seq: number; resolve: () => void }> = [];
   /** When the current run of failures began, or null. */
   private failingSince: number | null = null;
   private failures = 0;
@@ -107,6 +108,29 @@ export class EventSender {
     });
   }
 
+  /**
+   * Resolves once the server has stored every event up to `seq` (or refused the turn), so what
+   * follows them (a checkpoint) never reaches it before they do.
+   */
+  stored(seq: number): Promise<void> {
+    if (this.journal.acknowledgedSeq >= seq || this.rejected) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.storedWaiters.push({ seq, resolve });
+      this.notify();
+    });
+  }
+
+  /**
+   * The journal's unsent events were renumbered from `nextSeq` (the server stored them up to
+   * `storedUpTo`): what waits for one of them waits for its new number.
+   */
+  renumbered(storedUpTo: number, nextSeq: number): void {
+    for (const waiter of this.storedWaiters) {
+      if (waiter.seq > storedUpTo) waiter.seq += nextSeq - storedUpTo - 1;
+    }
+    this.resolveStored(this.journal.acknowledgedSeq);
+  }
+
   /** Stops sending for good (the turn was dispatched again; the server's numbering wins). */
   stop(): void {
     this.rejected = true;
@@ -121,6 +145,14 @@ export class EventSender {
     const waiters = this.waiters;
     this.waiters = [];
     for (const resolve of waiters) resolve();
+    this.resolveStored(Number.POSITIVE_INFINITY);
+  }
+
+  /** Resolves the `stored()` waiters up to `seq`. */
+  private resolveStored(seq: number): void {
+    const ready = this.storedWaiters.filter((waiter) => waiter.seq <= seq);
+    this.storedWaiters = this.storedWaiters.filter((waiter) => waiter.seq > seq);
+    for (const waiter of ready) waiter.resolve();
   }
 
   private async run(): Promise<void> {
@@ -147,6 +179,7 @@ export class EventSender {
         this.failingSince = null;
         this.failures = 0;
         this.journal.acknowledge(result.lastSeq);
+        this.resolveStored(this.journal.acknowledgedSeq);
       } else if (retryableCodes.has(result.error.code)) {
         if (!(await this.retryLater(result.error.message))) return;
       } else if (result.error.code === "validation_failed") {

@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { appendFile, readFile } from "node:fs/promises";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -8,6 +9,7 @@ import { Server } from "socket.io";
 import { io as connect } from "socket.io-client";
 import { afterEach, describe, expect, it } from "vitest";
 import { EventJournal, TurnJournal } from "./journal.ts";
+import { LeftoverSenders } from "./leftovers.ts";
 import { type DroneSocket, EventSender } from "./sender.ts";
 
 const turnId = "65f1a2b3c4d5e6f7a8b9c0d1";
@@ -60,6 +62,29 @@ describe("TurnJournal", () => {
     expect(lines.length).toBeLessThan(10);
     const reloaded = await TurnJournal.load(turnId, path.join(directory, `${turnId}.jsonl`));
     expect(reloaded.pending().map((event) => event.seq)).toEqual([5000]);
+  });
+});
+
+describe("LeftoverSenders", () => {
+  it("names a turn cut by a restart instead of sending it, and lets its journal go once settled", async () => {
+    const directory = await journalDir();
+    const cut = await new EventJournal(directory).open(turnId, 1);
+    cut.append(agentEvent("token", { text: "journaled, never sent" }));
+    const endedId = "65f1a2b3c4d5e6f7a8b9c0d3";
+    const ended = await new EventJournal(directory).open(endedId, 1);
+    ended.append(agentEvent("done", { reason: "completed", passes: 1, totalCost: 0 }));
+    await Promise.all([cut.flushed(), ended.flushed()]);
+
+    // Never connected: what is sent stays pending, and the test sees what was started.
+    const socket: DroneSocket = connect("http://127.0.0.1:9", { autoConnect: false });
+    const leftovers = new LeftoverSenders(socket, { canSend: () => false });
+    await leftovers.load(new EventJournal(directory), () => false);
+    expect(await leftovers.cutTurns()).toEqual([turnId]);
+    expect(leftovers.size).toBe(1); // the ended turn's `done` is sent again; the cut one is not
+    leftovers.settleCut();
+    expect(existsSync(path.join(directory, `${turnId}.jsonl`))).toBe(false);
+    expect(existsSync(path.join(directory, `${endedId}.jsonl`))).toBe(true);
+    expect(await leftovers.cutTurns()).toEqual([]);
   });
 });
 

@@ -1,9 +1,11 @@
 // A turn's checkpoints: the engine's latest messages and state kept in the journal and sent to
-// the server, so an interrupted turn resumes on any drone from where it was.
+// the server, so an interrupted turn resumes on any drone from where it was. A checkpoint goes
+// out only once the events before it are stored: a resume from it then never loses one of them,
+// and what a cut pass journaled after it is superseded by the rerun (decision 0046).
 import type { EngineLogger, TurnState } from "@gadget/agent";
 import { storableIssue } from "@gadget/protocol";
 import type { TurnJournal } from "../streaming/journal.ts";
-import type { DroneSocket } from "../streaming/sender.ts";
+import type { DroneSocket, EventSender } from "../streaming/sender.ts";
 
 export class TurnCheckpoints {
   private inFlight: Promise<void> = Promise.resolve();
@@ -12,6 +14,7 @@ export class TurnCheckpoints {
     private readonly turnId: string,
     private readonly journal: TurnJournal,
     private readonly socket: DroneSocket,
+    private readonly sender: Pick<EventSender, "stored">,
     private readonly logger: EngineLogger,
   ) {}
 
@@ -23,7 +26,9 @@ export class TurnCheckpoints {
       : state;
     const checkpoint = { turnId: this.turnId, messages: state.messages, state: storable };
     this.journal.recordCheckpoint(checkpoint);
+    const before = this.sender.stored(this.journal.upcomingSeq - 1);
     this.inFlight = this.inFlight.then(async () => {
+      await before;
       if (!this.socket.connected) return;
       try {
         await this.socket.timeout(15_000).emitWithAck("turn_checkpoint", checkpoint);

@@ -180,7 +180,7 @@ export function attachDroneNamespace(
         socket.disconnect(true);
         return;
       }
-      const rebased = await reconcile(droneId, auth.activeTurns);
+      const rebased = await reconcile(droneId, auth.activeTurns, auth.journaledTurns);
       // The drone holds its events until now, so none is numbered before its turns are back.
       socket.emit("reconciled", { rebased }, () => undefined);
       log.info({ socketId: socket.id }, "drone connected");
@@ -188,8 +188,11 @@ export function attachDroneNamespace(
       await dependencies.dispatcher.kickUser(userId);
     })().catch((error: unknown) => log.error({ err: error }, "drone connect failed"));
 
-    /** After a reconnect: keep the turns the drone still runs, interrupt the ones it lost. */
-    async function reconcile(id: string, running: string[]) {
+    /**
+     * After a reconnect: keep the turns the drone still runs; give back the ones it lost with its
+     * process (held, or `journaled` and interrupted after the grace), or interrupt them.
+     */
+    async function reconcile(id: string, running: string[], journaled: string[]) {
       const drone = await models.Drone.findById(id).select({ activeTurns: 1 }).lean();
       const heldIds = new Set((drone?.activeTurns ?? []).map(String));
       const keep = running.filter((turnId) => heldIds.has(turnId));
@@ -222,6 +225,10 @@ export function attachDroneNamespace(
           "The drone reconnected without this turn; it was interrupted",
           (turn) => turns.hasStarted(turn),
         );
+      }
+      for (const turnId of journaled) {
+        if (heldIds.has(turnId) || running.includes(turnId)) continue;
+        await dependencies.autoResumer.returned({ id, name: socket.data.droneName }, turnId);
       }
       return rebased;
     }

@@ -51,8 +51,12 @@ export interface StorageHealthOptions {
   logger: Logger;
   /** Counts failures per service (the metrics' counter); optional. */
   onFailure?: (service: StorageService) => void;
-  /** A turn started (`waiting`) or stopped (null) waiting on an outage: tell its user's browsers. */
-  onWaiting?: (turn: { turnId: string; userId: string }, waiting: TurnWaiting | null) => void;
+  /** A turn started (`waiting`) or stopped (null) waiting on `service`: tell its user's browsers. */
+  onWaiting?: (
+    turn: { turnId: string; userId: string },
+    waiting: TurnWaiting | null,
+    service: StorageService,
+  ) => void;
 }
 
 /**
@@ -85,12 +89,32 @@ export class StorageHealth {
       this.options.logger.warn({ service, err: outage.sample }, `${service} unavailable; retrying`);
     }
     outage.errors++;
-    if (turnId && !this.waiting.has(turnId)) {
-      const waiting = { reason: service, on: service, since: outage.since };
-      this.waiting.set(turnId, { ...waiting, userId: userId ?? null });
-      if (userId) this.options.onWaiting?.({ turnId, userId }, waiting);
-    }
+    if (turnId) this.wait(turnId, userId, service, outage.since);
     return service;
+  }
+
+  /**
+   * `error` is this server's own `unavailable` answer (an outage already recorded where it was
+   * met, maybe without naming the turn): `turnId` waits on it. Returns the service, or null.
+   */
+  relayed(error: unknown, turnId: string, userId?: string): StorageService | null {
+    if (!(error instanceof GadgetError) || error.code !== "unavailable") return null;
+    const service = (error.details as { service?: unknown } | undefined)?.service;
+    if (service !== "database" && service !== "redis") return null;
+    const outage = this.outages.get(service);
+    if (outage) this.wait(turnId, userId, service, outage.since);
+    return service;
+  }
+
+  private wait(turnId: string, userId: string | undefined, service: StorageService, since: Date) {
+    const known = this.waiting.get(turnId);
+    if (known && (known.userId || !userId)) return;
+    // Told once the turn's user is known: the first failure may come from a path that is not.
+    const waiting = known
+      ? { reason: known.reason, on: known.on, since: known.since }
+      : { reason: service, on: service, since };
+    this.waiting.set(turnId, { ...waiting, userId: userId ?? null });
+    if (userId) this.options.onWaiting?.({ turnId, userId }, waiting, waiting.on);
   }
 
   /** A call to `service` succeeded: an outage of it is over, and its turns wait no more. */
@@ -101,7 +125,9 @@ export class StorageHealth {
     for (const [turnId, waiting] of this.waiting) {
       if (waiting.on !== service) continue;
       this.waiting.delete(turnId);
-      if (waiting.userId) this.options.onWaiting?.({ turnId, userId: waiting.userId }, null);
+      if (waiting.userId) {
+        this.options.onWaiting?.({ turnId, userId: waiting.userId }, null, service);
+      }
     }
     this.options.logger.info(
       {

@@ -1,5 +1,6 @@
 // Turns that go on by themselves after their drone went away: a drone that restarted takes its
-// turn again from the last checkpoint (session `autoResume` "same-drone" or "any-drone"), and a
+// turn again from the last checkpoint (session `autoResume` "same-drone" or "any-drone"), within
+// the grace or after it (the turn was interrupted meanwhile and its journal names it), and a
 // turn interrupted after the grace goes to another matching drone ("any-drone"). At most
 // `maxAutoResumes` times per turn; a manual Resume goes through the same re-queue.
 import { activeTurnStatuses, type ChatTurnDocument, type Models } from "@gadget/db";
@@ -83,6 +84,39 @@ export class AutoResumer {
     return true;
   }
 
+  /**
+   * The drone came back after the grace, its journal naming `turnId` (cut by its restart): the
+   * turn, interrupted meanwhile, goes to it again from its last checkpoint. Only a turn this drone
+   * held, interrupted because it went away (not stopped by the user, not ended by the drone's own
+   * shutdown, not resumed since, on another drone or by hand), while no later turn of its
+   * session was posted (the conversation moved on), and unless the session says `off`.
+   */
+  async returned(drone: { id: string; name?: string }, turnId: string): Promise<boolean> {
+    const { store, dispatcher } = this.dependencies;
+    const current = await store.read(turnId);
+    if (!current || !cutFrom(current, drone.id)) return false;
+    if ((await this.policyOf(current)) === "off") return false;
+    const later = await this.dependencies.models.ChatTurn.exists({
+      session: current.session,
+      createdAt: { $gt: current.createdAt },
+    });
+    if (later) return false;
+    const outcome = await store.mutate(turnId, (turn) => {
+      const count = turn.autoResumes ?? 0;
+      if (!cutFrom(turn, drone.id) || count >= maxAutoResumes) return null;
+      return requeue(
+        `${drone.name ?? "The drone"} came back with this turn; it goes on (${count + 1} of ${maxAutoResumes} automatic resumes)`,
+        { requestedDrone: new Types.ObjectId(drone.id), autoResumes: count + 1 },
+      );
+    });
+    if (!outcome?.changed) return false;
+    // It left its session's queue when it was interrupted: it joins again, as a Resume would.
+    const { position, written } = await dispatcher.queues.join(String(current.session), turnId);
+    await written;
+    if (position === 0) await dispatcher.enqueue(turnId);
+    return true;
+  }
+
   /** A turn was interrupted (its drone did not come back in time): resumed elsewhere if asked. */
   async interrupted(turnId: string): Promise<boolean> {
     const { store, dispatcher } = this.dependencies;
@@ -104,4 +138,13 @@ export class AutoResumer {
     if (position === 0) await dispatcher.enqueue(turnId);
     return true;
   }
+}
+
+/** Whether `turn` was interrupted on drone `droneId` because the drone went away. */
+function cutFrom(turn: ChatTurnDocument, droneId: string): boolean {
+  return (
+    turn.status === "interrupted" &&
+    String(turn.drone) === droneId &&
+    turn.exitReason !== "drone_shutdown"
+  );
 }

@@ -156,6 +156,71 @@ describe("leases", () => {
   });
 });
 
+describe("a drone back after the grace, its journal naming the turn", () => {
+  /** A running turn whose drone went away for longer than the grace: interrupted. */
+  async function lapsed(name: string) {
+    const running = await runningTurn(name);
+    running.drone.close();
+    await waitFor(
+      async () => (await status(running.user, running.turnId)) === "interrupted",
+      10_000,
+      "interrupted",
+    );
+    return running;
+  }
+
+  it("is given the interrupted turn again, once, without a resume call", async () => {
+    const { user, drone, turnId } = await lapsed("boomerang");
+    const back = await drone.reconnect({ activeTurns: [], journaledTurns: [turnId] });
+    drones.push(back);
+    const order = await back.nextWorkOrder();
+    expect(order.turnId).toBe(turnId);
+    const events = (await user.get(`/api/turns/${turnId}/events`)).body.events;
+    const types = events.map((event: { type: string }) => event.type);
+    expect(types.slice(-5)).toEqual(["error", "done", "status", "queued", "dispatched"]);
+    expect(events.at(-3).data.phase).toBe("retry");
+    expect(events.at(-2).data.message).toMatch(/came back with this turn; it goes on \(1 of 3/);
+  });
+
+  it("is not given a turn the user stopped, resumed by hand, moved on from, or under off", async () => {
+    const stopped = await runningTurn("stopped-meanwhile");
+    stopped.drone.close();
+    const cancelled = await stopped.user.post(`/api/turns/${stopped.turnId}/cancel`);
+    expect(cancelled.body.turn.status).toBe("cancelled");
+
+    const [resumed, movedOn, off] = await Promise.all([
+      lapsed("resumed-meanwhile"),
+      lapsed("moved-on"),
+      lapsed("off-meanwhile"),
+    ]);
+    expect((await resumed.user.post(`/api/turns/${resumed.turnId}/resume`)).status).toBe(202);
+    const later = await movedOn.user.post(`/api/sessions/${movedOn.workspace.sessionId}/turns`, {
+      prompt: "Something else",
+      providerId: movedOn.workspace.providerId,
+    });
+    expect(later.status).toBe(202);
+
+    await off.user.patch(`/api/sessions/${off.workspace.sessionId}`, { autoResume: "off" });
+
+    const cases = [
+      { ...stopped, expected: "cancelled" },
+      // Resumed by hand: queued, then dispatched to the drone again by the usual path.
+      { ...resumed, expected: null },
+      { ...movedOn, expected: "interrupted" },
+      { ...off, expected: "interrupted" },
+    ];
+    for (const { user, drone, turnId, expected } of cases) {
+      const back = await drone.reconnect({ activeTurns: [], journaledTurns: [turnId] });
+      drones.push(back);
+      // The reconnect is settled (reconciled) once a heartbeat is answered.
+      expect((await back.heartbeat([])).ok).toBe(true);
+      const events = (await user.get(`/api/turns/${turnId}/events`)).body.events;
+      expect(JSON.stringify(events)).not.toMatch(/came back with this turn/);
+      if (expected) expect(await status(user, turnId)).toBe(expected);
+    }
+  }, 60_000);
+});
+
 describe("cancel", () => {
   it("is relayed to the drone, which ends the turn as cancelled", async () => {
     const { user, drone, turnId } = await runningTurn("cancel-live");

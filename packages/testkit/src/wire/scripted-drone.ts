@@ -38,6 +38,8 @@ export interface ScriptedDroneOptions {
   workspaces?: string[];
   /** Turns the drone says it still runs when (re)connecting. */
   activeTurns?: string[];
+  /** Turns its journal names as cut by a restart (the handshake's `journaledTurns`). */
+  journaledTurns?: string[];
   /** Default: the protocol this build speaks. */
   protocolVersion?: number;
   /** Its version as it says in the handshake; default `0.0.0-test`. */
@@ -138,6 +140,7 @@ export class ScriptedDrone {
         capacity: options.capacity ?? 1,
         workspaces: options.workspaces ?? [],
         activeTurns: options.activeTurns ?? [],
+        journaledTurns: options.journaledTurns ?? [],
         hostname: "scripted-host",
         platform: "test",
         version: options.version ?? "0.0.0-test",

@@ -158,7 +158,11 @@ export class DroneBatches {
    * retryable `unavailable`; anything else is the batch's own error.
    */
   private asAnswer(error: unknown, turnId: string, userId?: string): unknown {
-    const down = this.dependencies.health.failed(error, turnId, userId);
-    return down ? unavailableError(down, error) : error;
+    const { health } = this.dependencies;
+    const down = health.failed(error, turnId, userId);
+    if (down) return unavailableError(down, error);
+    // Already this server's `unavailable` (the write retried and gave up): the turn waits too.
+    health.relayed(error, turnId, userId);
+    return error;
   }
 }
