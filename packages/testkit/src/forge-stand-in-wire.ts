@@ -52,11 +52,13 @@ export interface StandInState {
 const maxBody = 1024 * 1024;
 export const githubDocs = "https://docs.github.com/rest/pulls/pulls";
 
-/** A status and JSON body; thrown from deep inside a handler, answered as it is. */
+/** A status and JSON body (or `text`, sent as it is), with the headers the forge adds; thrown from deep inside a handler, answered as it is. */
 export class Answer {
   constructor(
     readonly status: number,
     readonly body: unknown,
+    readonly headers: Record<string, string> = {},
+    readonly text?: string,
   ) {}
 }
 
