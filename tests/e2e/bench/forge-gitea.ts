@@ -2,7 +2,8 @@
 // drone's client beside the same API calls made by hand with fetch, round by round (which goes
 // first alternating); and a forge event's signed delivery to the server's answer with its turn
 // queued, and on to its work order in a drone's hands (the sender's permission asked of Gitea in
-// between; Gitea's own webhook latency aside: the deliveries are sent directly).
+// between; Gitea's own webhook latency aside: the deliveries are sent directly), beside the same
+// turn made through the REST API and Gitea's permission answer alone, in the same rounds.
 import { createHmac } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -119,21 +120,27 @@ try {
     }
   }
 
-  // Forge events: a signed issue comment from a writer → 202 with the turn queued.
+  // Forge events: a signed issue comment from a writer → 202 with the turn queued → its work order
+  // on a drone; beside, in the same rounds (which goes first alternating), the same turn made by
+  // hand through the REST API (a session, then its turn) and the forge's permission question alone.
   const server = await startTestServer(
     { mongoUrl: services.mongoUrl, redisUrl: services.redisUrl, allowPrivateNetwork: true },
     `forge_bench_${process.pid}`,
   );
   const answered: number[] = [];
   const dispatched: number[] = [];
+  const byHand: number[] = [];
+  const permission: number[] = [];
   try {
     const user = await signup(server.url, "forge-bench");
-    await user.post("/api/providers", {
-      name: "scripted",
-      baseUrl: "http://127.0.0.1:9/v1",
-      apiKey: "sk-x",
-      modelId: "scripted-model",
-    });
+    const provider = (
+      await user.post("/api/providers", {
+        name: "scripted",
+        baseUrl: "http://127.0.0.1:9/v1",
+        apiKey: "sk-x",
+        modelId: "scripted-model",
+      })
+    ).body.provider;
     const project = (
       await user.post("/api/projects", {
         name: "Bench",
@@ -144,13 +151,9 @@ try {
     const { url, secret } = (await user.post(`/api/projects/${project._id}/forge-events/secret`))
       .body;
     // A drone that takes every turn: each issue is a session of its own, so none waits behind another.
-    const { droneId, credential } = await registerDrone(user, { name: "bench", capacity: rounds });
-    const drone = await ScriptedDrone.connect({
-      url: server.url,
-      droneId,
-      credential,
-      capacity: rounds,
-    });
+    const capacity = 2 * rounds;
+    const { droneId, credential } = await registerDrone(user, { name: "bench", capacity });
+    const drone = await ScriptedDrone.connect({ url: server.url, droneId, credential, capacity });
     for (let round = 0; round < rounds; round++) {
       const issue = await gitea.api<{ number: number; html_url: string }>(
         "POST",
@@ -169,25 +172,51 @@ try {
         sender: { login: gitea.admin.name },
       });
       const signature = createHmac("sha256", secret).update(body).digest("hex");
-      answered.push(
-        await time(async () => {
-          const response = await fetch(url, {
-            method: "POST",
-            headers: {
-              "content-type": "application/json",
-              "x-gitea-event": "issue_comment",
-              "x-gitea-delivery": `bench-${round}`,
-              "x-gitea-signature": signature,
-            },
-            body,
-          });
-          if (response.status !== 202) throw new Error(`answered ${response.status}`);
-        }),
-      );
-      // Measured from the same send: the turn's work order in the drone's hands.
-      dispatched.push(
-        (answered.at(-1) as number) + (await time(() => drone.nextWorkOrder(10_000))),
-      );
+      const viaForge = async () => {
+        const sent = performance.now();
+        const response = await fetch(url, {
+          method: "POST",
+          headers: {
+            "content-type": "application/json",
+            "x-gitea-event": "issue_comment",
+            "x-gitea-delivery": `bench-${round}`,
+            "x-gitea-signature": signature,
+          },
+          body,
+        });
+        if (response.status !== 202) throw new Error(`answered ${response.status}`);
+        answered.push(performance.now() - sent);
+        await drone.nextWorkOrder(10_000);
+        dispatched.push(performance.now() - sent);
+      };
+      const viaRest = async () => {
+        const sent = performance.now();
+        const session = await user.post(`/api/projects/${project._id}/sessions`, {
+          name: `by-hand-${round}`,
+        });
+        const turn = await user.post(`/api/sessions/${session.body.session._id}/turns`, {
+          prompt: "Do it.",
+          providerId: provider._id,
+        });
+        if (turn.status !== 202) throw new Error(`turn answered ${turn.status}`);
+        await drone.nextWorkOrder(10_000);
+        byHand.push(performance.now() - sent);
+      };
+      const askPermission = async () => {
+        const response = await fetch(
+          `${gitea.apiUrl}/repos/${repository.fullName}/collaborators/${gitea.admin.name}/permission`,
+          { headers },
+        );
+        await response.json();
+      };
+      if (round % 2 === 0) {
+        await viaForge();
+        await viaRest();
+      } else {
+        await viaRest();
+        await viaForge();
+      }
+      permission.push(await time(askPermission));
     }
     await drone.close();
   } finally {
@@ -217,6 +246,9 @@ try {
         ratio("update: ratio", update.drone, update.hand),
         row("forge event: signed delivery → 202, turn queued", answered),
         row("forge event: signed delivery → the work order on a drone", dispatched),
+        row("by hand: POST a session, POST its turn → the work order on a drone", byHand),
+        ratio("forge event → work order: ratio to by hand", dispatched, byHand),
+        row("Gitea alone: the sender's permission asked with fetch", permission),
       ],
     ),
   );

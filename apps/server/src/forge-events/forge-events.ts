@@ -18,6 +18,7 @@ import {
 import { Types } from "mongoose";
 import type { SecretBox } from "../crypto/secret-box.ts";
 import { openForge } from "../dispatch/work-order.ts";
+import type { Lifecycle } from "../lifecycle.ts";
 import { ownedBy } from "../owned.ts";
 import { ForgeClient } from "./forge-client.ts";
 import type { ForgeEventTurns, StartRequest } from "./forge-event-turns.ts";
@@ -41,6 +42,8 @@ export interface ForgeEventsDependencies {
   models: Models;
   secretBox: SecretBox;
   logger: Logger;
+  /** Holds the server's stop until background work (pruning old deliveries) is done. */
+  lifecycle: Lifecycle;
   turns: ForgeEventTurns;
   /** A `fetch` under the outbound policy, for the forge's API. */
   fetch: typeof fetch;
@@ -119,7 +122,11 @@ export class ForgeEvents {
         event: eventName || "(none)",
         ...fields,
       });
-      await this.prune(project._id);
+      // Beside the answer, not before it: only the list reads what pruning removes.
+      const pruning = this.prune(project._id).catch((error: unknown) =>
+        this.dependencies.logger.warn({ err: error }, "could not prune forge deliveries"),
+      );
+      this.dependencies.lifecycle.track(pruning);
       return created;
     };
     if (!forge?.eventsSecretEncrypted) {
@@ -140,6 +147,16 @@ export class ForgeEvents {
       await record({ outcome: "refused", reason: "bad signature" });
       throw new UserError("unauthorized", "The signature does not match the project's secret");
     }
+    // Read before the claim, which acts on nothing: the claim then records what the delivery is
+    // in its one write.
+    let reading: ReturnType<typeof readForgeHook> | null = null;
+    let unreadable: Error | null = null;
+    try {
+      reading = readForgeHook(forge.kind, eventName, parseJson(rawBody));
+    } catch (error) {
+      unreadable = error as Error;
+    }
+    const event: ForgeHookEvent | null = reading && "event" in reading ? reading.event : null;
     // Claim the delivery id: a repeat finds it taken.
     const deliveryId = forgeDeliveryId(forge.kind, headers);
     let claimed: ForgeEventDocument;
@@ -147,34 +164,33 @@ export class ForgeEvents {
       claimed = (
         await record({
           ...(deliveryId ? { deliveryId } : {}),
-          outcome: "ignored",
-          reason: "received",
+          ...(unreadable
+            ? { outcome: "refused" as const, reason: unreadable.message.slice(0, 500) }
+            : {
+                outcome: "ignored" as const,
+                reason: reading && "ignored" in reading ? reading.ignored : "received",
+              }),
+          ...(event
+            ? {
+                action: event.action,
+                sender: event.sender.login,
+                number: event.issue.number,
+                onPullRequest: event.issue.isPullRequest,
+              }
+            : {}),
         })
       ).toObject();
     } catch (error) {
       if (!isDuplicateKeyError(error)) throw error;
       return { status: 200, body: { ignored: `delivery ${deliveryId} was received before` } };
     }
+    if (unreadable) throw unreadable;
+    if (!event) {
+      const ignored = reading && "ignored" in reading ? reading.ignored : "received";
+      return { status: 200, body: { ignored } };
+    }
     const settle = (fields: Partial<ForgeEventDocument>) =>
       models.ForgeEvent.updateOne({ _id: claimed._id }, { $set: fields });
-    let event: ForgeHookEvent;
-    try {
-      const reading = readForgeHook(forge.kind, eventName, parseJson(rawBody));
-      if ("ignored" in reading) {
-        await settle({ reason: reading.ignored });
-        return { status: 200, body: { ignored: reading.ignored } };
-      }
-      event = reading.event;
-    } catch (error) {
-      await settle({ outcome: "refused", reason: (error as Error).message.slice(0, 500) });
-      throw error;
-    }
-    await settle({
-      action: event.action,
-      sender: event.sender.login,
-      number: event.issue.number,
-      onPullRequest: event.issue.isPullRequest,
-    });
     const decision = await this.decide(project, forge.events ?? null, event);
     if ("ignored" in decision) {
       await settle({ reason: decision.ignored });
@@ -222,6 +238,15 @@ export class ForgeEvents {
     const { issue } = event;
     if (event.type === "check") return this.decideCheck(project, settings, event);
     let start: StartRequest;
+    // Obeyed only when the forge itself says the sender may write to the repository: asked as soon
+    // as the event asks for work, beside the lookups below and the provider's (ForgeEventTurns).
+    const asking = () => {
+      const permission = this.client(project).refusal(event.sender);
+      this.dependencies.lifecycle.track(permission);
+      return permission;
+    };
+    // The owner's sessions of the project: the index's prefix, and the only ones a forge starts.
+    const sessions = { user: project.user, project: project._id };
     if (event.type === "issue") {
       if (issue.isPullRequest) return { ignored: "pull requests are not started from" };
       const labelled =
@@ -234,15 +259,14 @@ export class ForgeEvents {
       if (!labelled && !assigned) {
         return { ignored: `issue #${issue.number} was not labelled ${settings.label} or assigned` };
       }
-      const existing = await models.ChatSession.exists({
-        project: project._id,
-        forgeIssue: issue.number,
-      });
+      const permission = asking();
+      const existing = await models.ChatSession.exists({ ...sessions, forgeIssue: issue.number });
       if (existing) return { ignored: `issue #${issue.number} already has a session` };
       start = {
         issue,
         followUp: false,
         prompt: issuePrompt(this.repositoryName(project), issue),
+        permission,
       };
     } else {
       if (event.action !== "created")
@@ -250,46 +274,29 @@ export class ForgeEvents {
       if (!hasTrigger(event.comment.body, settings.trigger)) {
         return { ignored: `the comment does not say ${settings.trigger}` };
       }
-      if (issue.isPullRequest) {
-        if (event.review && !settings.reviewFollowUps)
-          return { ignored: "review follow-ups are off" };
-        const session = await models.ChatSession.findOne({
-          project: project._id,
-          "pullRequest.number": issue.number,
-        })
-          .select({ _id: 1 })
-          .lean();
-        if (!session) return { ignored: `pull request #${issue.number} is not a session's` };
-        start = { issue, followUp: true, session: session._id, prompt: followUpPrompt(event) };
-      } else {
-        const session = await models.ChatSession.findOne({
-          project: project._id,
-          forgeIssue: issue.number,
-        })
-          .select({ _id: 1 })
-          .lean();
-        const comment = { author: event.sender.login, body: event.comment.body };
-        start = session
-          ? { issue, followUp: true, session: session._id, prompt: followUpPrompt(event) }
-          : {
-              issue,
-              followUp: false,
-              prompt: issuePrompt(this.repositoryName(project), issue, comment),
-            };
+      if (event.review && issue.isPullRequest && !settings.reviewFollowUps) {
+        return { ignored: "review follow-ups are off" };
       }
-    }
-    // Obeyed only when the forge itself says the sender may write to the repository.
-    const forge = this.client(project);
-    let allowed: boolean;
-    try {
-      allowed = await forge.canWrite(event.sender);
-    } catch (error) {
-      return {
-        ignored: `could not ask the forge about @${event.sender.login}: ${(error as Error).message}`,
-      };
-    }
-    if (!allowed) {
-      return { ignored: `@${event.sender.login} has no write access to ${forge.repository.name}` };
+      const permission = asking();
+      const session = await models.ChatSession.findOne(
+        issue.isPullRequest
+          ? { ...sessions, "pullRequest.number": issue.number }
+          : { ...sessions, forgeIssue: issue.number },
+      )
+        .select({ _id: 1 })
+        .lean();
+      if (issue.isPullRequest && !session) {
+        return { ignored: `pull request #${issue.number} is not a session's` };
+      }
+      const comment = { author: event.sender.login, body: event.comment.body };
+      start = session
+        ? { issue, followUp: true, session: session._id, prompt: followUpPrompt(event), permission }
+        : {
+            issue,
+            followUp: false,
+            prompt: issuePrompt(this.repositoryName(project), issue, comment),
+            permission,
+          };
     }
     return { start };
   }
@@ -311,6 +318,7 @@ export class ForgeEvents {
       return { ignored: `the check ${check.name} did not fail` };
     }
     const session = await models.ChatSession.findOne({
+      user: project.user,
       project: project._id,
       "pullRequest.number": issue.number,
     })
