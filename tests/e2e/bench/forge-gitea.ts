@@ -15,6 +15,8 @@ import { registerDrone, ScriptedDrone, signup } from "@gadget/testkit/wire";
 import { openOrUpdatePullRequest } from "gadget-drone/testing";
 
 const rounds = Number(process.env.BENCH_FORGE_ROUNDS ?? 15);
+/** Forge event rounds (at most 32: a drone takes 64 turns): more than the pull requests', for a p95 that is not the slowest round. */
+const eventRounds = Number(process.env.BENCH_FORGE_EVENT_ROUNDS ?? 30);
 
 const root = await mkdtemp(path.join(tmpdir(), "gadget-forge-bench-"));
 const gitea = await startGitea();
@@ -123,58 +125,80 @@ try {
   // Forge events: a signed issue comment from a writer → 202 with the turn queued → its work order
   // on a drone; beside, in the same rounds (which goes first alternating), the same turn made by
   // hand through the REST API (a session, then its turn) and the forge's permission question alone.
-  const server = await startTestServer(
-    { mongoUrl: services.mongoUrl, redisUrl: services.redisUrl, allowPrivateNetwork: true },
-    `forge_bench_${process.pid}`,
+  // BENCH_FORGE_BEFORE_SERVER=<another checkout's apps/server>: that build's server takes the same
+  // deliveries in the same rounds, on the same services and Gitea.
+  const beforeDirectory = process.env.BENCH_FORGE_BEFORE_SERVER;
+  const starts: Array<[string, typeof startTestServer]> = [["this build", startTestServer]];
+  if (beforeDirectory) {
+    const before = (await import(path.resolve(beforeDirectory, "src/testing/index.ts"))) as {
+      startTestServer: typeof startTestServer;
+    };
+    starts.push(["before", before.startTestServer]);
+  }
+  const stages = await Promise.all(
+    starts.map(async ([name, start], index) => {
+      const server = await start(
+        { mongoUrl: services.mongoUrl, redisUrl: services.redisUrl, allowPrivateNetwork: true },
+        `forge_bench_${index}_${process.pid}`,
+      );
+      const user = await signup(server.url, `forge-bench-${index}`);
+      const provider = (
+        await user.post("/api/providers", {
+          name: "scripted",
+          baseUrl: "http://127.0.0.1:9/v1",
+          apiKey: "sk-x",
+          modelId: "scripted-model",
+        })
+      ).body.provider;
+      const project = (
+        await user.post("/api/projects", {
+          name: "Bench",
+          gitUrl: repository.cloneUrl,
+          forge: { ...forge, events: { enabled: true } },
+        })
+      ).body.project;
+      const hook = (await user.post(`/api/projects/${project._id}/forge-events/secret`)).body;
+      // A drone that takes every turn: each issue is a session of its own, none waits behind another.
+      const capacity = Math.min(64, 2 * eventRounds);
+      const { droneId, credential } = await registerDrone(user, { name: "bench", capacity });
+      const drone = await ScriptedDrone.connect({ url: server.url, droneId, credential, capacity });
+      return {
+        name,
+        server,
+        user,
+        provider,
+        project,
+        hook: hook as { url: string; secret: string },
+        drone,
+        answered: [] as number[],
+        dispatched: [] as number[],
+      };
+    }),
   );
-  const answered: number[] = [];
-  const dispatched: number[] = [];
   const byHand: number[] = [];
   const permission: number[] = [];
   try {
-    const user = await signup(server.url, "forge-bench");
-    const provider = (
-      await user.post("/api/providers", {
-        name: "scripted",
-        baseUrl: "http://127.0.0.1:9/v1",
-        apiKey: "sk-x",
-        modelId: "scripted-model",
-      })
-    ).body.provider;
-    const project = (
-      await user.post("/api/projects", {
-        name: "Bench",
-        gitUrl: repository.cloneUrl,
-        forge: { ...forge, events: { enabled: true } },
-      })
-    ).body.project;
-    const { url, secret } = (await user.post(`/api/projects/${project._id}/forge-events/secret`))
-      .body;
-    // A drone that takes every turn: each issue is a session of its own, so none waits behind another.
-    const capacity = 2 * rounds;
-    const { droneId, credential } = await registerDrone(user, { name: "bench", capacity });
-    const drone = await ScriptedDrone.connect({ url: server.url, droneId, credential, capacity });
-    for (let round = 0; round < rounds; round++) {
-      const issue = await gitea.api<{ number: number; html_url: string }>(
-        "POST",
-        `/repos/${repository.fullName}/issues`,
-        { body: { title: `Issue ${round}`, body: "Do it." } },
-      );
-      const body = JSON.stringify({
-        action: "created",
-        issue: {
-          number: issue.body.number,
-          title: `Issue ${round}`,
-          body: "Do it.",
-          html_url: issue.body.html_url,
-        },
-        comment: { id: round + 1, body: "@gadget go" },
-        sender: { login: gitea.admin.name },
-      });
-      const signature = createHmac("sha256", secret).update(body).digest("hex");
-      const viaForge = async () => {
+    for (let round = 0; round < eventRounds; round++) {
+      const viaForge = async (stage: (typeof stages)[number]) => {
+        const issue = await gitea.api<{ number: number; html_url: string }>(
+          "POST",
+          `/repos/${repository.fullName}/issues`,
+          { body: { title: `Issue ${round}`, body: "Do it." } },
+        );
+        const body = JSON.stringify({
+          action: "created",
+          issue: {
+            number: issue.body.number,
+            title: `Issue ${round}`,
+            body: "Do it.",
+            html_url: issue.body.html_url,
+          },
+          comment: { id: round + 1, body: "@gadget go" },
+          sender: { login: gitea.admin.name },
+        });
+        const signature = createHmac("sha256", stage.hook.secret).update(body).digest("hex");
         const sent = performance.now();
-        const response = await fetch(url, {
+        const response = await fetch(stage.hook.url, {
           method: "POST",
           headers: {
             "content-type": "application/json",
@@ -185,21 +209,23 @@ try {
           body,
         });
         if (response.status !== 202) throw new Error(`answered ${response.status}`);
-        answered.push(performance.now() - sent);
-        await drone.nextWorkOrder(10_000);
-        dispatched.push(performance.now() - sent);
+        stage.answered.push(performance.now() - sent);
+        await stage.drone.nextWorkOrder(10_000);
+        stage.dispatched.push(performance.now() - sent);
       };
+      const [stage] = stages;
+      if (!stage) throw new Error("no server");
       const viaRest = async () => {
         const sent = performance.now();
-        const session = await user.post(`/api/projects/${project._id}/sessions`, {
+        const session = await stage.user.post(`/api/projects/${stage.project._id}/sessions`, {
           name: `by-hand-${round}`,
         });
-        const turn = await user.post(`/api/sessions/${session.body.session._id}/turns`, {
+        const turn = await stage.user.post(`/api/sessions/${session.body.session._id}/turns`, {
           prompt: "Do it.",
-          providerId: provider._id,
+          providerId: stage.provider._id,
         });
         if (turn.status !== 202) throw new Error(`turn answered ${turn.status}`);
-        await drone.nextWorkOrder(10_000);
+        await stage.drone.nextWorkOrder(10_000);
         byHand.push(performance.now() - sent);
       };
       const askPermission = async () => {
@@ -209,18 +235,16 @@ try {
         );
         await response.json();
       };
-      if (round % 2 === 0) {
-        await viaForge();
-        await viaRest();
-      } else {
-        await viaRest();
-        await viaForge();
-      }
+      const steps = [...stages.map((each) => () => viaForge(each)), viaRest];
+      if (round % 2 === 1) steps.reverse();
+      for (const step of steps) await step();
       permission.push(await time(askPermission));
     }
-    await drone.close();
   } finally {
-    await server.close();
+    for (const stage of stages) {
+      await stage.drone.close();
+      await stage.server.close();
+    }
   }
 
   const row = (name: string, values: number[]) => {
@@ -233,7 +257,9 @@ try {
     `${(summarize(drone).p95 / summarize(hand).p95).toFixed(2)}×`,
     "",
   ];
-  console.log(`\nA real Gitea on loopback, ${rounds} rounds\n`);
+  console.log(
+    `\nA real Gitea on loopback, ${rounds} pull request rounds, ${eventRounds} forge event rounds\n`,
+  );
   console.log(
     markdownTable(
       ["case", "p50 (ms)", "p95 (ms)", "max (ms)"],
@@ -244,10 +270,15 @@ try {
         row("update: the drone's client (GET, PATCH)", update.drone),
         row("update: by hand with fetch (GET, PATCH)", update.hand),
         ratio("update: ratio", update.drone, update.hand),
-        row("forge event: signed delivery → 202, turn queued", answered),
-        row("forge event: signed delivery → the work order on a drone", dispatched),
+        ...stages.flatMap((stage) => [
+          row(`forge event (${stage.name}): signed delivery → 202, turn queued`, stage.answered),
+          row(
+            `forge event (${stage.name}): signed delivery → the work order on a drone`,
+            stage.dispatched,
+          ),
+        ]),
         row("by hand: POST a session, POST its turn → the work order on a drone", byHand),
-        ratio("forge event → work order: ratio to by hand", dispatched, byHand),
+        ratio("forge event → work order: ratio to by hand", stages[0]?.dispatched ?? [], byHand),
         row("Gitea alone: the sender's permission asked with fetch", permission),
       ],
     ),
