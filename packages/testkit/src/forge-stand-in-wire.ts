@@ -73,7 +73,7 @@ export async function readBody(request: IncomingMessage): Promise<string> {
   return Buffer.concat(chunks).toString("utf8");
 }
 
-/** A GitHub request body: a JSON object, else GitHub's 400. */
+/** A GitHub request body: a JSON object, else GitHub's 400 (documented, no recording found). */
 export function githubJson(text: string): Record<string, unknown> {
   try {
     const parsed: unknown = JSON.parse(text || "{}");
@@ -90,7 +90,7 @@ export function githubJson(text: string): Record<string, unknown> {
   });
 }
 
-/** A GitLab request body: a JSON object, else GitLab's 400. */
+/** A GitLab request body: a JSON object, else GitLab's 400 (Grape's words; no recording found). */
 export function gitlabJson(text: string): Record<string, unknown> {
   try {
     const parsed: unknown = JSON.parse(text || "{}");
