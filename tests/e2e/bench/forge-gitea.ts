@@ -235,7 +235,13 @@ try {
         );
         await response.json();
       };
-      const steps = [...stages.map((each) => () => viaForge(each)), viaRest];
+      // Each forge delivery leaves Gitea a comment to write (the bot's): the REST turn between two
+      // servers' deliveries, and the order reversed every other round, give each server the same
+      // neighbours.
+      const forgeSteps = stages.map((each) => () => viaForge(each));
+      const steps = [forgeSteps[0], viaRest, ...forgeSteps.slice(1)].filter(
+        (step): step is () => Promise<void> => step !== undefined,
+      );
       if (round % 2 === 1) steps.reverse();
       for (const step of steps) await step();
       permission.push(await time(askPermission));
