@@ -247,9 +247,11 @@ try {
       permission.push(await time(askPermission));
     }
   } finally {
+    // Each server first: its stop lets its drone go in order; a drone leaving first has the server
+    // handle a lost drone while it stops.
     for (const stage of stages) {
-      await stage.drone.close();
       await stage.server.close();
+      await stage.drone.close();
     }
   }
 
