@@ -52,11 +52,13 @@ export interface StandInState {
 const maxBody = 1024 * 1024;
 export const githubDocs = "https://docs.github.com/rest/pulls/pulls";
 
-/** A status and JSON body; thrown from deep inside a handler, answered as it is. */
+/** A status and JSON body (or `text`, sent as it is), with the headers the forge adds; thrown from deep inside a handler, answered as it is. */
 export class Answer {
   constructor(
     readonly status: number,
     readonly body: unknown,
+    readonly headers: Record<string, string> = {},
+    readonly text?: string,
   ) {}
 }
 
@@ -71,7 +73,7 @@ export async function readBody(request: IncomingMessage): Promise<string> {
   return Buffer.concat(chunks).toString("utf8");
 }
 
-/** A GitHub request body: a JSON object, else GitHub's 400. */
+/** A GitHub request body: a JSON object, else GitHub's 400 (documented, no recording found). */
 export function githubJson(text: string): Record<string, unknown> {
   try {
     const parsed: unknown = JSON.parse(text || "{}");
@@ -88,7 +90,7 @@ export function githubJson(text: string): Record<string, unknown> {
   });
 }
 
-/** A GitLab request body: a JSON object, else GitLab's 400. */
+/** A GitLab request body: a JSON object, else GitLab's 400 (Grape's words; no recording found). */
 export function gitlabJson(text: string): Record<string, unknown> {
   try {
     const parsed: unknown = JSON.parse(text || "{}");

@@ -1,13 +1,14 @@
 // A loopback stand-in of the two forges' REST APIs that open pull requests: GitHub's pulls
 // (`/api/v3`, GitHub Enterprise Server's layout) and GitLab's merge requests (`/api/v4`). Forges
 // are not reachable from the machines tests run on, so this speaks their wire format: it checks the
-// token header and the JSON each API requires, refuses as they do, and answers with their shapes.
-// The shapes follow the recorded answers quoted in public issue threads and client libraries:
-// GitHub's 422 "A pull request already exists for owner:branch." (github/VisualStudio#453,
-// google/go-github#1441), `{"resource":"PullRequest","field":"head","code":"invalid"}`
-// (spdx/spdx-online-tools#425), GitLab's 409 "Another open merge request already exists for this
-// source branch: !38" (voxpupuli/modulesync#195) and its merge request fields (gitlabhq's
-// doc/api/merge_requests.md).
+// token header and the JSON each API requires, refuses as they do, and answers with their shapes
+// and headers. Each answer is traced, beside its code, to a response recorded from the real service
+// in a public test suite: GitHub's to hub4j/github-api's WireMock snapshots and PyGithub's
+// ReplayData, GitLab's to gitlab.com's recorded by Sourcegraph's tests (go-vcr cassettes), else to
+// GitLab's own API code and request specs; the few without a recording say so. Gitea speaks
+// GitHub's dialect with differences this does not copy (an update answered 201, "already exists" as
+// 409, the `head=` filter ignored: only that last one, as `ignoreHeadFilter`): Gitea itself is tested
+// against a real Gitea (decision 0044).
 import { once } from "node:events";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -80,8 +81,11 @@ export async function startForgeStandIn(options: ForgeStandInOptions): Promise<F
       status: answer.status,
     });
     response
-      .writeHead(answer.status, { "content-type": "application/json; charset=utf-8" })
-      .end(JSON.stringify(answer.body));
+      .writeHead(answer.status, {
+        "content-type": answer.text === undefined ? "application/json; charset=utf-8" : "text/html",
+        ...answer.headers,
+      })
+      .end(answer.text ?? JSON.stringify(answer.body));
   }
 
   async function handle(request: IncomingMessage): Promise<Answer> {

@@ -2,7 +2,8 @@
 // drone's client beside the same API calls made by hand with fetch, round by round (which goes
 // first alternating); and a forge event's signed delivery to the server's answer with its turn
 // queued, and on to its work order in a drone's hands (the sender's permission asked of Gitea in
-// between; Gitea's own webhook latency aside: the deliveries are sent directly); the same for a
+// between; Gitea's own webhook latency aside: the deliveries are sent directly), beside the same
+// turn made through the REST API and Gitea's permission answer alone, in the same rounds; and a
 // Gitea review on a session's pull request, whose line comments are asked of Gitea beside the
 // permission (its webhook does not carry them).
 import { createHmac } from "node:crypto";
@@ -17,6 +18,8 @@ import { registerDrone, ScriptedDrone, signup } from "@gadget/testkit/wire";
 import { openOrUpdatePullRequest } from "gadget-drone/testing";
 
 const rounds = Number(process.env.BENCH_FORGE_ROUNDS ?? 15);
+/** Forge event rounds (at most 32: a drone takes 64 turns): more than the pull requests', for a p95 that is not the slowest round. */
+const eventRounds = Number(process.env.BENCH_FORGE_EVENT_ROUNDS ?? 30);
 
 const root = await mkdtemp(path.join(tmpdir(), "gadget-forge-bench-"));
 const gitea = await startGitea();
@@ -124,89 +127,141 @@ try {
     }
   }
 
-  // Forge events: a signed issue comment from a writer → 202 with the turn queued.
-  const server = await startTestServer(
-    { mongoUrl: services.mongoUrl, redisUrl: services.redisUrl, allowPrivateNetwork: true },
-    `forge_bench_${process.pid}`,
+  // Forge events: a signed issue comment from a writer → 202 with the turn queued → its work order
+  // on a drone; beside, in the same rounds (which goes first alternating), the same turn made by
+  // hand through the REST API (a session, then its turn) and the forge's permission question alone.
+  // BENCH_FORGE_BEFORE_SERVER=<another checkout's apps/server>: that build's server takes the same
+  // deliveries in the same rounds, on the same services and Gitea.
+  const beforeDirectory = process.env.BENCH_FORGE_BEFORE_SERVER;
+  const starts: Array<[string, typeof startTestServer]> = [["this build", startTestServer]];
+  if (beforeDirectory) {
+    const before = (await import(path.resolve(beforeDirectory, "src/testing/index.ts"))) as {
+      startTestServer: typeof startTestServer;
+    };
+    starts.push(["before", before.startTestServer]);
+  }
+  const stages = await Promise.all(
+    starts.map(async ([name, start], index) => {
+      const server = await start(
+        { mongoUrl: services.mongoUrl, redisUrl: services.redisUrl, allowPrivateNetwork: true },
+        `forge_bench_${index}_${process.pid}`,
+      );
+      const user = await signup(server.url, `forge-bench-${index}`);
+      const provider = (
+        await user.post("/api/providers", {
+          name: "scripted",
+          baseUrl: "http://127.0.0.1:9/v1",
+          apiKey: "sk-x",
+          modelId: "scripted-model",
+        })
+      ).body.provider;
+      const project = (
+        await user.post("/api/projects", {
+          name: "Bench",
+          gitUrl: repository.cloneUrl,
+          forge: { ...forge, events: { enabled: true } },
+        })
+      ).body.project;
+      const hook = (await user.post(`/api/projects/${project._id}/forge-events/secret`)).body;
+      // A drone that takes every turn: each issue is a session of its own, none waits behind another.
+      const capacity = Math.min(64, 2 * eventRounds);
+      const { droneId, credential } = await registerDrone(user, { name: "bench", capacity });
+      const drone = await ScriptedDrone.connect({ url: server.url, droneId, credential, capacity });
+      return {
+        name,
+        server,
+        user,
+        provider,
+        project,
+        hook: hook as { url: string; secret: string },
+        drone,
+        answered: [] as number[],
+        dispatched: [] as number[],
+      };
+    }),
   );
-  const answered: number[] = [];
-  const dispatched: number[] = [];
+  const byHand: number[] = [];
+  const permission: number[] = [];
   const reviewAnswered: number[] = [];
   const reviewDispatched: number[] = [];
+  let firstTurn = "";
   try {
-    const user = await signup(server.url, "forge-bench");
-    await user.post("/api/providers", {
-      name: "scripted",
-      baseUrl: "http://127.0.0.1:9/v1",
-      apiKey: "sk-x",
-      modelId: "scripted-model",
-    });
-    const project = (
-      await user.post("/api/projects", {
-        name: "Bench",
-        gitUrl: repository.cloneUrl,
-        forge: { ...forge, events: { enabled: true } },
-      })
-    ).body.project;
-    const { url, secret } = (await user.post(`/api/projects/${project._id}/forge-events/secret`))
-      .body;
-    // A drone that takes every turn: each issue is a session of its own, so none waits behind another.
-    const { droneId, credential } = await registerDrone(user, { name: "bench", capacity: rounds });
-    const drone = await ScriptedDrone.connect({
-      url: server.url,
-      droneId,
-      credential,
-      capacity: rounds,
-    });
-    let firstTurn = "";
-    for (let round = 0; round < rounds; round++) {
-      const issue = await gitea.api<{ number: number; html_url: string }>(
-        "POST",
-        `/repos/${repository.fullName}/issues`,
-        { body: { title: `Issue ${round}`, body: "Do it." } },
+    for (let round = 0; round < eventRounds; round++) {
+      const viaForge = async (stage: (typeof stages)[number]) => {
+        const issue = await gitea.api<{ number: number; html_url: string }>(
+          "POST",
+          `/repos/${repository.fullName}/issues`,
+          { body: { title: `Issue ${round}`, body: "Do it." } },
+        );
+        const body = JSON.stringify({
+          action: "created",
+          issue: {
+            number: issue.body.number,
+            title: `Issue ${round}`,
+            body: "Do it.",
+            html_url: issue.body.html_url,
+          },
+          comment: { id: round + 1, body: "@gadget go" },
+          sender: { login: gitea.admin.name },
+        });
+        const signature = createHmac("sha256", stage.hook.secret).update(body).digest("hex");
+        const sent = performance.now();
+        const response = await fetch(stage.hook.url, {
+          method: "POST",
+          headers: {
+            "content-type": "application/json",
+            "x-gitea-event": "issue_comment",
+            "x-gitea-delivery": `bench-${round}`,
+            "x-gitea-signature": signature,
+          },
+          body,
+        });
+        if (response.status !== 202) throw new Error(`answered ${response.status}`);
+        stage.answered.push(performance.now() - sent);
+        const order = await stage.drone.nextWorkOrder(10_000);
+        stage.dispatched.push(performance.now() - sent);
+        if (round === 0 && stage === stages[0]) firstTurn = order.turnId;
+      };
+      const [stage] = stages;
+      if (!stage) throw new Error("no server");
+      const viaRest = async () => {
+        const sent = performance.now();
+        const session = await stage.user.post(`/api/projects/${stage.project._id}/sessions`, {
+          name: `by-hand-${round}`,
+        });
+        const turn = await stage.user.post(`/api/sessions/${session.body.session._id}/turns`, {
+          prompt: "Do it.",
+          providerId: stage.provider._id,
+        });
+        if (turn.status !== 202) throw new Error(`turn answered ${turn.status}`);
+        await stage.drone.nextWorkOrder(10_000);
+        byHand.push(performance.now() - sent);
+      };
+      const askPermission = async () => {
+        const response = await fetch(
+          `${gitea.apiUrl}/repos/${repository.fullName}/collaborators/${gitea.admin.name}/permission`,
+          { headers },
+        );
+        await response.json();
+      };
+      // Each forge delivery leaves Gitea a comment to write (the bot's): the REST turn between two
+      // servers' deliveries, and the order reversed every other round, give each server the same
+      // neighbours.
+      const forgeSteps = stages.map((each) => () => viaForge(each));
+      const steps = [forgeSteps[0], viaRest, ...forgeSteps.slice(1)].filter(
+        (step): step is () => Promise<void> => step !== undefined,
       );
-      const body = JSON.stringify({
-        action: "created",
-        issue: {
-          number: issue.body.number,
-          title: `Issue ${round}`,
-          body: "Do it.",
-          html_url: issue.body.html_url,
-        },
-        comment: { id: round + 1, body: "@gadget go" },
-        sender: { login: gitea.admin.name },
-      });
-      const signature = createHmac("sha256", secret).update(body).digest("hex");
-      answered.push(
-        await time(async () => {
-          const response = await fetch(url, {
-            method: "POST",
-            headers: {
-              "content-type": "application/json",
-              "x-gitea-event": "issue_comment",
-              "x-gitea-delivery": `bench-${round}`,
-              "x-gitea-signature": signature,
-            },
-            body,
-          });
-          if (response.status !== 202) throw new Error(`answered ${response.status}`);
-        }),
-      );
-      // Measured from the same send: the turn's work order in the drone's hands.
-      let order = "";
-      dispatched.push(
-        (answered.at(-1) as number) +
-          (await time(async () => {
-            order = (await drone.nextWorkOrder(10_000)).turnId;
-          })),
-      );
-      if (round === 0) firstTurn = order;
+      if (round % 2 === 1) steps.reverse();
+      for (const step of steps) await step();
+      permission.push(await time(askPermission));
     }
 
+    const [stage] = stages;
+    if (!stage) throw new Error("no server");
     // A Gitea review on the first issue session's pull request: the session learns its pull
     // request from its turn's delivery, and Gitea holds a real review with a line comment.
     const done = async (turnId: string, extra: ReturnType<typeof agentEvent>[] = []) => {
-      const ack = await drone.stream(turnId, [
+      const ack = await stage.drone.stream(turnId, [
         ...extra,
         agentEvent("done", { reason: "completed", passes: 1, totalCost: 0 }),
       ]);
@@ -234,7 +289,7 @@ try {
       },
     );
     if (reviewed.status !== 200) throw new Error(`review: ${reviewed.status}`);
-    for (let round = 0; round < rounds; round++) {
+    for (let round = 0; round < eventRounds; round++) {
       const body = JSON.stringify({
         action: "reviewed",
         number: firstPull.number,
@@ -247,11 +302,11 @@ try {
         review: { type: "pull_request_review_comment", content: reviewText },
         sender: { login: gitea.admin.name },
       });
-      const signature = createHmac("sha256", secret).update(body).digest("hex");
+      const signature = createHmac("sha256", stage.hook.secret).update(body).digest("hex");
       let turnId = "";
       reviewAnswered.push(
         await time(async () => {
-          const response = await fetch(url, {
+          const response = await fetch(stage.hook.url, {
             method: "POST",
             headers: {
               "content-type": "application/json",
@@ -269,7 +324,7 @@ try {
       reviewDispatched.push(
         (reviewAnswered.at(-1) as number) +
           (await time(async () => {
-            order = await drone.nextWorkOrder(10_000);
+            order = await stage.drone.nextWorkOrder(10_000);
           })),
       );
       const taken = order as { turnId: string; prompt: string } | null;
@@ -279,9 +334,13 @@ try {
       // The session's next follow-up dispatches only once this one has ended.
       await done(turnId);
     }
-    await drone.close();
   } finally {
-    await server.close();
+    // Each server first: its stop lets its drone go in order; a drone leaving first has the server
+    // handle a lost drone while it stops.
+    for (const stage of stages) {
+      await stage.server.close();
+      await stage.drone.close();
+    }
   }
 
   const row = (name: string, values: number[]) => {
@@ -294,7 +353,9 @@ try {
     `${(summarize(drone).p95 / summarize(hand).p95).toFixed(2)}×`,
     "",
   ];
-  console.log(`\nA real Gitea on loopback, ${rounds} rounds\n`);
+  console.log(
+    `\nA real Gitea on loopback, ${rounds} pull request rounds, ${eventRounds} forge event rounds\n`,
+  );
   console.log(
     markdownTable(
       ["case", "p50 (ms)", "p95 (ms)", "max (ms)"],
@@ -305,8 +366,16 @@ try {
         row("update: the drone's client (GET, PATCH)", update.drone),
         row("update: by hand with fetch (GET, PATCH)", update.hand),
         ratio("update: ratio", update.drone, update.hand),
-        row("forge event: signed delivery → 202, turn queued", answered),
-        row("forge event: signed delivery → the work order on a drone", dispatched),
+        ...stages.flatMap((stage) => [
+          row(`forge event (${stage.name}): signed delivery → 202, turn queued`, stage.answered),
+          row(
+            `forge event (${stage.name}): signed delivery → the work order on a drone`,
+            stage.dispatched,
+          ),
+        ]),
+        row("by hand: POST a session, POST its turn → the work order on a drone", byHand),
+        ratio("forge event → work order: ratio to by hand", stages[0]?.dispatched ?? [], byHand),
+        row("Gitea alone: the sender's permission asked with fetch", permission),
         row("Gitea review (lines asked of Gitea) → 202, turn queued", reviewAnswered),
         row("Gitea review (lines asked of Gitea) → the work order on a drone", reviewDispatched),
       ],

@@ -210,6 +210,15 @@ describe("pull requests end to end", () => {
     const events = await settledEvents(user, first.turnId);
     const delivery = events.find((event) => event.type === "delivery");
     expect(delivery?.data).toMatchObject({ branch, pushed: true, pullRequestUrl: url });
+    // What the session page says meanwhile names the forge.
+    expect(
+      events.some(
+        (event) =>
+          event.type === "status" &&
+          (event.data as { message?: string }).message ===
+            `Opening a pull request on GitHub for ${branch}`,
+      ),
+    ).toBe(true);
     // The pull request is known before the turn ends.
     expect(events.indexOf(delivery)).toBeLessThan(events.length - 1);
     expect(events.at(-1)?.type).toBe("done");

@@ -99,7 +99,8 @@ describe("pull requests on GitHub", () => {
         github({ head, forge: { kind: "github", apiUrl: careless.githubApiUrl, token } });
       const other = await openOrUpdatePullRequest(options("gadget/other-111111"));
       const mine = await openOrUpdatePullRequest(options("gadget/mine-222222"));
-      // Asked again without knowing it: 422, then the list (both, the other first), then its own.
+      // Asked again without knowing it: 422, then the list (both, its own first as GitHub lists the
+      // newest first; the other would come first were it newer), then its own.
       const found = await openOrUpdatePullRequest({
         ...options("gadget/mine-222222"),
         body: "Found",
@@ -185,10 +186,26 @@ describe("merge requests on GitLab", () => {
     );
   });
 
-  it("says GitLab refused a wrong token", async () => {
+  it("says GitLab refused a wrong token, or the merge request, in GitLab's words", async () => {
     const wrong = await openOrUpdatePullRequest(
       gitlab({ forge: { kind: "gitlab", apiUrl: forge.gitlabApiUrl, token: "glpat-wrong" } }),
     );
     expect(wrong).toEqual({ error: "GitLab refused the token (401) for acme/web/app" });
+    const same = await openOrUpdatePullRequest(gitlab({ head: "main" }));
+    expect(same).toEqual({
+      error:
+        "GitLab refused the merge request (422) for acme/web/app: You can't use same project/branch for source and target",
+    });
+  });
+
+  it("opens a second merge request of the branch into another target, as GitLab allows", async () => {
+    const options = gitlab({ head: "gadget/two-bases-0d0e0f" });
+    const first = await openOrUpdatePullRequest(options);
+    const other = await openOrUpdatePullRequest({ ...options, base: "stable" });
+    expect(other.opened).toBe(true);
+    expect(other.pullRequest?.number).not.toBe(first.pullRequest?.number);
+    // Asked again for the first target: GitLab's 409, then the one into main is found and updated.
+    const again = await openOrUpdatePullRequest({ ...options, body: "Turns:\n1. Again" });
+    expect(again).toEqual({ opened: false, pullRequest: first.pullRequest });
   });
 });

@@ -46,13 +46,16 @@ export async function openOrUpdatePullRequest(
   options: PullRequestOptions,
 ): Promise<PullRequestOutcome> {
   const forgeName = FORGE_NAMES[options.forge.kind];
+  // Each forge's own word for it: a GitLab user looks for a merge request.
+  const noun = options.forge.kind === "gitlab" ? "merge request" : "pull request";
   let repository: ForgeRepository;
   try {
     repository = forgeRepository(options.forge.kind, options.gitUrl);
   } catch (error) {
     return { error: (error as Error).message };
   }
-  const refuse = (answer: ForgeAnswer) => new ForgeProblem(problem(forgeName, repository, answer));
+  const refuse = (answer: ForgeAnswer) =>
+    new ForgeProblem(problem(forgeName, noun, repository, answer));
   const api = forgeApi({
     forge: options.forge,
     repository,
@@ -76,7 +79,7 @@ export async function openOrUpdatePullRequest(
     const created = await api.create(options);
     if (succeeded(created)) {
       const read = api.read(created.json);
-      if (!read) throw new ForgeProblem(`${forgeName} answered an unreadable pull request`);
+      if (!read) throw new ForgeProblem(`${forgeName} answered an unreadable ${noun}`);
       return { pullRequest: read.ref, opened: true };
     }
     if (!api.alreadyExists(created)) throw refuse(created);
@@ -84,7 +87,7 @@ export async function openOrUpdatePullRequest(
     const found = await api.findOpen(options.head, options.base);
     if (!found) {
       throw new ForgeProblem(
-        `${forgeName} says ${repository.name} has a pull request of ${options.head} but lists none open`,
+        `${forgeName} says ${repository.name} has a ${noun} of ${options.head} but lists none open`,
       );
     }
     return await update(found);
@@ -99,7 +102,12 @@ export async function openOrUpdatePullRequest(
 }
 
 /** Why the forge refused, in words: the status, what it means here, and the forge's own message. */
-function problem(forgeName: string, repository: ForgeRepository, answer: ForgeAnswer): string {
+function problem(
+  forgeName: string,
+  noun: string,
+  repository: ForgeRepository,
+  answer: ForgeAnswer,
+): string {
   const said = messageOf(answer.json);
   const what = repository.apiPath.startsWith("/projects/") ? "project" : "repository";
   switch (answer.status) {
@@ -110,6 +118,6 @@ function problem(forgeName: string, repository: ForgeRepository, answer: ForgeAn
     case 404:
       return `${forgeName} found no ${what} ${repository.name} (404): check the forge's API URL and that the token may see it`;
     default:
-      return `${forgeName} refused the pull request (${answer.status}) for ${repository.name}${said ? `: ${said}` : ""}`;
+      return `${forgeName} refused the ${noun} (${answer.status}) for ${repository.name}${said ? `: ${said}` : ""}`;
   }
 }

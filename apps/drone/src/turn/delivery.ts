@@ -1,6 +1,6 @@
 // The delivery phase of a turn: its work committed to the session's branch, the branch pushed when
 // the project delivers branches, and the session's pull request opened or updated.
-import { agentEvent, pullRequestText } from "@gadget/protocol";
+import { agentEvent, FORGE_NAMES, pullRequestText } from "@gadget/protocol";
 import type { HardenedGit } from "@gadget/sandbox";
 import type { LeftOut, WorkspaceSnapshot } from "@gadget/tools";
 import { storedCredentials } from "../workspace/credentials.ts";
@@ -123,12 +123,15 @@ async function pullRequest(
   worktree: SessionWorktree,
 ): Promise<PullRequestResult> {
   const existing = order.session.pullRequest;
+  // In the forge's own words: GitLab's are merge requests.
+  const forge = order.project.forge;
+  const noun = forge?.kind === "gitlab" ? "merge request" : "pull request";
   emit(
     agentEvent("status", {
       phase: "delivery",
       message: existing
-        ? `Updating the pull request ${existing.url}`
-        : `Opening a pull request for ${worktree.branch}`,
+        ? `Updating the ${noun} ${existing.url}`
+        : `Opening a ${noun}${forge ? ` on ${FORGE_NAMES[forge.kind]}` : ""} for ${worktree.branch}`,
     }),
   );
   // The session's turns so far (its history) and this one.

@@ -93,6 +93,7 @@ async function sessionOf(
   number: number,
 ): Promise<Types.ObjectId | null> {
   const session = await models.ChatSession.findOne({
+    user: project.user,
     project: project._id,
     "pullRequest.number": number,
   })

@@ -78,6 +78,16 @@ export class ForgeClient {
     return ["owner", "admin", "maintain", "write"].includes(String(permission));
   }
 
+  /** Why `sender` is not obeyed (no write access, or the forge could not be asked); null when they may write. Never throws. */
+  async refusal(sender: ForgeSender): Promise<string | null> {
+    try {
+      if (await this.canWrite(sender)) return null;
+      return `@${sender.login} has no write access to ${this.repository.name}`;
+    } catch (error) {
+      return `could not ask the forge about @${sender.login}: ${(error as Error).message}`;
+    }
+  }
+
   /** Posts a comment; answers its id. */
   async comment(target: CommentTarget, body: string): Promise<number> {
     const answer = await this.#call("POST", this.#notes(target), { body });

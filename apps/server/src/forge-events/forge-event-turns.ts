@@ -20,6 +20,8 @@ export interface StartRequest {
   followUp: boolean;
   session?: Types.ObjectId;
   prompt: string;
+  /** The forge's answer on the sender, asked beside the lookups: why they are not obeyed, or null. */
+  permission?: Promise<string | null>;
 }
 
 /** What a delivery asks for, once decided. */
@@ -48,7 +50,11 @@ export class ForgeEventTurns {
     request: StartRequest,
   ): Promise<{ sessionId: string; turnId: string } | { ignored: string }> {
     const { models } = this.dependencies;
-    const providerId = await this.provider(project);
+    const [refused, providerId] = await Promise.all([
+      request.permission ?? null,
+      this.provider(project),
+    ]);
+    if (refused) return { ignored: refused };
     if (!providerId) return { ignored: "the project's owner has no provider to run turns with" };
     const sessionId =
       request.session ??
@@ -141,21 +147,20 @@ export class ForgeEventTurns {
   /** The provider of the project's latest turn, else the owner's newest provider. */
   private async provider(project: ProjectDocument): Promise<Types.ObjectId | null> {
     const { models } = this.dependencies;
-    const last = await models.ChatTurn.findOne({ project: project._id })
-      .sort({ createdAt: -1 })
-      .select({ provider: 1 })
-      .lean();
-    if (
-      last?.provider &&
-      (await models.Provider.exists({ _id: last.provider, user: project.user }))
-    ) {
-      return last.provider;
-    }
-    const newest = await models.Provider.findOne({ user: project.user })
-      .sort({ createdAt: -1 })
-      .select({ _id: 1 })
-      .lean();
-    return newest?._id ?? null;
+    // Both at once: the project's latest turn (by the owner's index, user + createdAt: a project's
+    // turns are its owner's) and the owner's providers, newest first (a handful).
+    const [last, providers] = await Promise.all([
+      models.ChatTurn.findOne({ user: project.user, project: project._id })
+        .sort({ createdAt: -1, _id: -1 })
+        .select({ provider: 1 })
+        .lean(),
+      models.Provider.find({ user: project.user })
+        .sort({ createdAt: -1 })
+        .select({ _id: 1 })
+        .lean(),
+    ]);
+    const kept = providers.find((provider) => last?.provider?.equals(provider._id));
+    return kept?._id ?? providers[0]?._id ?? null;
   }
 
   private link(project: ProjectDocument, sessionId: string): string | null {

@@ -19,12 +19,13 @@ import {
 import { Types } from "mongoose";
 import type { SecretBox } from "../crypto/secret-box.ts";
 import { openForge } from "../dispatch/work-order.ts";
+import type { Lifecycle } from "../lifecycle.ts";
 import { ownedBy } from "../owned.ts";
 import { decideCheck, decideStatus } from "./forge-checks.ts";
 import { ForgeClient } from "./forge-client.ts";
 import type { Decision, ForgeEventTurns, StartRequest } from "./forge-event-turns.ts";
 import { followUpPrompt, hasTrigger, issuePrompt } from "./forge-prompts.ts";
-import { decideReview, senderRefusal } from "./forge-reviews.ts";
+import { decideReview } from "./forge-reviews.ts";
 import {
   forgeDeliveryId,
   forgeEventName,
@@ -41,6 +42,8 @@ export interface ForgeEventsDependencies {
   models: Models;
   secretBox: SecretBox;
   logger: Logger;
+  /** Holds the server's stop until background work (pruning old deliveries) is done. */
+  lifecycle: Lifecycle;
   turns: ForgeEventTurns;
   /** A `fetch` under the outbound policy, for the forge's API. */
   fetch: typeof fetch;
@@ -116,7 +119,11 @@ export class ForgeEvents {
         event: eventName || "(none)",
         ...fields,
       });
-      await this.prune(project._id);
+      // Beside the answer, not before it: only the list reads what pruning removes.
+      const pruning = this.prune(project._id).catch((error: unknown) =>
+        this.dependencies.logger.warn({ err: error }, "could not prune forge deliveries"),
+      );
+      this.dependencies.lifecycle.track(pruning);
       return created;
     };
     if (!forge?.eventsSecretEncrypted) {
@@ -137,6 +144,16 @@ export class ForgeEvents {
       await record({ outcome: "refused", reason: "bad signature" });
       throw new UserError("unauthorized", "The signature does not match the project's secret");
     }
+    // Read before the claim, which acts on nothing: the claim then records what the delivery is
+    // in its one write.
+    let reading: ReturnType<typeof readForgeHook> | null = null;
+    let unreadable: Error | null = null;
+    try {
+      reading = readForgeHook(forge.kind, eventName, parseJson(rawBody));
+    } catch (error) {
+      unreadable = error as Error;
+    }
+    const event: ForgeHookEvent | null = reading && "event" in reading ? reading.event : null;
     // Claim the delivery id: a repeat finds it taken.
     const deliveryId = forgeDeliveryId(forge.kind, headers);
     let claimed: ForgeEventDocument;
@@ -144,35 +161,34 @@ export class ForgeEvents {
       claimed = (
         await record({
           ...(deliveryId ? { deliveryId } : {}),
-          outcome: "ignored",
-          reason: "received",
+          ...(unreadable
+            ? { outcome: "refused" as const, reason: unreadable.message.slice(0, 500) }
+            : {
+                outcome: "ignored" as const,
+                reason: reading && "ignored" in reading ? reading.ignored : "received",
+              }),
+          ...(event
+            ? {
+                action: event.action,
+                sender: event.sender.login,
+                ...("issue" in event
+                  ? { number: event.issue.number, onPullRequest: event.issue.isPullRequest }
+                  : { commit: event.sha }),
+              }
+            : {}),
         })
       ).toObject();
     } catch (error) {
       if (!isDuplicateKeyError(error)) throw error;
       return { status: 200, body: { ignored: `delivery ${deliveryId} was received before` } };
     }
+    if (unreadable) throw unreadable;
+    if (!event) {
+      const ignored = reading && "ignored" in reading ? reading.ignored : "received";
+      return { status: 200, body: { ignored } };
+    }
     const settle = (fields: Partial<ForgeEventDocument>) =>
       models.ForgeEvent.updateOne({ _id: claimed._id }, { $set: fields });
-    let event: ForgeHookEvent;
-    try {
-      const reading = readForgeHook(forge.kind, eventName, parseJson(rawBody));
-      if ("ignored" in reading) {
-        await settle({ reason: reading.ignored });
-        return { status: 200, body: { ignored: reading.ignored } };
-      }
-      event = reading.event;
-    } catch (error) {
-      await settle({ outcome: "refused", reason: (error as Error).message.slice(0, 500) });
-      throw error;
-    }
-    await settle({
-      action: event.action,
-      sender: event.sender.login,
-      ...("issue" in event
-        ? { number: event.issue.number, onPullRequest: event.issue.isPullRequest }
-        : { commit: event.sha }),
-    });
     const decision = await this.decide(project, forge.events ?? null, event);
     if ("ignored" in decision) {
       await settle({ reason: decision.ignored });
@@ -223,6 +239,15 @@ export class ForgeEvents {
     }
     const { issue } = event;
     let start: StartRequest;
+    // Obeyed only when the forge itself says the sender may write to the repository: asked as soon
+    // as the event asks for work, beside the lookups below and the provider's (ForgeEventTurns).
+    const asking = () => {
+      const permission = this.client(project).refusal(event.sender);
+      this.dependencies.lifecycle.track(permission);
+      return permission;
+    };
+    // The owner's sessions of the project: the index's prefix, and the only ones a forge starts.
+    const sessions = { user: project.user, project: project._id };
     if (event.type === "issue") {
       if (issue.isPullRequest) return { ignored: "pull requests are not started from" };
       const labelled =
@@ -235,15 +260,14 @@ export class ForgeEvents {
       if (!labelled && !assigned) {
         return { ignored: `issue #${issue.number} was not labelled ${settings.label} or assigned` };
       }
-      const existing = await models.ChatSession.exists({
-        project: project._id,
-        forgeIssue: issue.number,
-      });
+      const permission = asking();
+      const existing = await models.ChatSession.exists({ ...sessions, forgeIssue: issue.number });
       if (existing) return { ignored: `issue #${issue.number} already has a session` };
       start = {
         issue,
         followUp: false,
         prompt: issuePrompt(this.repositoryName(project), issue),
+        permission,
       };
     } else {
       if (event.action !== "created")
@@ -255,36 +279,31 @@ export class ForgeEvents {
       if (!hasTrigger(event.comment.body, settings.trigger)) {
         return { ignored: `the comment does not say ${settings.trigger}` };
       }
-      if (issue.isPullRequest) {
-        if (event.review && !settings.reviewFollowUps)
-          return { ignored: "review follow-ups are off" };
-        const session = await models.ChatSession.findOne({
-          project: project._id,
-          "pullRequest.number": issue.number,
-        })
-          .select({ _id: 1 })
-          .lean();
-        if (!session) return { ignored: `pull request #${issue.number} is not a session's` };
-        start = { issue, followUp: true, session: session._id, prompt: followUpPrompt(event) };
-      } else {
-        const session = await models.ChatSession.findOne({
-          project: project._id,
-          forgeIssue: issue.number,
-        })
-          .select({ _id: 1 })
-          .lean();
-        const comment = { author: event.sender.login, body: event.comment.body };
-        start = session
-          ? { issue, followUp: true, session: session._id, prompt: followUpPrompt(event) }
-          : {
-              issue,
-              followUp: false,
-              prompt: issuePrompt(this.repositoryName(project), issue, comment),
-            };
+      if (event.review && issue.isPullRequest && !settings.reviewFollowUps) {
+        return { ignored: "review follow-ups are off" };
       }
+      const permission = asking();
+      const session = await models.ChatSession.findOne(
+        issue.isPullRequest
+          ? { ...sessions, "pullRequest.number": issue.number }
+          : { ...sessions, forgeIssue: issue.number },
+      )
+        .select({ _id: 1 })
+        .lean();
+      if (issue.isPullRequest && !session) {
+        return { ignored: `pull request #${issue.number} is not a session's` };
+      }
+      const comment = { author: event.sender.login, body: event.comment.body };
+      start = session
+        ? { issue, followUp: true, session: session._id, prompt: followUpPrompt(event), permission }
+        : {
+            issue,
+            followUp: false,
+            prompt: issuePrompt(this.repositoryName(project), issue, comment),
+            permission,
+          };
     }
-    // Obeyed only when the forge itself says the sender may write to the repository.
-    return (await senderRefusal(this.client(project), event.sender)) ?? { start };
+    return { start };
   }
 
   private repositoryName(project: ProjectDocument): string {

@@ -29,6 +29,7 @@ export async function decideReview(
   const { issue } = event;
   if (!settings.reviewFollowUps) return { ignored: "review follow-ups are off" };
   const session = await dependencies.models.ChatSession.findOne({
+    user: project.user,
     project: project._id,
     "pullRequest.number": issue.number,
   })

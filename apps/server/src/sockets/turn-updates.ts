@@ -17,6 +17,8 @@ export class TurnUpdates {
       lastPush: number;
     }
   >();
+  /** Set by the shutdown's last flush: the sockets and Redis are closing, so nothing more goes out. */
+  private stopped = false;
 
   /**
    * @param ide The browsers' namespace.
@@ -35,6 +37,9 @@ export class TurnUpdates {
    * messages, not one per turn (or per 50 ms).
    */
   push(turn: ChatTurnDocument, statusChanged: boolean): void {
+    // A write that lands after the shutdown's flush would publish on a closed Redis connection
+    // from its timer, an error nothing catches (it ended the forge bench's process).
+    if (this.stopped) return;
     const userId = String(turn.user);
     let updates = this.updates.get(userId);
     if (!updates) {
@@ -73,8 +78,9 @@ export class TurnUpdates {
     this.ide.to(userRoom(userId)).emit("turn_updates", { turns });
   }
 
-  /** Sends every pending `turn_updates` now (shutdown). */
+  /** Sends every pending `turn_updates` now, and none after (shutdown). */
   flushAll(): void {
+    this.stopped = true;
     for (const [userId, updates] of [...this.updates]) {
       if (updates.pending.size > 0) this.flush(userId);
       if (updates.timer) clearTimeout(updates.timer);
