@@ -233,7 +233,9 @@ export async function createGadgetServer(input: ServerConfig): Promise<GadgetSer
   // counted, retires an ephemeral drone, queues the messages it did not take, starts its
   // session's next turn and frees its user's next queued turn.
   store
-    .on("held", ({ turnId, droneId }) => dispatcher.slots.add(droneId, turnId))
+    .on("held", ({ turnId, droneId, slotTaken }) =>
+      slotTaken ? undefined : dispatcher.slots.add(droneId, turnId),
+    )
     .on("released", ({ turnId, droneId }) => dispatcher.slots.remove(droneId, turnId))
     .on("appended", async ({ turnId, events }) => {
       metrics.eventsIngested.inc(events.length);

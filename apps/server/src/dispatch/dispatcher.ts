@@ -1,6 +1,6 @@
 // Dispatch: one BullMQ job per queued turn (job id = turn id, so no double dispatch), processed
 // by `process` (server.ts hands it to the queue's worker). A turn's creator dispatches it at once
-// on its own process too (the job then finds it taken). Under the turn's lock, an attempt reads
+// on its own process instead (a job only when that does not start or fails). Under the turn's lock, an attempt reads
 // the turn and what its work order is made of in one round (or takes what the turn's creator read
 // on this process), chooses a drone (drone-choice.ts) and takes its slot and the `dispatched` seq
 // in one Redis script, stores the claim in one write round and sends the work order. A refusal or
@@ -158,24 +158,29 @@ export class Dispatcher extends Announcer<DispatcherEvents> {
    * read (`handOff`) and without waiting for a worker to take its job (a few milliseconds of
    * Redis round trips). The turn's lock is taken while `handOff` is still being read (null: the
    * attempt reads for itself), the drone chosen and its slot claimed while the turn's own insert
-   * is in flight; the claim is stored once that insert is. The creator queues the job all the same
-   * (`enqueue`): whichever process takes it finds the turn dispatched, or tries again.
+   * is in flight; the claim is stored once that insert is. False when it did not start (the
+   * process is stopping): the creator then queues the turn's job (`enqueue`). A dispatch that
+   * fails queues the job itself; one that finds no drone leaves the turn queued for the next
+   * wake-up (a drone connects, a slot is freed, the sweeper's `kickAll`), as a job would have.
+   * Should this process die first, the turn is still in the queued index the sweeper re-enqueues.
    */
-  dispatchNow(turnId: string, refs: DispatchRefs, handOff: Promise<HandOff | null>): void {
-    if (!this.dependencies.lifecycle.accepting || this.direct.has(turnId)) return;
+  dispatchNow(turnId: string, refs: DispatchRefs, handOff: Promise<HandOff | null>): boolean {
+    if (!this.dependencies.lifecycle.accepting || this.direct.has(turnId)) return false;
     this.handOffs.set(turnId, handOff);
     setTimeout(() => {
       if (this.handOffs.get(turnId) === handOff) this.handOffs.delete(turnId);
     }, handOffTtlMs).unref();
     const direct = this.dispatch(turnId, refs)
-      .catch((error: unknown) =>
-        this.dependencies.logger.error({ err: error, turnId }, "dispatch failed"),
-      )
+      .catch(async (error: unknown) => {
+        this.dependencies.logger.error({ err: error, turnId }, "dispatch failed");
+        await this.enqueue(turnId, refs).catch(() => undefined);
+      })
       .finally(() => {
         this.direct.delete(turnId);
       });
     this.direct.set(turnId, direct);
     this.dependencies.lifecycle.track(direct);
+    return true;
   }
 
   /**
@@ -309,7 +314,7 @@ export class Dispatcher extends Announcer<DispatcherEvents> {
       );
       if (claim === "stale") return { kind: "stale" };
       if (!claim) return { kind: "none" };
-      const { droneId, seq, name } = claim;
+      const { droneId, seq, name, version } = claim;
       const now = new Date();
       // The claim is stored (event and turn in one round) before the order leaves, so whoever
       // sees the order can see the turn dispatched; the drone's slot and counter are already taken.
@@ -317,6 +322,7 @@ export class Dispatcher extends Announcer<DispatcherEvents> {
         events: [{ type: "dispatched", data: { droneId, ...(name ? { droneName: name } : {}) } }],
         firstSeq: seq,
         together: true,
+        claimed: { version },
         after: handOff?.stored,
         set: {
           drone: new Types.ObjectId(droneId),
