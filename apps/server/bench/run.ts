@@ -37,14 +37,14 @@ async function main() {
   const only = process.argv[2];
   try {
     if (!only || only === "dispatch") {
-      // BENCH_BEFORE_SERVER=<another checkout's apps/server>: that build first, in the same run.
+      // BENCH_BEFORE_SERVER=<another checkout's apps/server>: that build beside this one, the
+      // two taking turns sample by sample. `dispatch --explain`: the commands of one dispatch by
+      // name, instead of its timings.
       const before = process.env.BENCH_BEFORE_SERVER;
-      // `dispatch --explain`: the commands of one dispatch by name, instead of its timings.
-      const explain = process.argv.includes("--explain");
-      if (before) {
-        await benchDispatch(env, { before: { serverDirectory: before, name: "before" }, explain });
-      }
-      await benchDispatch(env, { explain });
+      await benchDispatch(env, {
+        ...(before ? { before: { serverDirectory: before, name: "before" } } : {}),
+        explain: process.argv.includes("--explain"),
+      });
     }
     if (!only || only === "dispatch-labels") await benchDispatch(env, { labelSets: 10 });
     if (!only || only === "relay") {
