@@ -15,7 +15,7 @@ import { sha256 } from "../src/crypto/tokens.ts";
 import type { ServerProcess } from "../src/testing/server-process.ts";
 import { baselineBullmq, baselineEmitWithAck } from "./baselines.ts";
 import { type ExplainedSample, explainDispatch, readCommandLog } from "./explain.ts";
-import { type Env, rows, seedDrones, startServer } from "./harness.ts";
+import { cpuMs, type Env, rows, seedDrones, startServer } from "./harness.ts";
 
 /** How long after a work order its dispatch's commands are looked for (`explain`). */
 const explainTailMs = 150;
@@ -36,6 +36,8 @@ interface Subject {
   latencies: number[];
   labelled: number[];
   marks: ExplainedSample[];
+  /** The server process's CPU time (ms) over the measured samples (a negative start first). */
+  cpu: number;
 }
 
 async function startSubject(
@@ -74,6 +76,7 @@ async function startSubject(
     latencies: [],
     labelled: [],
     marks: [],
+    cpu: 0,
   };
   subject.users = await Promise.all(
     Array.from({ length: 10 }, (_, index) => signup(url, `bench${index}`)),
@@ -216,6 +219,9 @@ export async function benchDispatch(
         labelSets && index % 2 === 1 ? [`pool=p${Math.floor(index / 10) % labelSets}`] : null;
       // Each server in turn, then the floors: every figure shares the load of the moment.
       for (const subject of subjects) {
+        // The server's CPU from the first measured sample to the end: the turns, their sessions'
+        // POSTs, and the fleet's heartbeats meanwhile (the same for every server).
+        if (index === warmup) subject.cpu = -(cpuMs(subject.server.child.pid ?? 0) ?? 0);
         const { start, at } = await dispatchOnce(subject, index, requires);
         if (index >= warmup) (requires ? subject.labelled : subject.latencies).push(at - start);
         if (subject.commandLog) {
@@ -232,6 +238,7 @@ export async function benchDispatch(
           floorSamples[which]!.push(await floor.sample());
       }
     }
+    for (const subject of subjects) subject.cpu += cpuMs(subject.server.child.pid ?? 0) ?? 0;
     if (explain) {
       await sleep(200); // the log is written every 100 ms
       for (const subject of subjects) {
@@ -271,7 +278,7 @@ export async function benchDispatch(
     const bull = await baselineBullmq(env.redisUrl, samples);
     const baselineP50 = percentile(emit, 50) + percentile(bull, 50);
     const baselineP99 = percentile(emit, 99) + percentile(bull, 99);
-    for (const { name, latencies } of subjects) {
+    for (const { name, latencies, cpu } of subjects) {
       const ratio = (percentile(latencies, 50) / percentile(floor, 50)).toFixed(1);
       const sameRatio = (percentile(latencies, 50) / percentile(same, 50)).toFixed(1);
       rows.push(
@@ -285,7 +292,7 @@ export async function benchDispatch(
         {
           benchmark: "",
           measure: "p99",
-          gadget: ms(percentile(latencies, 99)),
+          gadget: `${ms(percentile(latencies, 99))}; server CPU ${ms(cpu / latencies.length)} per dispatch (with its session's POST)`,
           baseline: `${ms(baselineP99)} (emitWithAck ${ms(percentile(emit, 99))} + BullMQ ${ms(percentile(bull, 99))})`,
           target: "< 50 ms",
         },

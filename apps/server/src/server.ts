@@ -261,9 +261,8 @@ export async function createGadgetServer(input: ServerConfig): Promise<GadgetSer
       });
       void turns.finished(turn);
     });
-  // The session's next turns prefer the drone that took this one. Not waited for: the work order
-  // need not wait on a preference for later turns.
-  dispatcher.on("claimed", ({ turnId, droneId, session }) => {
+  // The session's next turns prefer the drone that accepted this one (not waited for).
+  dispatcher.on("accepted", ({ turnId, droneId, session }) => {
     const recorded = sessionWorktrees.tookTurn(session, droneId).catch((error: unknown) => {
       logger.warn({ err: error, turnId }, "could not record the session's drone");
     });
