@@ -31,7 +31,7 @@ export interface Env {
 export const watchedProcesses = new Map<string, number>();
 
 /** CPU time (ms) a process has used so far, from /proc (USER_HZ is 100); null elsewhere. */
-function cpuMs(pid: number): number | null {
+export function cpuMs(pid: number): number | null {
   try {
     const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
     return (Number(fields[11]) + Number(fields[12])) * 10;

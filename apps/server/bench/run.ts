@@ -2,7 +2,7 @@
 // dispatch latency with 100 drones, live relay at 5,000 events/s over 100 turns, a browser
 // catching up on a 20,000-event turn, webhook delivery after a turn's `done`, and the memory of 2,000 idle drones plus 2,000 subscribed
 // browsers. Loopback only; every loop is bounded. Each subject is a module of this folder; this
-// file runs them (`tsx bench/run.ts [dispatch | dispatch-labels | relay | relay:<events/s> | relay-starts |
+// file runs them (`tsx bench/run.ts [dispatch [--explain] | dispatch-labels | relay | relay:<events/s> | relay-starts |
 // relay-small | catch-up | webhooks | steering | memory | curve]`) and prints one table; `curve`
 // is the cost curve over fleet sizes and server processes (curve-report.ts says its flags).
 // BENCH_PROFILE=<dir> writes a CPU profile of the server; BENCH_BUCKETS=1 prints each relay run's
@@ -37,10 +37,14 @@ async function main() {
   const only = process.argv[2];
   try {
     if (!only || only === "dispatch") {
-      // BENCH_BEFORE_SERVER=<another checkout's apps/server>: that build first, in the same run.
+      // BENCH_BEFORE_SERVER=<another checkout's apps/server>: that build beside this one, the
+      // two taking turns sample by sample. `dispatch --explain`: the commands of one dispatch by
+      // name, instead of its timings.
       const before = process.env.BENCH_BEFORE_SERVER;
-      if (before) await benchDispatch(env, { before: { serverDirectory: before, name: "before" } });
-      await benchDispatch(env);
+      await benchDispatch(env, {
+        ...(before ? { before: { serverDirectory: before, name: "before" } } : {}),
+        explain: process.argv.includes("--explain"),
+      });
     }
     if (!only || only === "dispatch-labels") await benchDispatch(env, { labelSets: 10 });
     if (!only || only === "relay") {

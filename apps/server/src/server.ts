@@ -236,7 +236,9 @@ export async function createGadgetServer(input: ServerConfig): Promise<GadgetSer
   // counted, retires an ephemeral drone, queues the messages it did not take, starts its
   // session's next turn and frees its user's next queued turn.
   store
-    .on("held", ({ turnId, droneId }) => dispatcher.slots.add(droneId, turnId))
+    .on("held", ({ turnId, droneId, slotTaken }) =>
+      slotTaken ? undefined : dispatcher.slots.add(droneId, turnId),
+    )
     .on("released", ({ turnId, droneId }) => dispatcher.slots.remove(droneId, turnId))
     .on("appended", async ({ turnId, events }) => {
       metrics.eventsIngested.inc(events.length);
@@ -262,9 +264,8 @@ export async function createGadgetServer(input: ServerConfig): Promise<GadgetSer
       });
       void turns.finished(turn);
     });
-  // The session's next turns prefer the drone that took this one. Not waited for: the work order
-  // need not wait on a preference for later turns.
-  dispatcher.on("claimed", ({ turnId, droneId, session }) => {
+  // The session's next turns prefer the drone that accepted this one (not waited for).
+  dispatcher.on("accepted", ({ turnId, droneId, session }) => {
     const recorded = sessionWorktrees.tookTurn(session, droneId).catch((error: unknown) => {
       logger.warn({ err: error, turnId }, "could not record the session's drone");
     });

@@ -1,11 +1,10 @@
 // Dispatch: one BullMQ job per queued turn (job id = turn id, so no double dispatch), processed
-// by `process` (server.ts hands it to the queue's worker). A turn's creator dispatches it at once
-// on its own process too (the job then finds it taken). Under the turn's lock, an attempt reads
-// the turn and what its work order is made of in one round (or takes what the turn's creator read
-// on this process), chooses a drone (drone-choice.ts) and takes its slot and the `dispatched` seq
-// in one Redis script, stores the claim in one write round and sends the work order. A refusal or
-// timeout puts the turn back and tries the next drone. A turn nobody can take stays `queued`;
-// drone connects, finished turns and a periodic sweep enqueue it again.
+// by `process` (server.ts hands it to the queue's worker); a turn's creator dispatches it at once
+// instead (a job only if that does not start or fails). Under the turn's lock, an attempt reads
+// the turn and its work order's parts in one round (or takes what the creator read), chooses a
+// drone (drone-choice.ts), takes its slot and the `dispatched` seq in one Redis script, stores the
+// claim in one write round and sends the work order. A refusal or timeout puts the turn back and
+// tries the next drone. A turn nobody can take stays `queued` until a wake-up enqueues it again.
 import type { ChatSessionDocument, ChatTurnDocument, Models } from "@gadget/db";
 import type { Logger } from "@gadget/logging";
 import type { Ack, IWorkOrder } from "@gadget/protocol";
@@ -61,13 +60,19 @@ type Attempt =
   | { kind: "none"; waitingFor?: string[] }
   | { kind: "stale" }
   | { kind: "failed"; error: unknown }
-  | { kind: "sent"; droneId: string; turn: ChatTurnDocument; answer: Promise<Ack | undefined> };
+  | {
+      kind: "sent";
+      droneId: string;
+      turn: ChatTurnDocument;
+      session: ChatSessionDocument;
+      answer: Promise<Ack | undefined>;
+    };
 
 /** How long a hand-off waits for its job on this process (another process may take the job). */
 const handOffTtlMs = 30_000;
 
-/** A drone's claim of a turn was stored, just before its work order leaves. */
-export interface TurnClaimed {
+/** A drone accepted a turn's work order (its claim was stored before the order left). */
+export interface TurnAccepted {
   turnId: string;
   droneId: string;
   /** The turn's session as read for the order (its `drone` is the one preferred so far). */
@@ -76,7 +81,7 @@ export interface TurnClaimed {
 
 /** What a Dispatcher announces. */
 export type DispatcherEvents = {
-  claimed: [claim: TurnClaimed];
+  accepted: [accepted: TurnAccepted];
 };
 
 export interface DispatcherDependencies {
@@ -100,7 +105,7 @@ export interface DispatcherDependencies {
   queues: SessionQueues;
 }
 
-/** Hands queued turns to drones; announces each stored claim (`claimed`). */
+/** Hands queued turns to drones; announces each accepted work order (`accepted`). */
 export class Dispatcher extends Announcer<DispatcherEvents> {
   /** Hand-offs by turn id; one still being read is awaited under the turn's lock. */
   private readonly handOffs = new Map<string, Promise<HandOff | null>>();
@@ -158,24 +163,27 @@ export class Dispatcher extends Announcer<DispatcherEvents> {
    * read (`handOff`) and without waiting for a worker to take its job (a few milliseconds of
    * Redis round trips). The turn's lock is taken while `handOff` is still being read (null: the
    * attempt reads for itself), the drone chosen and its slot claimed while the turn's own insert
-   * is in flight; the claim is stored once that insert is. The creator queues the job all the same
-   * (`enqueue`): whichever process takes it finds the turn dispatched, or tries again.
+   * is in flight; the claim is stored once that insert is. False when it did not start: the
+   * creator then queues the turn's job. A failed dispatch queues it; one finding no drone leaves
+   * the turn to the next wake-up, as a job would. If this process dies, the sweeper queues it.
    */
-  dispatchNow(turnId: string, refs: DispatchRefs, handOff: Promise<HandOff | null>): void {
-    if (!this.dependencies.lifecycle.accepting || this.direct.has(turnId)) return;
+  dispatchNow(turnId: string, refs: DispatchRefs, handOff: Promise<HandOff | null>): boolean {
+    if (!this.dependencies.lifecycle.accepting || this.direct.has(turnId)) return false;
     this.handOffs.set(turnId, handOff);
     setTimeout(() => {
       if (this.handOffs.get(turnId) === handOff) this.handOffs.delete(turnId);
     }, handOffTtlMs).unref();
     const direct = this.dispatch(turnId, refs)
-      .catch((error: unknown) =>
-        this.dependencies.logger.error({ err: error, turnId }, "dispatch failed"),
-      )
+      .catch(async (error: unknown) => {
+        this.dependencies.logger.error({ err: error, turnId }, "dispatch failed");
+        await this.enqueue(turnId, refs).catch(() => undefined);
+      })
       .finally(() => {
         this.direct.delete(turnId);
       });
     this.direct.set(turnId, direct);
     this.dependencies.lifecycle.track(direct);
+    return true;
   }
 
   /**
@@ -309,7 +317,7 @@ export class Dispatcher extends Announcer<DispatcherEvents> {
       );
       if (claim === "stale") return { kind: "stale" };
       if (!claim) return { kind: "none" };
-      const { droneId, seq, name } = claim;
+      const { droneId, seq, name, version } = claim;
       const now = new Date();
       // The claim is stored (event and turn in one round) before the order leaves, so whoever
       // sees the order can see the turn dispatched; the drone's slot and counter are already taken.
@@ -317,6 +325,7 @@ export class Dispatcher extends Announcer<DispatcherEvents> {
         events: [{ type: "dispatched", data: { droneId, ...(name ? { droneName: name } : {}) } }],
         firstSeq: seq,
         together: true,
+        claimed: { version },
         after: handOff?.stored,
         set: {
           drone: new Types.ObjectId(droneId),
@@ -333,12 +342,11 @@ export class Dispatcher extends Announcer<DispatcherEvents> {
         ]);
         throw error;
       });
-      await this.announce("claimed", { turnId, droneId, session });
       const held = drones.find((item) => item.droneId === droneId)?.presence ?? null;
       // Its one turn: no other goes to it, on any server.
       if (held?.ephemeral) await this.dependencies.presence.markSpent(droneId);
       const answer = this.dependencies.orders.send(droneId, { ...order, nextSeq: seq + 1 }, held);
-      return { kind: "sent", droneId, turn: outcome.turn, answer };
+      return { kind: "sent", droneId, turn: outcome.turn, session, answer };
     });
   }
 
@@ -356,6 +364,8 @@ export class Dispatcher extends Announcer<DispatcherEvents> {
     const { droneId, turn } = attempt;
     const answer = await attempt.answer;
     if (answer?.ok) {
+      // Not before: the session's preferred drone is not written beside the claim and order.
+      await this.announce("accepted", { turnId, droneId, session: attempt.session });
       metrics.dispatchLatency.observe((Date.now() - turn.queuedAt.getTime()) / 1000);
       logger.info({ turnId, droneId }, "turn dispatched");
       return true;

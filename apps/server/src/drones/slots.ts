@@ -11,7 +11,8 @@ const loadedMark = "-";
 
 // KEYS[1] the turn's seq hash, KEYS[2..] the candidates' slot sets in order of preference.
 // ARGV[1] the turn id, ARGV[2] the counter the caller's copy of the turn was read at ("" to not
-// check), then per candidate its drone id and capacity.
+// check), ARGV[3] the turn's new version (SeqStore.stamp's, for the claim's write), then per
+// candidate its drone id and capacity.
 const claimScript = `
 local last = redis.call("hget", KEYS[1], "last")
 if not last then return {"no_counter"} end
@@ -19,14 +20,14 @@ if ARGV[2] ~= "" and (last ~= ARGV[2] or (redis.call("hget", KEYS[1], "holder") 
   return {"changed"}
 end
 for index = 2, #KEYS do
-  local droneId = ARGV[index * 2 - 1]
-  local capacity = tonumber(ARGV[index * 2])
+  local droneId = ARGV[index * 2]
+  local capacity = tonumber(ARGV[index * 2 + 1])
   local size = redis.call("scard", KEYS[index])
   if size == 0 then return {"unloaded", droneId} end
   if redis.call("sismember", KEYS[index], ARGV[1]) == 1 or size - 1 < capacity then
     redis.call("sadd", KEYS[index], ARGV[1])
     local seq = tonumber(last) + 1
-    redis.call("hset", KEYS[1], "last", seq, "holder", droneId)
+    redis.call("hset", KEYS[1], "last", seq, "holder", droneId, "version", ARGV[3])
     return {"claimed", droneId, seq}
   end
 end
@@ -74,15 +75,17 @@ export class DroneSlots {
 
   /**
    * Takes a slot on the first candidate with one free for `turnId` and numbers the `dispatched`
-   * event from the turn's counter (`seqKey`), setting the drone as the counter's holder.
+   * event from the turn's counter (`seqKey`), setting the drone as the counter's holder and
+   * `version` as the turn's (the stamp of the claim's write, one command less).
    * With `expectLast`, claims only while the counter is still there and nobody holds the turn:
    * every change of a queued turn adds an event, so this proves a copy of the turn current.
-   * @example const outcome = await slots.claim(turnId, seqs.keyOf(turnId), [{ droneId, capacity: 2 }]);
+   * @example const outcome = await slots.claim(turnId, seqs.keyOf(turnId), [{ droneId, capacity: 2 }], newVersion());
    */
   async claim(
     turnId: string,
     seqKey: string,
     candidates: readonly SlotCandidate[],
+    version: string,
     expectLast?: number,
   ): Promise<ClaimOutcome> {
     if (candidates.length === 0) return { status: "full" };
@@ -90,6 +93,7 @@ export class DroneSlots {
       [seqKey, ...candidates.map((candidate) => this.key(candidate.droneId))],
       turnId,
       expectLast === undefined ? "" : String(expectLast),
+      version,
       ...candidates.flatMap((candidate) => [candidate.droneId, String(candidate.capacity)]),
     )) as [string, string?, number?];
     switch (answer[0]) {

@@ -146,10 +146,11 @@ export class TurnService {
       return { turn, position };
     }
     const prepared = dispatcher.prepare(turn, session, provider);
+    let started = false;
     await store.create(turn, queued, (stored, counted) => {
       const both = Promise.all([stored, written]).then(() => undefined);
       // Started now: the turn's lock is taken while the inserts and `prepare`'s reads are out.
-      dispatcher.dispatchNow(
+      started = dispatcher.dispatchNow(
         turnId,
         refs,
         // Without one, the attempt reads for itself once the turn and its counter are stored.
@@ -161,7 +162,9 @@ export class TurnService {
       );
     });
     await written;
-    await dispatcher.enqueue(turnId, refs);
+    // A job only when this process is not dispatching it (a job beside the dispatch found the
+    // turn taken, and cost five Redis commands and a worker's wake-up on the dispatch's path).
+    if (!started) await dispatcher.enqueue(turnId, refs);
     return { turn, position };
   }
 

@@ -96,6 +96,11 @@ export type AppendOutcome =
   | { status: "not_held"; last: number }
   | { status: "gap"; last: number };
 
+/** A new random version of a turn's document (`stamp`, or dispatch's claim script). */
+export function newVersion(): string {
+  return randomBytes(8).toString("hex");
+}
+
 export class SeqStore {
   private readonly scripts;
 
@@ -237,8 +242,7 @@ export class SeqStore {
    * document taken at the old version is known stale on every server. Null without a counter.
    */
   async stamp(turnId: string): Promise<string | null> {
-    const version = randomBytes(8).toString("hex");
-    return (await this.scripts.stamp([this.keyOf(turnId)], version)) as string | null;
+    return (await this.scripts.stamp([this.keyOf(turnId)], newVersion())) as string | null;
   }
 
   /** The version `stamp` last set, or null. */

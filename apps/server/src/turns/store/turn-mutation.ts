@@ -18,6 +18,11 @@ export interface TurnMutation<R> {
    */
   together?: boolean;
   /**
+   * Dispatch's claim script already took the drone's slot and stamped the turn's new version
+   * (`version`): the write stamps nothing, and its `held` says the slot is taken.
+   */
+  claimed?: { version: string };
+  /**
    * The turn's drone went offline: its events are refused from now on (the seq counter's holder
    * is cleared) while the turn stays its own; `events` are numbered after what is stored.
    */

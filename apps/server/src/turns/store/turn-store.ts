@@ -38,6 +38,8 @@ export type { IncomingEvent, MutationOutcome, TurnMutation } from "./turn-mutati
 export interface TurnHold {
   turnId: string;
   droneId: string;
+  /** The slot is taken already (dispatch's claim script took it). */
+  slotTaken?: boolean;
 }
 
 /** One stored change of a turn: the turn before (null when new) and after, and its new events. */
@@ -317,7 +319,8 @@ export class TurnStore extends Announcer<TurnStoreEvents> {
     // awaited (that await failed) would reject with no one to hear it.
     const indexes: Array<() => Promise<unknown>> = [];
     if (heldAfter && heldAfter !== heldBefore) {
-      indexes.push(() => this.announce("held", { turnId, droneId: heldAfter }));
+      const slotTaken = mutation.claimed !== undefined;
+      indexes.push(() => this.announce("held", { turnId, droneId: heldAfter, slotTaken }));
     }
     if (Boolean(updated.cancelRequestedAt) !== Boolean(turn.cancelRequestedAt)) {
       indexes.push(() => this.seqs.markCancel(turnId, Boolean(updated.cancelRequestedAt)));
@@ -325,7 +328,10 @@ export class TurnStore extends Announcer<TurnStoreEvents> {
     const changed = changedFields(turn, update);
     // Stamped before the write: a copy anywhere is stale from now on, even if the write fails.
     this.recent.forget(turnId);
-    const [version] = await Promise.all([this.seqs.stamp(turnId), mutation.after]);
+    const [version] = await Promise.all([
+      mutation.claimed?.version ?? this.seqs.stamp(turnId),
+      mutation.after,
+    ]);
     await Promise.all([
       mutation.together ? insertEvents() : null,
       Object.keys(changed).length > 0 ? this.turnWrites.set(turn._id, changed) : null,
