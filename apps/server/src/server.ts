@@ -335,9 +335,7 @@ export async function createGadgetServer(input: ServerConfig): Promise<GadgetSer
     concurrency: config.dispatchConcurrency,
   });
   jobs.work<DeliveryJob>("webhooks", (job) => webhooks.process(job), { concurrency: 16 });
-  void webhooks
-    .requeuePending()
-    .catch((error: unknown) => logger.warn({ err: error }, "requeue failed"));
+  void webhooks.requeuePending().catch((err: unknown) => logger.warn({ err }, "requeue failed"));
   sweeper.start();
   signIns.start();
   // Redis back after an outage may have come back empty: its indexes are rebuilt from the
