@@ -3,9 +3,9 @@
 // change (untracked files too) were kept as a commit under `refs/gadget/rewound/<session>/<n>`,
 // so nothing is lost: `git checkout <ref>` brings it all back. A delivered branch is moved back on
 // origin too, and the session's open pull request gets a body that lists only the turns kept.
-// In a large worktree every git process that reads the index costs: the history, the head's tree
-// and the backup refs are read in two processes beside the one scan (`add -A`), the reset only
-// touches what differs and no `clean` follows it (docs/benchmarks.md, "Rewind: fewer passes").
+// In a large worktree every pass over the files costs: one `status` finds what changed, only
+// those paths are staged, and `reset --keep` touches only what differs (docs/benchmarks.md,
+// "Rewind: one scan").
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { type SessionRewindRequest, type SessionRewindResult, UserError } from "@gadget/protocol";
@@ -55,11 +55,11 @@ export async function rewindSession(
     const worktree = await droneGit(directory, {}, true);
     const prefix = `refs/gadget/rewound/${request.sessionId}/`;
     // Side by side: none of these waits for another (the history and the refs take no lock).
-    const [history, , refs] = await Promise.all([
+    // The scan is the long one: the old head is kept under the backup ref while it runs.
+    const scanning = changedPaths(worktree);
+    scanning.catch(() => undefined); // awaited below; failing before that is not unhandled
+    const [history, refs] = await Promise.all([
       readHistory(worktree),
-      // Every change, untracked files included, into the index: the reset below then removes
-      // what the turns added and the user left, as `clean -fd` would (ignored files stay).
-      worktree.raw(["add", "-A"]),
       worktree.raw(["--no-optional-locks", "for-each-ref", "--format=%(refname)", prefix]),
     ]);
     const head = history[0];
@@ -70,16 +70,34 @@ export async function rewindSession(
       throw new UserError("conflict", "The first rewound turn made the branch's first commit");
     }
     const target = first?.parent ?? previousHead;
-    const kept = await keepEverything(worktree, head);
     const backupRef = `${prefix}${nextNumber(refs, prefix)}`;
-    // The branch is put on the kept commit first (it matches the index and the files), so the
-    // reset is a switch from it to the target: only what differs between the two is touched and
-    // checked, where `reset --hard` checks every file. The lock is held throughout.
-    await worktree.raw(["update-ref", backupRef, kept]);
-    if (kept !== previousHead) await worktree.raw(["update-ref", "HEAD", kept, previousHead]);
+    // Created, never overwritten (the empty old value): the head as it is.
+    const [changes] = await Promise.all([
+      scanning,
+      worktree.raw(["update-ref", backupRef, previousHead, ""]),
+    ]);
+    // A worktree as the last turn left it needs no commit: the backup is the head. Otherwise the
+    // backup moves on to the commit that holds the changes too, and so does the branch: it then
+    // matches the index and the files, so the reset is a switch from it to the target that
+    // touches and checks only what differs between the two (`reset --hard` checks every file).
+    // `--keep` never drops a change: one made since the scan stays in the worktree, or the reset
+    // is refused. The lock is held throughout.
+    const kept = changes.length === 0 ? previousHead : await keepChanges(worktree, head, changes);
+    if (kept !== previousHead) {
+      await Promise.all([
+        worktree.raw(["update-ref", backupRef, kept, previousHead]),
+        worktree.raw(["update-ref", "HEAD", kept, previousHead]),
+      ]);
+    }
     await worktree.raw(["reset", "--keep", target]).catch(async () => {
-      // Should `--keep` refuse (a file it will not overwrite in the way of one the target has),
-      // everything is under the backup ref already: the reset overwrites, as it used to.
+      // Refused (a file changed since the scan, or one it will not overwrite stands where the
+      // target has one): everything is staged and kept first, then the reset overwrites.
+      await worktree.raw(["add", "-A"]);
+      const again = await keepEverything(worktree, await commitOf(worktree, kept));
+      if (again !== kept) {
+        await worktree.raw(["update-ref", backupRef, again, kept]);
+        await worktree.raw(["update-ref", "HEAD", again, kept]);
+      }
       await worktree.raw(["reset", "--hard", target]);
     });
     const result = { previousHead, head: target, backupRef };
@@ -143,23 +161,71 @@ function firstCommitOf(history: Commit[], turnIds: readonly string[]): Commit | 
   return oldest;
 }
 
+/** Beyond this many changed paths one `add -A` beats naming them (and a command line's length). */
+const namedPathsAtMost = 1_000;
+
 /**
- * The worktree as it is (the index holds every change after `add -A`; ignored files aside) as a
- * commit on top of the head, or the head itself when nothing changed.
+ * The paths that differ from the head — staged, changed, deleted or untracked (ignored files
+ * aside) — from one `status`, which also saves the files' fresh stat data in the index for the
+ * reset. A nested repository (listed as `dir/`) is left out: it stays where it is.
  */
-async function keepEverything(worktree: Repository, head: Commit): Promise<string> {
+async function changedPaths(worktree: Repository): Promise<string[]> {
+  const listing = await worktree.raw([
+    "status",
+    "--porcelain=v1",
+    "-z",
+    "--untracked-files=all",
+    "--no-renames",
+    "--ignore-submodules=all",
+  ]);
+  return listing
+    .split("\0")
+    .filter((entry) => entry.length > 3)
+    .map((entry) => entry.slice(3))
+    .filter((file) => !file.endsWith("/"));
+}
+
+/**
+ * The worktree as it is, ignored files aside, as a commit on top of the head, or the head itself
+ * when nothing differs: `changes` are staged by name (their content hashed, nothing else read),
+ * or with one `add -A` when there are many.
+ */
+async function keepChanges(worktree: Repository, head: Commit, changes: string[]): Promise<string> {
+  const named = ["update-index", "--add", "--remove", "--replace", "--", ...changes];
+  // Should git refuse a name (a path it will not stage), the whole scan stages what it can.
+  if (changes.length > namedPathsAtMost) await worktree.raw(["add", "-A"]);
+  else await worktree.raw(named).catch(() => worktree.raw(["add", "-A"]));
+  return keepEverything(worktree, head);
+}
+
+/**
+ * The index as a commit on top of `base`, or `base` itself when its tree is the index's.
+ */
+async function keepEverything(
+  worktree: Repository,
+  base: Pick<Commit, "hash" | "tree">,
+): Promise<string> {
   const tree = (await worktree.raw(["write-tree"])).trim();
-  if (tree === head.tree) return head.hash;
+  if (tree === base.tree) return base.hash;
   const kept = await worktree.raw([
     ...commitIdentity(worktree),
     "commit-tree",
     tree,
     "-p",
-    head.hash,
+    base.hash,
     "-m",
     "Uncommitted changes kept by a rewind",
   ]);
   return kept.trim();
+}
+
+/** A commit and its tree. */
+async function commitOf(
+  worktree: Repository,
+  hash: string,
+): Promise<Pick<Commit, "hash" | "tree">> {
+  const tree = await worktree.raw(["rev-parse", `${hash}^{tree}`]);
+  return { hash, tree: tree.trim() };
 }
 
 /** The session's next backup number: one past the highest under `prefix`. */
