@@ -3,9 +3,9 @@
 // change (untracked files too) were kept as a commit under `refs/gadget/rewound/<session>/<n>`,
 // so nothing is lost: `git checkout <ref>` brings it all back. A delivered branch is moved back on
 // origin too, and the session's open pull request gets a body that lists only the turns kept.
-// In a large worktree every pass over the files costs: one `status` finds what changed, only
-// those paths are staged, and `reset --keep` touches only what differs (docs/benchmarks.md,
-// "Rewind: one scan").
+// In a large worktree every pass over the files costs: one `add -A` stages and says what changed
+// (a worktree as its last turn left it makes no commit), the old head is kept meanwhile, and
+// `reset --keep` touches only what differs (docs/benchmarks.md, "Rewind: one scan").
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { type SessionRewindRequest, type SessionRewindResult, UserError } from "@gadget/protocol";
@@ -56,7 +56,7 @@ export async function rewindSession(
     const prefix = `refs/gadget/rewound/${request.sessionId}/`;
     // Side by side: none of these waits for another (the history and the refs take no lock).
     // The scan is the long one: the old head is kept under the backup ref while it runs.
-    const scanning = changedPaths(worktree);
+    const scanning = stageEverything(worktree);
     scanning.catch(() => undefined); // awaited below; failing before that is not unhandled
     const [history, refs] = await Promise.all([
       readHistory(worktree),
@@ -72,7 +72,7 @@ export async function rewindSession(
     const target = first?.parent ?? previousHead;
     const backupRef = `${prefix}${nextNumber(refs, prefix)}`;
     // Created, never overwritten (the empty old value): the head as it is.
-    const [changes] = await Promise.all([
+    const [changed] = await Promise.all([
       scanning,
       worktree.raw(["update-ref", backupRef, previousHead, ""]),
     ]);
@@ -82,7 +82,7 @@ export async function rewindSession(
     // touches and checks only what differs between the two (`reset --hard` checks every file).
     // `--keep` never drops a change: one made since the scan stays in the worktree, or the reset
     // is refused. The lock is held throughout.
-    const kept = changes.length === 0 ? previousHead : await keepChanges(worktree, head, changes);
+    const kept = changed ? await keepEverything(worktree, head) : previousHead;
     if (kept !== previousHead) {
       await Promise.all([
         worktree.raw(["update-ref", backupRef, kept, previousHead]),
@@ -161,41 +161,27 @@ function firstCommitOf(history: Commit[], turnIds: readonly string[]): Commit | 
   return oldest;
 }
 
-/** Beyond this many changed paths one `add -A` beats naming them (and a command line's length). */
-const namedPathsAtMost = 1_000;
-
 /**
- * The paths that differ from the head — staged, changed, deleted or untracked (ignored files
- * aside) — from one `status`, which also saves the files' fresh stat data in the index for the
- * reset. A nested repository (listed as `dir/`) is left out: it stays where it is.
+ * Every change into the index, untracked files included (ignored files aside), in one pass over
+ * the files (`add -A`, which names each path it stages); true when the index now differs from
+ * the head: something was staged now, or before (what a failed commit left). The reset below
+ * then removes what the turns added and the user left, as `clean -fd` would.
  */
-async function changedPaths(worktree: Repository): Promise<string[]> {
-  const listing = await worktree.raw([
-    "status",
-    "--porcelain=v1",
-    "-z",
-    "--untracked-files=all",
-    "--no-renames",
-    "--ignore-submodules=all",
+async function stageEverything(worktree: Repository): Promise<boolean> {
+  const [changed, stagedBefore] = await Promise.all([
+    // A path git will not stage (a nested repository with no commit) stays where it is; as git
+    // then fails, whether it staged something is found out from the tree (keepEverything).
+    worktree.raw(["add", "-A", "--verbose", "--ignore-errors"]).then(
+      (added) => /^(add|remove) '/m.test(added),
+      () => true,
+    ),
+    // The index as it was or as `add` left it: either way it differs only if something is staged.
+    worktree.raw(["--no-optional-locks", "diff-index", "--cached", "--quiet", "HEAD", "--"]).then(
+      () => false,
+      () => true,
+    ),
   ]);
-  return listing
-    .split("\0")
-    .filter((entry) => entry.length > 3)
-    .map((entry) => entry.slice(3))
-    .filter((file) => !file.endsWith("/"));
-}
-
-/**
- * The worktree as it is, ignored files aside, as a commit on top of the head, or the head itself
- * when nothing differs: `changes` are staged by name (their content hashed, nothing else read),
- * or with one `add -A` when there are many.
- */
-async function keepChanges(worktree: Repository, head: Commit, changes: string[]): Promise<string> {
-  const named = ["update-index", "--add", "--remove", "--replace", "--", ...changes];
-  // Should git refuse a name (a path it will not stage), the whole scan stages what it can.
-  if (changes.length > namedPathsAtMost) await worktree.raw(["add", "-A"]);
-  else await worktree.raw(named).catch(() => worktree.raw(["add", "-A"]));
-  return keepEverything(worktree, head);
+  return changed || stagedBefore;
 }
 
 /**
