@@ -1,6 +1,7 @@
 // Rewind and fork in a 20,000-file repository: what the drone adds on top of git when a session's
-// last two turns are taken back (their work and an uncommitted file kept under a backup ref, the
-// branch reset, the worktree cleaned) and when a fork's first turn makes its worktree at a turn's
+// last two turns are taken back (the old head kept under a backup ref, the branch reset) from a
+// worktree as the last turn left it, and from one with an uncommitted file (kept in the backup
+// too, the worktree cleaned), and when a fork's first turn makes its worktree at a turn's
 // commit. Each row has its raw baseline beside it — the same git operations typed by hand in a
 // clone of its own — measured in the same run, round by round, so the ratio holds on a noisy
 // machine. With BENCH_REWIND_BEFORE=<commit>, the drone's rewind as it was at that commit is run
@@ -58,6 +59,7 @@ async function createLargeRemote(root: string): Promise<string> {
 const sessionId = (round: number) => `665f1c2e9b1d4a00${String(round).padStart(8, "0")}`;
 const forkId = (round: number) => `665f1c2e9b1d4b00${String(round).padStart(8, "0")}`;
 const beforeId = (round: number) => `665f1c2e9b1d4d00${String(round).padStart(8, "0")}`;
+const cleanId = (round: number) => `665f1c2e9b1d4e00${String(round).padStart(8, "0")}`;
 const turnId = (round: number, turn: number) =>
   `665f1c2e9b1d4c${String(turn).padStart(2, "0")}${String(round).padStart(8, "0")}`;
 
@@ -103,6 +105,8 @@ try {
     rewound: [] as number[],
     rewoundBaseline: [] as number[],
     rewoundBefore: [] as number[],
+    rewoundClean: [] as number[],
+    rewoundCleanBaseline: [] as number[],
     forked: [] as number[],
     forkedBaseline: [] as number[],
   };
@@ -126,8 +130,8 @@ try {
   });
   const handTree = (name: string) => path.join(root, "hand-trees", name);
 
-  /** A session worktree with three turns committed and a file written by hand after them. */
-  async function threeTurns(id: string, round: number): Promise<string[]> {
+  /** A session worktree with three turns committed and (unless `clean`) a file written after them. */
+  async function threeTurns(id: string, round: number, clean = false): Promise<string[]> {
     const { directory } = await prepareSessionWorktree(options(id));
     const commits: string[] = [];
     for (let turn = 0; turn < 3; turn++) {
@@ -135,8 +139,20 @@ try {
       const message = `Turn ${turn}\n\nGadget-Turn: ${turnId(round, turn)}`;
       commits.push((await commitSessionWork(directory, message)) as string);
     }
-    await writeFile(path.join(directory, "scratch.txt"), "hand\n");
+    if (!clean) await writeFile(path.join(directory, "scratch.txt"), "hand\n");
     return commits;
+  }
+  /** The same by hand, in a worktree of the by-hand clone. */
+  async function threeTurnsByHand(branch: string, clean = false): Promise<string> {
+    const hand = handTree(branch);
+    git(byHand, "worktree", "add", "-q", "--no-track", "-b", branch, hand, "origin/main");
+    for (let turn = 0; turn < 3; turn++) {
+      await writeFile(path.join(hand, `module-${turn}`, "file-0.ts"), `// turn ${turn}\n`);
+      git(hand, "add", "--all");
+      git(hand, "commit", "-q", "-m", `Turn ${turn}\n\nGadget-Turn: ${turnId(0, turn)}`);
+    }
+    if (!clean) await writeFile(path.join(hand, "scratch.txt"), "hand\n");
+    return hand;
   }
 
   for (let round = 0; round < rounds; round++) {
@@ -158,14 +174,7 @@ try {
     // hand after the last turn: the rewind keeps it under the backup ref.
     const commits = await threeTurns(sessionId(round), round);
     if (rewindBefore && round % 2 === 0) await threeTurns(id, round);
-    const hand = handTree(`s-${round}`);
-    git(byHand, "worktree", "add", "-q", "--no-track", "-b", `s-${round}`, hand, "origin/main");
-    for (let turn = 0; turn < 3; turn++) {
-      await writeFile(path.join(hand, `module-${turn}`, "file-0.ts"), `// turn ${turn}\n`);
-      git(hand, "add", "--all");
-      git(hand, "commit", "-q", "-m", `Turn ${turn}\n\nGadget-Turn: ${turnId(round, turn)}`);
-    }
-    await writeFile(path.join(hand, "scratch.txt"), "hand\n");
+    const hand = await threeTurnsByHand(`s-${round}`);
     if (round % 2 === 1) await rewindTheOldWay();
     const [rewound, rewoundBaseline] = await pair(
       round,
@@ -185,6 +194,27 @@ try {
     if (round % 2 === 0) await rewindTheOldWay();
     samples.rewound.push(rewound);
     samples.rewoundBaseline.push(rewoundBaseline);
+
+    // The same from a worktree as the last turn left it: the backup is the old head, by hand
+    // `update-ref` + `reset --hard`.
+    await threeTurns(cleanId(round), round, true);
+    const cleanHand = await threeTurnsByHand(`c-${round}`, true);
+    const [rewoundClean, rewoundCleanBaseline] = await pair(
+      round,
+      () =>
+        rewindSession(workspaceRoot, {
+          sessionId: cleanId(round),
+          projectSlug: "large",
+          turnIds: [turnId(round, 1), turnId(round, 2)],
+          deliver: false,
+        }),
+      () => {
+        git(cleanHand, "update-ref", `refs/backup/c-${round}`, "HEAD");
+        git(cleanHand, "reset", "-q", "--hard", "HEAD~2");
+      },
+    );
+    samples.rewoundClean.push(rewoundClean);
+    samples.rewoundCleanBaseline.push(rewoundCleanBaseline);
 
     // A fork from the first turn: its branch and worktree start at that turn's commit.
     const handFirst = git(hand, "rev-parse", "HEAD").trim();
@@ -207,7 +237,14 @@ try {
       ["case", "drone (ms)", "baseline", "baseline (ms)", "ratio"],
       [
         [
-          "rewind a session's last two turns (code), an uncommitted file kept",
+          "rewind a session's last two turns (code), the worktree as the last turn left it",
+          fmt(median(samples.rewoundClean)),
+          "`git update-ref` + `git reset --hard`",
+          fmt(median(samples.rewoundCleanBaseline)),
+          ratio(samples.rewoundClean, samples.rewoundCleanBaseline),
+        ],
+        [
+          "the same with an uncommitted file, kept",
           fmt(median(samples.rewound)),
           "`git update-ref` + `git reset --hard` + `git clean -fd`",
           fmt(median(samples.rewoundBaseline)),

@@ -79,6 +79,8 @@ describe("rewind and fork end to end", () => {
     const worktree = worktreeDirectory(workspace, projectSlug, sessionId);
     const before = git(worktree, "rev-parse", "HEAD");
     await writeFile(path.join(worktree, "scratch.txt"), "by hand\n");
+    // A file only a kept turn wrote, changed by hand: it goes back too, the change kept.
+    await writeFile(path.join(worktree, "alpha.txt"), "edited by hand\n");
 
     const rewound = await user.post(`/api/sessions/${sessionId}/rewind`, {
       turnId: second._id,
@@ -102,6 +104,8 @@ describe("rewind and fork end to end", () => {
       expect.arrayContaining(["alpha.txt", "beta.txt", "gamma.txt", "scratch.txt"]),
     );
     expect(git(worktree, "rev-parse", `${code.backupRef}^`)).toBe(before);
+    expect(git(worktree, "show", `${code.backupRef}:alpha.txt`)).toBe("edited by hand");
+    expect(await readFile(path.join(worktree, "alpha.txt"), "utf8")).toBe("alpha.txt\n");
 
     await writeTurn(sessionId, "Write the delta file", "delta.txt");
     const asked = lastRequestText();

@@ -3,8 +3,9 @@
 // real `gadget-drone` CLI and the scripted model: Enter steers the running turn (the message shows
 // in the turn where the model took it), Alt+Enter queues follow-ups (one edited, one removed while
 // they wait), Rewind to here takes the last turn back (greyed, its file gone), Fork from here opens
-// a new session whose first turn sees only the turns up to the fork, and a limit that asks is
-// extended by the amount typed into its card.
+// a new session whose first turn sees only the turns up to the fork, a limit that asks is
+// extended by the amount typed into its card, and Edit and resend on the last prompt greys the
+// old turn as rewound and runs the edited prompt in its place (its file gone, the new one there).
 import { existsSync, readFileSync } from "node:fs";
 import { readFile, rm } from "node:fs/promises";
 import path from "node:path";
@@ -41,6 +42,8 @@ let workspace: string;
 let projectId: string;
 let projectSlug: string;
 let sessionId: string;
+/** The session Fork from here opened; the tests after it run there. */
+let forkId: string;
 let outDir: string;
 /** Every request the model got, in order. */
 const requests: ScriptedRequest[] = [];
@@ -91,7 +94,12 @@ beforeAll(async () => {
       }
       return { text: "Read the readme and the licence." };
     }
-    const file = { "Count one, edited": "one.txt", "Count three": "three.txt" }[goal];
+    const file = {
+      "Count one, edited": "one.txt",
+      "Count three": "three.txt",
+      "Count four": "four.txt",
+      "Count five": "five.txt",
+    }[goal];
     if (file && !hasToolResult(request)) {
       return {
         toolCalls: [{ name: "write_file", arguments: { path: file, content: `${goal}\n` } }],
@@ -237,7 +245,7 @@ describe("steering, the queue, rewind, fork and a budget that asks in the browse
   it("forks from an earlier turn into a new session whose turn sees the conversation up to it", async () => {
     await turnArticle("Count one, edited").getByRole("button", { name: "Fork from here" }).click();
     await page.waitForURL((url) => !url.pathname.endsWith(sessionId), { timeout: 20_000 });
-    const forkId = new URL(page.url()).pathname.split("/").at(-1) ?? "";
+    forkId = new URL(page.url()).pathname.split("/").at(-1) ?? "";
     await page.getByText("session (fork)").first().waitFor();
     await page.getByText("No turns yet.").waitFor();
 
@@ -280,4 +288,45 @@ describe("steering, the queue, rewind, fork and a budget that asks in the browse
       "The limit maxPasses was extended by 2 to 3",
     );
   }, 90_000);
+
+  it("edits and resends the last prompt: the old turn greyed as rewound, the edited one run in its place", async () => {
+    /** Opens the last turn's Edit and resend, types `prompt` and sends it. */
+    const resend = async (last: Locator, was: string, prompt: string) => {
+      await last.getByRole("button", { name: "Edit and resend" }).click();
+      const box = last.getByLabel("Prompt to send again");
+      expect(await box.inputValue()).toBe(was);
+      await box.fill(prompt);
+      await last.getByRole("button", { name: "Rewind and send" }).click();
+    };
+    const asked = turnArticle("Read and answer");
+    // Only the last turn offers it.
+    expect(await turnArticle("What did we count?").getByText("Edit and resend").count()).toBe(0);
+    await resend(asked, "Read and answer", "Count four");
+    await asked.getByText("rewound").waitFor();
+    expect(await asked.getAttribute("class")).toContain("turn-rewound");
+    const four = turnArticle("Count four");
+    await status(four, "completed");
+    await four.locator(".answer").getByText("Wrote four.txt.").waitFor();
+    await expect.poll(() => asked.getByRole("button", { name: "Rewind to here" }).count()).toBe(0);
+    // The model heard the edited prompt after the turns kept, without the one it replaced.
+    const heard = said(
+      requests.find((request) => goalOf(request) === "Count four") as ScriptedRequest,
+    );
+    expect(heard).toEqual(
+      expect.arrayContaining(["What did we count?", "Heard: What did we count?"]),
+    );
+    expect(heard.join("\n")).not.toContain("Answered with the extra passes.");
+    expect(existsSync(worktreeFile(forkId, "four.txt"))).toBe(true);
+
+    // Once more on the turn that wrote a file: its code goes too.
+    await resend(four, "Count four", "Count five");
+    await four.getByText("rewound").waitFor();
+    const five = turnArticle("Count five");
+    await status(five, "completed");
+    await five.locator(".answer").getByText("Wrote five.txt.").waitFor();
+    expect(existsSync(worktreeFile(forkId, "four.txt"))).toBe(false);
+    expect(existsSync(worktreeFile(forkId, "five.txt"))).toBe(true);
+    await five.getByRole("button", { name: "Edit and resend" }).waitFor();
+    await screenshot(page, "steering-edit-and-resend");
+  }, 120_000);
 });

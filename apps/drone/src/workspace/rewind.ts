@@ -3,9 +3,9 @@
 // change (untracked files too) were kept as a commit under `refs/gadget/rewound/<session>/<n>`,
 // so nothing is lost: `git checkout <ref>` brings it all back. A delivered branch is moved back on
 // origin too, and the session's open pull request gets a body that lists only the turns kept.
-// In a large worktree every git process that reads the index costs: the history, the head's tree
-// and the backup refs are read in two processes beside the one scan (`add -A`), the reset only
-// touches what differs and no `clean` follows it (docs/benchmarks.md, "Rewind: fewer passes").
+// In a large worktree every pass over the files costs: one `add -A` stages and says what changed
+// (a worktree as its last turn left it makes no commit), the old head is kept meanwhile, and
+// `reset --keep` touches only what differs (docs/benchmarks.md, "Rewind: one scan").
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { type SessionRewindRequest, type SessionRewindResult, UserError } from "@gadget/protocol";
@@ -55,11 +55,11 @@ export async function rewindSession(
     const worktree = await droneGit(directory, {}, true);
     const prefix = `refs/gadget/rewound/${request.sessionId}/`;
     // Side by side: none of these waits for another (the history and the refs take no lock).
-    const [history, , refs] = await Promise.all([
+    // The scan is the long one: the old head is kept under the backup ref while it runs.
+    const scanning = stageEverything(worktree);
+    scanning.catch(() => undefined); // awaited below; failing before that is not unhandled
+    const [history, refs] = await Promise.all([
       readHistory(worktree),
-      // Every change, untracked files included, into the index: the reset below then removes
-      // what the turns added and the user left, as `clean -fd` would (ignored files stay).
-      worktree.raw(["add", "-A"]),
       worktree.raw(["--no-optional-locks", "for-each-ref", "--format=%(refname)", prefix]),
     ]);
     const head = history[0];
@@ -70,16 +70,34 @@ export async function rewindSession(
       throw new UserError("conflict", "The first rewound turn made the branch's first commit");
     }
     const target = first?.parent ?? previousHead;
-    const kept = await keepEverything(worktree, head);
     const backupRef = `${prefix}${nextNumber(refs, prefix)}`;
-    // The branch is put on the kept commit first (it matches the index and the files), so the
-    // reset is a switch from it to the target: only what differs between the two is touched and
-    // checked, where `reset --hard` checks every file. The lock is held throughout.
-    await worktree.raw(["update-ref", backupRef, kept]);
-    if (kept !== previousHead) await worktree.raw(["update-ref", "HEAD", kept, previousHead]);
+    // Created, never overwritten (the empty old value): the head as it is.
+    const [changed] = await Promise.all([
+      scanning,
+      worktree.raw(["update-ref", backupRef, previousHead, ""]),
+    ]);
+    // A worktree as the last turn left it needs no commit: the backup is the head. Otherwise the
+    // backup moves on to the commit that holds the changes too, and so does the branch: it then
+    // matches the index and the files, so the reset is a switch from it to the target that
+    // touches and checks only what differs between the two (`reset --hard` checks every file).
+    // `--keep` never drops a change: one made since the scan stays in the worktree, or the reset
+    // is refused. The lock is held throughout.
+    const kept = changed ? await keepEverything(worktree, head) : previousHead;
+    if (kept !== previousHead) {
+      await Promise.all([
+        worktree.raw(["update-ref", backupRef, kept, previousHead]),
+        worktree.raw(["update-ref", "HEAD", kept, previousHead]),
+      ]);
+    }
     await worktree.raw(["reset", "--keep", target]).catch(async () => {
-      // Should `--keep` refuse (a file it will not overwrite in the way of one the target has),
-      // everything is under the backup ref already: the reset overwrites, as it used to.
+      // Refused (a file changed since the scan, or one it will not overwrite stands where the
+      // target has one): everything is staged and kept first, then the reset overwrites.
+      await worktree.raw(["add", "-A"]);
+      const again = await keepEverything(worktree, await commitOf(worktree, kept));
+      if (again !== kept) {
+        await worktree.raw(["update-ref", backupRef, again, kept]);
+        await worktree.raw(["update-ref", "HEAD", again, kept]);
+      }
       await worktree.raw(["reset", "--hard", target]);
     });
     const result = { previousHead, head: target, backupRef };
@@ -144,22 +162,56 @@ function firstCommitOf(history: Commit[], turnIds: readonly string[]): Commit | 
 }
 
 /**
- * The worktree as it is (the index holds every change after `add -A`; ignored files aside) as a
- * commit on top of the head, or the head itself when nothing changed.
+ * Every change into the index, untracked files included (ignored files aside), in one pass over
+ * the files (`add -A`, which names each path it stages); true when the index now differs from
+ * the head: something was staged now, or before (what a failed commit left). The reset below
+ * then removes what the turns added and the user left, as `clean -fd` would.
  */
-async function keepEverything(worktree: Repository, head: Commit): Promise<string> {
+async function stageEverything(worktree: Repository): Promise<boolean> {
+  const [changed, stagedBefore] = await Promise.all([
+    // A path git will not stage (a nested repository with no commit) stays where it is; as git
+    // then fails, whether it staged something is found out from the tree (keepEverything).
+    worktree.raw(["add", "-A", "--verbose", "--ignore-errors"]).then(
+      (added) => /^(add|remove) '/m.test(added),
+      () => true,
+    ),
+    // The index as it was or as `add` left it: either way it differs only if something is staged.
+    worktree.raw(["--no-optional-locks", "diff-index", "--cached", "--quiet", "HEAD", "--"]).then(
+      () => false,
+      () => true,
+    ),
+  ]);
+  return changed || stagedBefore;
+}
+
+/**
+ * The index as a commit on top of `base`, or `base` itself when its tree is the index's.
+ */
+async function keepEverything(
+  worktree: Repository,
+  base: Pick<Commit, "hash" | "tree">,
+): Promise<string> {
   const tree = (await worktree.raw(["write-tree"])).trim();
-  if (tree === head.tree) return head.hash;
+  if (tree === base.tree) return base.hash;
   const kept = await worktree.raw([
     ...commitIdentity(worktree),
     "commit-tree",
     tree,
     "-p",
-    head.hash,
+    base.hash,
     "-m",
     "Uncommitted changes kept by a rewind",
   ]);
   return kept.trim();
+}
+
+/** A commit and its tree. */
+async function commitOf(
+  worktree: Repository,
+  hash: string,
+): Promise<Pick<Commit, "hash" | "tree">> {
+  const tree = await worktree.raw(["rev-parse", `${hash}^{tree}`]);
+  return { hash, tree: tree.trim() };
 }
 
 /** The session's next backup number: one past the highest under `prefix`. */

@@ -127,10 +127,13 @@ async function findOrAddWorktree(options: SessionWorktreeOptions): Promise<Sessi
       await clone.raw(["worktree", "prune"]);
     }
     await mkdir(path.dirname(directory), { recursive: true });
-    const chosen =
+    // A fork's start is looked up beside the branch's name (neither waits for the other).
+    const [chosen, forkStart] = await Promise.all([
       record && (await branchExists(clone, record.branch))
-        ? { branch: record.branch, exists: true }
-        : await chooseBranch(clone, options);
+        ? { branch: record.branch, exists: true, pushed: false }
+        : chooseBranch(clone, options),
+      options.startFrom ? forkPoint(clone, options.startFrom) : null,
+    ]);
     const owned = chosen.exists ? chosen.branch : null;
     if (owned) {
       await clone.raw(["worktree", "add", directory, owned]);
@@ -142,9 +145,9 @@ async function findOrAddWorktree(options: SessionWorktreeOptions): Promise<Sessi
       };
     }
     const branch = chosen.branch;
-    const pushed = `refs/remotes/origin/${branch}`;
-    if (await refExists(clone, pushed)) {
+    if (chosen.pushed) {
       // Another drone ran the session's earlier turns and pushed its branch: go on from there.
+      const pushed = `refs/remotes/origin/${branch}`;
       await clone.raw(["worktree", "add", "--no-track", "-b", branch, directory, pushed]);
       await clone.raw(["config", ownerKey(branch), options.session._id]);
       return {
@@ -154,12 +157,14 @@ async function findOrAddWorktree(options: SessionWorktreeOptions): Promise<Sessi
         message: `Continuing on branch ${branch} as pushed to origin`,
       };
     }
-    const base =
-      (options.startFrom ? await forkPoint(clone, options.startFrom) : null) ??
-      (await startPoint(clone, options.defaultBranch));
-    // --no-track: the session's branch is its own, not a follower of the default branch.
-    await clone.raw(["worktree", "add", "--no-track", "-b", branch, directory, base.ref]);
-    await clone.raw(["config", ownerKey(branch), options.session._id]);
+    const base = forkStart ?? (await startPoint(clone, options.defaultBranch));
+    // --no-track: the session's branch is its own, not a follower of the default branch. The
+    // branch's owner is written meanwhile (the config is replaced whole, so `worktree add` reads
+    // it before or after); a branch that was not made has no owner to ask for.
+    await Promise.all([
+      clone.raw(["worktree", "add", "--no-track", "-b", branch, directory, base.ref]),
+      clone.raw(["config", ownerKey(branch), options.session._id]),
+    ]);
     return {
       directory,
       branch,
@@ -217,31 +222,26 @@ async function branchOwner(repository: Repository, branch: string): Promise<stri
 async function chooseBranch(
   repository: Repository,
   options: SessionWorktreeOptions,
-): Promise<{ branch: string; exists: boolean }> {
+): Promise<{ branch: string; exists: boolean; pushed: boolean }> {
   const names = [6, options.session._id.length].map((idLength) =>
     sessionBranch(options.branchPrefix, options.session, idLength),
   );
-  // One listing for both names (patterns match whole path components, so compare exactly).
+  // One listing for both names, local and as pushed to origin (patterns match whole path
+  // components, so compare exactly).
   const listing = await repository.raw([
     "for-each-ref",
     "--format=%(refname)",
-    ...names.map((name) => `refs/heads/${name}`),
+    ...names.flatMap((name) => [`refs/heads/${name}`, `refs/remotes/origin/${name}`]),
   ]);
-  const existing = new Set(
-    listing
-      .split("\n")
-      .map((line) => line.trim().replace(/^refs\/heads\//, ""))
-      .filter(Boolean),
-  );
+  const refs = new Set(listing.split("\n").map((line) => line.trim()));
+  const existing = new Set(names.filter((name) => refs.has(`refs/heads/${name}`)));
   for (const name of names) {
     if (existing.has(name) && (await branchOwner(repository, name)) === options.session._id) {
-      return { branch: name, exists: true };
+      return { branch: name, exists: true, pushed: false };
     }
   }
-  return {
-    branch: names.find((name) => !existing.has(name)) ?? (names[1] as string),
-    exists: false,
-  };
+  const branch = names.find((name) => !existing.has(name)) ?? (names[1] as string);
+  return { branch, exists: false, pushed: refs.has(`refs/remotes/origin/${branch}`) };
 }
 
 /** A forked session's start: its source's commit, when the clone has it (fetched with the rest). */
