@@ -39,11 +39,12 @@ describe("drone control end to end", () => {
   let editedSession = "";
   const name = `drone_control_${process.pid}`;
   // The restart test needs the grace period to outlast a server's stop and start on a loaded
-  // machine (1.5 s did not, once); the drone heartbeats every 200 ms, so nothing else waits on it.
+  // machine (1.5 s did not, once; 15 s did not at load 30); the drone heartbeats every 200 ms, so
+  // nothing else waits on it.
   const serverOptions = () => ({
     mongoUrl: inject("mongoUrl"),
     redisUrl: inject("redisUrl"),
-    droneGraceMs: 15_000,
+    droneGraceMs: 60_000,
   });
 
   async function session(approval: "auto" | "on-write" = "auto") {
@@ -130,10 +131,11 @@ describe("drone control end to end", () => {
     });
     const turnId = created.body.turn._id;
     // The command runs in its own pid namespace: found from here by the word on its command line.
+    // The model's call, the sandbox's start and the command's: seconds on a busy machine.
     const pid = await waitFor(
       async () => processesWithArgument(word)[0] ?? null,
-      15_000,
-      "command start",
+      60_000,
+      "the long command to start in the sandbox",
     );
     const cancelledAt = Date.now();
     expect((await user.post(`/api/turns/${turnId}/cancel`)).status).toBe(202);

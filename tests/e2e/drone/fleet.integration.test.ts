@@ -165,10 +165,13 @@ describe("the fleet with real drones", () => {
     const long = await post("A long one for the burst pool", ["pool=burst"]);
     const second = start(two.home, two.config, "--ephemeral");
     await waitForTurn(user, long, ["processing"], 60_000);
-    await waitFor(async () =>
-      (await user.get(`/api/turns/${long}/events`)).body.events.some(
-        (event: { type: string }) => event.type === "tool_start",
-      ),
+    await waitFor(
+      async () =>
+        (await user.get(`/api/turns/${long}/events`)).body.events.some(
+          (event: { type: string }) => event.type === "tool_start",
+        ),
+      60_000,
+      "the long command to start",
     );
     expect((await user.post(`/api/turns/${long}/cancel`)).status).toBe(202);
     expect((await waitForTurn(user, long, ["cancelled"], 30_000)).status).toBe("cancelled");
@@ -187,10 +190,14 @@ describe("the fleet with real drones", () => {
     });
     const turnId = await post("A turn whose drone dies", ["pool=fragile"]);
     const doomed = start(three.home, three.config, "--ephemeral");
-    await waitFor(async () =>
-      (await user.get(`/api/turns/${turnId}/events`)).body.events.some(
-        (event: { type: string }) => event.type === "tool_start",
-      ),
+    // A CLI drone's start, its clone and the sandbox's first command: 20 s and more on a busy machine.
+    await waitFor(
+      async () =>
+        (await user.get(`/api/turns/${turnId}/events`)).body.events.some(
+          (event: { type: string }) => event.type === "tool_start",
+        ),
+      60_000,
+      "the doomed drone's command to start",
     );
     doomed.child.kill("SIGKILL");
     expect((await waitForTurn(user, turnId, ["interrupted"], 30_000)).status).toBe("interrupted");

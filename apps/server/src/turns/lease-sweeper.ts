@@ -39,6 +39,8 @@ export class LeaseSweeper {
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
   private sweeps = 0;
+  /** When this process began sweeping: a lease that lapsed before it could see drones waits. */
+  private startedAt = Date.now();
 
   private readonly dependencies: LeaseSweeperDependencies & LeaseSweeperTimes;
 
@@ -51,6 +53,7 @@ export class LeaseSweeper {
   }
 
   start(): void {
+    this.startedAt = Date.now();
     this.timer = setInterval(() => {
       if (this.running) return;
       this.running = this.sweep()
@@ -70,7 +73,10 @@ export class LeaseSweeper {
     this.sweeps++;
     if (this.sweeps % fullSweepEvery === 0) await this.repair();
     let interrupted = 0;
-    for (const turnId of await turnIndex.lapsed(Date.now())) {
+    // A lease may have lapsed while no server was up to see its drone (every server restarted):
+    // the drone gets the grace to reconnect from when this process could first see it.
+    const seeing = Date.now() >= this.startedAt + this.dependencies.droneGraceMs;
+    for (const turnId of seeing ? await turnIndex.lapsed(Date.now()) : []) {
       // A lease that could not be renewed because the database was down is renewed now, if the
       // drone is online and its last heartbeat still named the turn.
       if (await this.stillRunning(turnId)) continue;
