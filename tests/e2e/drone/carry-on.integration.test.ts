@@ -319,6 +319,43 @@ describe("turns that carry on by themselves", () => {
     }
   }, 200_000);
 
+  it("network cut past the grace, session off: the live run is cancelled, the turn stays interrupted", async () => {
+    const link = await cuttableLink(server.url);
+    try {
+      const config = await register("homebody", link.url);
+      const drone = start(config);
+      await waitForDroneOnline(user, "homebody");
+      const fixture = await createProjectSession(user, {
+        name: "Homebody",
+        modelUrl: model.baseUrl,
+      });
+      const patched = await user.patch(`/api/sessions/${fixture.sessionId}`, { autoResume: "off" });
+      expect(patched.body.session.autoResume).toBe("off");
+      const word = `gadget-wait-homebody-${process.pid}`;
+      const before = model.chatRequests.length;
+      const turnId = await longTurn(fixture.sessionId, fixture.providerId, word);
+
+      link.cut();
+      expect((await waitForTurn(user, turnId, finalStatuses, 40_000)).status).toBe("interrupted");
+      expect(processesWithArgument(word).length).toBeGreaterThan(0);
+      link.mend();
+      // Back online, the drone is told to cancel its live run: the cut pass's command goes.
+      await waitFor(() => processesWithArgument(word).length === 0, 100_000, "the cut command");
+      await waitForDroneOnline(user, "homebody");
+      const turn = (await user.get(`/api/turns/${turnId}`)).body.turn;
+      expect(turn.status).toBe("interrupted");
+      expect(model.chatRequests.length - before).toBe(2);
+      const events = await settledEvents(user, turnId);
+      const types = events.map((event) => event.type);
+      expect(types.filter((type) => type === "done")).toHaveLength(1);
+      expect(types.slice(types.indexOf("done"))).not.toContain("queued");
+      drone.child.kill("SIGTERM");
+      expect(await drone.exited).toBe(0);
+    } finally {
+      await link.close();
+    }
+  }, 200_000);
+
   it("SIGKILL and no return, session any-drone: the turn completes on a second drone", async () => {
     const gone = await register("gone");
     const spare = await register("spare");
