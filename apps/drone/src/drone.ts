@@ -98,7 +98,7 @@ export class Drone {
             platform: this.settings.platform,
             capacity: this.settings.ephemeral ? 1 : config.capacity,
             sandbox: this.settings.sandbox.info,
-            activeTurns: [...this.turns.keys()],
+            activeTurns: this.runningTurns(),
             journaledTurns: cut,
             workspaces,
             labels: this.settings.labels ?? [],
@@ -146,6 +146,11 @@ export class Drone {
       ),
       turn_cancel: ackHandler(log, turnControlSchema, "cancel", async ({ turnId }) => {
         this.turns.get(turnId)?.cancel();
+        return {};
+      }),
+      // Told before the work order that gives the turn back, on the same connection.
+      turn_superseded: ackHandler(log, turnControlSchema, "superseded", async ({ turnId }) => {
+        this.turns.get(turnId)?.supersede();
         return {};
       }),
       reconciled: ackHandler(log, droneReconciledSchema, "reconciled", async ({ rebased }) => {
@@ -237,9 +242,12 @@ export class Drone {
   }
 
   private async acceptWorkOrder(order: IWorkOrder): Promise<object> {
-    if (this.turns.has(order.turnId)) return {}; // the same order again: already running
+    const running = this.turns.get(order.turnId);
+    if (running && !running.superseded) return {}; // the same order again: already running
+    // Given back from its checkpoint: the superseded run lets go of its journal and worktree first.
+    if (running) await running.finished;
     if (!this.accepting) throw new UserError("unavailable", "This drone is shutting down");
-    if (this.settings.ephemeral && this.ephemeralTurn !== null) {
+    if (this.settings.ephemeral && ![null, order.turnId].includes(this.ephemeralTurn)) {
       throw new UserError("unavailable", "This ephemeral drone has taken its one turn");
     }
     // Dispatched again (resumed): what an earlier run left for this turn is superseded.
@@ -268,7 +276,9 @@ export class Drone {
       ...(this.settings.onProgress ? { onProgress: this.settings.onProgress } : {}),
       onFinished: (turnId) => {
         this.settings.logger.info({ turnId }, "turn finished on this drone");
+        const superseded = this.turns.get(turnId)?.superseded;
         this.turns.delete(turnId);
+        if (superseded) return; // its rerun comes with the work order that superseded it
         this.settings.onTurnFinished?.(turnId);
         if (turnId === this.ephemeralTurn) {
           this.accepting = false;
@@ -295,7 +305,7 @@ export class Drone {
     if (!this.socket.connected) return;
     try {
       const answer = (await this.socket.timeout(10_000).emitWithAck("heartbeat", {
-        activeTurns: [...this.turns.keys()],
+        activeTurns: this.runningTurns(),
         workspaces: await this.workspaces(),
         draining: this.draining,
       })) as Ack<{
@@ -305,6 +315,11 @@ export class Drone {
     } catch {
       // Missed heartbeat; the next one or a reconnect catches up.
     }
+  }
+
+  /** The turns this drone runs for the server (not the superseded runs ending unheard). */
+  private runningTurns(): string[] {
+    return [...this.turns.values()].filter((turn) => !turn.superseded).map((turn) => turn.turnId);
   }
 
   /** Project slugs with a checkout here, so the server prefers this drone for them. */

@@ -36,6 +36,7 @@ export type DroneRequestHandlers<E extends DroneRequest = DroneRequest> = {
 type TurnRequest =
   | "work_order"
   | "turn_cancel"
+  | "turn_superseded"
   | "approval_decision"
   | "turn_message"
   | "reconciled";

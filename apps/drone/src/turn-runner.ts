@@ -138,6 +138,19 @@ export class ActiveTurn {
   /** Whether the turn was stopped because its drone shut down (not by its user). */
   private stoppedByShutdown = false;
 
+  /**
+   * The server gave this turn to the drone again from its last stored checkpoint (decision 0046):
+   * this run stops, and nothing more of it is journaled, sent or checkpointed.
+   */
+  supersede(): void {
+    this.superseded = true;
+    this.sender?.stop();
+    this.abort.abort(new Error("the turn was dispatched again from its checkpoint"));
+  }
+
+  /** Whether this run was superseded by the turn's rerun. */
+  superseded = false;
+
   /** Delivers a user's approval decision. */
   decide(approvalId: string, decision: ApprovalDecision): void {
     this.approvals.decide(approvalId, decision);
@@ -166,6 +179,7 @@ export class ActiveTurn {
   }
 
   private emit(raw: AgentEvent): void {
+    if (this.superseded) return;
     // Free-form data (a tool's params) made storable: a key such as "package.json" or a 10 MiB
     // file's content would otherwise have the server refuse the whole batch.
     const event = { ...raw, data: toStorable(raw.data) } as AgentEvent;
@@ -242,7 +256,9 @@ export class ActiveTurn {
     }
     await this.sender.drained();
     await this.checkpoints.settled();
-    if (!this.sender.isRejected || this.journal.pending().length === 0) await this.journal.remove();
+    if (this.superseded || !this.sender.isRejected || this.journal.pending().length === 0) {
+      await this.journal.remove();
+    }
   }
 
   /** The turn's journal, the sender that streams it to the server, and its checkpoints. */
@@ -252,6 +268,7 @@ export class ActiveTurn {
     this.sender = turnSender(this.journal, this.progress, this.abort, settings, () => {
       this.refused = true;
     });
+    if (this.superseded) this.sender.stop();
     this.checkpoints = new TurnCheckpoints(
       order.turnId,
       this.journal,

@@ -263,6 +263,11 @@ export type TurnRevertResult = z.infer<typeof turnRevertResultSchema>;
 export interface DroneServerToClientEvents {
   work_order: (order: IWorkOrder, ack: (result: Ack) => void) => void;
   turn_cancel: (control: TurnControl, ack: (result: Ack) => void) => void;
+  /**
+   * The turn is given to this drone again from its last stored checkpoint (it was interrupted
+   * while the drone's connection was down): the run it still has ends unheard, its journal dropped.
+   */
+  turn_superseded: (control: TurnControl, ack: (result: Ack) => void) => void;
   approval_decision: (decision: ApprovalDecision, ack: (result: Ack) => void) => void;
   /** A steering message; answered once the drone has it journaled. */
   turn_message: (message: TurnSteering, ack: (result: Ack) => void) => void;

@@ -2,10 +2,12 @@
 // grace continues its turn without any resume call, the model asked again only for the pass that
 // was cut and the cut pass's text dropped (a `retry` marker before it streams again); so does one
 // that comes back after the grace, its journal naming the turn, and what that journal held but
-// never sent is superseded by the rerun; a drone that never returns leaves its turn to another
+// never sent is superseded by the rerun; so does one whose process lived while its network was
+// cut past the grace (its live run dropped); a drone that never returns leaves its turn to another
 // drone when the session says `any-drone`.
 import { existsSync } from "node:fs";
 import { appendFile, readFile } from "node:fs/promises";
+import net, { type AddressInfo } from "node:net";
 import path from "node:path";
 import type { GadgetServer } from "@gadget/server";
 import { startTestServer } from "@gadget/server/testing";
@@ -31,6 +33,42 @@ import {
 
 const finalStatuses = ["completed", "failed", "cancelled", "interrupted"];
 
+/** A TCP relay to the server whose link can be cut (every connection dropped, new ones refused). */
+async function cuttableLink(target: string) {
+  const { hostname, port } = new URL(target);
+  let open = true;
+  const sockets = new Set<net.Socket>();
+  const relay = net.createServer((client) => {
+    if (!open) {
+      client.destroy();
+      return;
+    }
+    const upstream = net.connect(Number(port), hostname);
+    for (const socket of [client, upstream]) {
+      sockets.add(socket);
+      socket.on("close", () => sockets.delete(socket));
+      socket.on("error", () => undefined);
+    }
+    client.pipe(upstream);
+    upstream.pipe(client);
+  });
+  await new Promise<void>((resolve) => relay.listen(0, "127.0.0.1", resolve));
+  return {
+    url: `http://127.0.0.1:${(relay.address() as AddressInfo).port}`,
+    cut() {
+      open = false;
+      for (const socket of sockets) socket.destroy();
+    },
+    mend() {
+      open = true;
+    },
+    close: () => {
+      for (const socket of sockets) socket.destroy();
+      return new Promise<void>((resolve) => relay.close(() => resolve()));
+    },
+  };
+}
+
 describe("turns that carry on by themselves", () => {
   let server: GadgetServer;
   let model: ScriptedModel;
@@ -54,9 +92,9 @@ describe("turns that carry on by themselves", () => {
     await server?.close();
   });
 
-  async function register(name: string): Promise<string> {
+  async function register(name: string, serverUrl = server.url): Promise<string> {
     const config = path.join(home, `${name}.json`);
-    const registered = await registerWithCli(user, server.url, {
+    const registered = await registerWithCli(user, serverUrl, {
       name,
       workspace: path.join(home, name),
       config,
@@ -210,6 +248,113 @@ describe("turns that carry on by themselves", () => {
     drone.child.kill("SIGTERM");
     expect(await drone.exited).toBe(0);
   }, 90_000);
+
+  it("network cut past the grace, process alive: the turn carries on by itself, the live run dropped", async () => {
+    const link = await cuttableLink(server.url);
+    try {
+      const config = await register("steadfast", link.url);
+      const drone = start(config);
+      await waitForDroneOnline(user, "steadfast");
+      const fixture = await createProjectSession(user, {
+        name: "Steadfast",
+        modelUrl: model.baseUrl,
+      });
+      const word = `gadget-wait-steadfast-${process.pid}`;
+      const before = model.chatRequests.length;
+      const turnId = await longTurn(fixture.sessionId, fixture.providerId, word);
+
+      link.cut();
+      const interrupted = await waitForTurn(user, turnId, finalStatuses, 40_000);
+      expect(interrupted.status).toBe("interrupted");
+      // The drone never stopped: its process and the cut pass's command still run, offline.
+      expect(drone.child.exitCode).toBeNull();
+      expect(processesWithArgument(word).length).toBeGreaterThan(0);
+
+      model.enqueue({ text: "Finished after the network came back." });
+      link.mend();
+      const turn = await waitForTurn(user, turnId, ["completed", "failed", "cancelled"], 100_000);
+      expect(turn.status).toBe("completed");
+      expect(turn.response).toContain("Finished after the network came back");
+      const drones = (await user.get("/api/drones")).body.drones as Array<{
+        _id: string;
+        name: string;
+      }>;
+      expect(turn.drone).toBe(drones.find((entry) => entry.name === "steadfast")?._id);
+      // The live run was stopped (its command is gone), and the cut pass asked again once.
+      await waitFor(() => processesWithArgument(word).length === 0, 10_000, "the cut command");
+      const calls = model.chatRequests.slice(before);
+      expect(calls).toHaveLength(3);
+      const resumedWith = JSON.stringify(calls[2]?.messages);
+      expect(resumedWith).toContain("write_file");
+      expect(resumedWith).not.toContain("Running the long job now");
+
+      const events = await settledEvents(user, turnId);
+      const seqs = events.map((event) => event.seq);
+      expect(seqs).toEqual(seqs.map((_, index) => index + 1));
+      const types = events.map((event) => event.type);
+      const firstDone = types.indexOf("done");
+      expect(events[firstDone].data.reason).toBe("interrupted");
+      const back = events.findIndex(
+        (event, index) =>
+          index > firstDone && event.type === "status" && event.data.phase === "retry",
+      );
+      expect(back).toBe(firstDone + 1);
+      expect(JSON.stringify(events.slice(back))).toMatch(/steadfast came back with this turn/);
+      expect(types.slice(back)).toContain("dispatched");
+      expect(types.filter((type) => type === "done")).toHaveLength(2);
+      // What streams after the marker (the cut pass's text dropped there) is the rerun alone.
+      const streamed = events
+        .slice(back)
+        .filter((event) => event.type === "token")
+        .map((event) => event.data.text)
+        .join("");
+      expect(streamed).toBe("Finished after the network came back.");
+      const journal = path.join(home, "steadfast", ".journal", `${turnId}.jsonl`);
+      await waitFor(() => !existsSync(journal), 10_000, "the finished turn's journal to go");
+      expect(drone.child.exitCode).toBeNull();
+      drone.child.kill("SIGTERM");
+      expect(await drone.exited).toBe(0);
+    } finally {
+      await link.close();
+    }
+  }, 200_000);
+
+  it("network cut past the grace, session off: the live run is cancelled, the turn stays interrupted", async () => {
+    const link = await cuttableLink(server.url);
+    try {
+      const config = await register("homebody", link.url);
+      const drone = start(config);
+      await waitForDroneOnline(user, "homebody");
+      const fixture = await createProjectSession(user, {
+        name: "Homebody",
+        modelUrl: model.baseUrl,
+      });
+      const patched = await user.patch(`/api/sessions/${fixture.sessionId}`, { autoResume: "off" });
+      expect(patched.body.session.autoResume).toBe("off");
+      const word = `gadget-wait-homebody-${process.pid}`;
+      const before = model.chatRequests.length;
+      const turnId = await longTurn(fixture.sessionId, fixture.providerId, word);
+
+      link.cut();
+      expect((await waitForTurn(user, turnId, finalStatuses, 40_000)).status).toBe("interrupted");
+      expect(processesWithArgument(word).length).toBeGreaterThan(0);
+      link.mend();
+      // Back online, the drone is told to cancel its live run: the cut pass's command goes.
+      await waitFor(() => processesWithArgument(word).length === 0, 100_000, "the cut command");
+      await waitForDroneOnline(user, "homebody");
+      const turn = (await user.get(`/api/turns/${turnId}`)).body.turn;
+      expect(turn.status).toBe("interrupted");
+      expect(model.chatRequests.length - before).toBe(2);
+      const events = await settledEvents(user, turnId);
+      const types = events.map((event) => event.type);
+      expect(types.filter((type) => type === "done")).toHaveLength(1);
+      expect(types.slice(types.indexOf("done"))).not.toContain("queued");
+      drone.child.kill("SIGTERM");
+      expect(await drone.exited).toBe(0);
+    } finally {
+      await link.close();
+    }
+  }, 200_000);
 
   it("SIGKILL and no return, session any-drone: the turn completes on a second drone", async () => {
     const gone = await register("gone");

@@ -14,7 +14,7 @@ export class TurnCheckpoints {
     private readonly turnId: string,
     private readonly journal: TurnJournal,
     private readonly socket: DroneSocket,
-    private readonly sender: Pick<EventSender, "stored">,
+    private readonly sender: Pick<EventSender, "stored" | "isRejected">,
     private readonly logger: EngineLogger,
   ) {}
 
@@ -29,7 +29,8 @@ export class TurnCheckpoints {
     const before = this.sender.stored(this.journal.upcomingSeq - 1);
     this.inFlight = this.inFlight.then(async () => {
       await before;
-      if (!this.socket.connected) return;
+      // Refused or superseded: the server's checkpoint is the one the turn resumes from.
+      if (!this.socket.connected || this.sender.isRejected) return;
       try {
         await this.socket.timeout(15_000).emitWithAck("turn_checkpoint", checkpoint);
       } catch (error) {

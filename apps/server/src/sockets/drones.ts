@@ -190,7 +190,8 @@ export function attachDroneNamespace(
 
     /**
      * After a reconnect: keep the turns the drone still runs; give back the ones it lost with its
-     * process (held, or `journaled` and interrupted after the grace), or interrupt them.
+     * process (held, or `journaled` and interrupted after the grace) or still runs after the grace,
+     * or interrupt (cancel) them.
      */
     async function reconcile(id: string, running: string[], journaled: string[]) {
       const drone = await models.Drone.findById(id).select({ activeTurns: 1 }).lean();
@@ -207,9 +208,15 @@ export function attachDroneNamespace(
         keep.filter((turnId) => !stop.includes(turnId)),
       );
       for (const turnId of running) {
-        if (!heldIds.has(turnId) || stop.includes(turnId)) {
-          socket.emit("turn_cancel", { turnId }, () => undefined);
-        }
+        if (heldIds.has(turnId) && !stop.includes(turnId)) continue;
+        // Interrupted while the connection was down, its process alive: given back from its last
+        // checkpoint as a restarted drone's is, the live run dropped first (decision 0046).
+        const back =
+          !heldIds.has(turnId) &&
+          (await dependencies.autoResumer.returned(droneOf(id), turnId, () =>
+            socket.emit("turn_superseded", { turnId }, () => undefined),
+          ));
+        if (!back) socket.emit("turn_cancel", { turnId }, () => undefined);
       }
       for (const turnId of heldIds) {
         if (running.includes(turnId)) continue;
@@ -228,9 +235,13 @@ export function attachDroneNamespace(
       }
       for (const turnId of journaled) {
         if (heldIds.has(turnId) || running.includes(turnId)) continue;
-        await dependencies.autoResumer.returned({ id, name: socket.data.droneName }, turnId);
+        await dependencies.autoResumer.returned(droneOf(id), turnId);
       }
       return rebased;
+    }
+
+    function droneOf(id: string) {
+      return { id, name: socket.data.droneName };
     }
 
     const edge = { health: dependencies.health };

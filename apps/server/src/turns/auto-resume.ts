@@ -90,8 +90,14 @@ export class AutoResumer {
    * held, interrupted because it went away (not stopped by the user, not ended by the drone's own
    * shutdown, not resumed since, on another drone or by hand), while no later turn of its
    * session was posted (the conversation moved on), and unless the session says `off`.
+   * `requeued` runs once the turn is queued again and before it is dispatched (a drone whose
+   * process lived is told to drop the run it still has, ahead of the work order).
    */
-  async returned(drone: { id: string; name?: string }, turnId: string): Promise<boolean> {
+  async returned(
+    drone: { id: string; name?: string },
+    turnId: string,
+    requeued?: () => void,
+  ): Promise<boolean> {
     const { store, dispatcher } = this.dependencies;
     const current = await store.read(turnId);
     if (!current || !cutFrom(current, drone.id)) return false;
@@ -110,6 +116,7 @@ export class AutoResumer {
       );
     });
     if (!outcome?.changed) return false;
+    requeued?.();
     // It left its session's queue when it was interrupted: it joins again, as a Resume would.
     const { position, written } = await dispatcher.queues.join(String(current.session), turnId);
     await written;

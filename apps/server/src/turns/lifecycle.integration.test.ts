@@ -182,6 +182,28 @@ describe("a drone back after the grace, its journal naming the turn", () => {
     expect(events.at(-2).data.message).toMatch(/came back with this turn; it goes on \(1 of 3/);
   });
 
+  it("is given back to a drone that still runs it, told to drop its run before the work order", async () => {
+    const { user, drone, turnId } = await lapsed("still-running");
+    const back = await drone.reconnect({ activeTurns: [turnId] });
+    drones.push(back);
+    const order = await back.nextWorkOrder();
+    expect(order.turnId).toBe(turnId);
+    expect(back.superseded).toEqual([turnId]);
+    expect(back.cancels).toEqual([]);
+    const events = (await user.get(`/api/turns/${turnId}/events`)).body.events;
+    expect(events.at(-2).data.message).toMatch(/came back with this turn; it goes on \(1 of 3/);
+  });
+
+  it("is cancelled on a drone that still runs it when the session says off", async () => {
+    const { user, drone, turnId, workspace } = await lapsed("still-running-off");
+    await user.patch(`/api/sessions/${workspace.sessionId}`, { autoResume: "off" });
+    const back = await drone.reconnect({ activeTurns: [turnId] });
+    drones.push(back);
+    await waitFor(() => back.cancels.includes(turnId), 10_000, "the drone told to cancel");
+    expect(back.superseded).toEqual([]);
+    expect(await status(user, turnId)).toBe("interrupted");
+  });
+
   it("is not given a turn the user stopped, resumed by hand, moved on from, or under off", async () => {
     const stopped = await runningTurn("stopped-meanwhile");
     stopped.drone.close();

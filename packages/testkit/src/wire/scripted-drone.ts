@@ -106,6 +106,8 @@ type DroneSocket = Socket<DroneServerToClientEvents, DroneClientToServerEvents>;
 export class ScriptedDrone {
   readonly workOrders: IWorkOrder[] = [];
   readonly cancels: string[] = [];
+  /** Turns given back from their checkpoint while this drone still ran them (`turn_superseded`). */
+  readonly superseded: string[] = [];
   readonly approvalDecisions: ApprovalDecision[] = [];
   /** Steering messages received, in order (re-sent ones again). */
   readonly turnMessages: TurnSteering[] = [];
@@ -206,6 +208,11 @@ export class ScriptedDrone {
     socket.on("turn_cancel", ({ turnId }, ack) => {
       this.cancels.push(turnId);
       ack(options.onCancel ? options.onCancel(turnId) : { ok: true });
+    });
+    socket.on("turn_superseded", ({ turnId }, ack) => {
+      this.superseded.push(turnId);
+      this.running.delete(turnId);
+      ack({ ok: true });
     });
     socket.on("turn_message", (message, ack) => {
       this.turnMessages.push(message);
