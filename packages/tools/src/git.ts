@@ -13,12 +13,7 @@ export interface GitResult {
 
 export interface GitOptions {
   cwd: string;
-  /**
-   * The whole environment git starts from instead of this process's (the drone passes only what
-   * git needs). Default: this process's.
-   */
-  environment?: Record<string, string>;
-  /** Variables added to that environment (e.g. GIT_INDEX_FILE). */
+  /** Variables added to this process's environment (e.g. GIT_INDEX_FILE). */
   env?: Record<string, string>;
   /** Stops reading (and ends git) after this many bytes of stdout. Default: unlimited. */
   maxOutputBytes?: number;
@@ -53,7 +48,7 @@ const stableConfig = [
 export async function runGit(args: readonly string[], options: GitOptions): Promise<GitResult> {
   const env: Record<string, string | undefined> = {
     // biome-ignore lint/style/noProcessEnv: git runs with the host's environment, as any child would.
-    ...(options.environment ?? process.env),
+    ...process.env,
     GIT_OPTIONAL_LOCKS: "0",
     GIT_TERMINAL_PROMPT: "0",
     LC_ALL: "C",
