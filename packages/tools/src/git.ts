@@ -13,7 +13,12 @@ export interface GitResult {
 
 export interface GitOptions {
   cwd: string;
-  /** Variables added to this process's environment (e.g. GIT_INDEX_FILE). */
+  /**
+   * The whole environment git starts from instead of this process's (the drone passes only what
+   * git needs). Default: this process's.
+   */
+  environment?: Record<string, string>;
+  /** Variables added to that environment (e.g. GIT_INDEX_FILE). */
   env?: Record<string, string>;
   /** Stops reading (and ends git) after this many bytes of stdout. Default: unlimited. */
   maxOutputBytes?: number;
@@ -48,7 +53,7 @@ const stableConfig = [
 export async function runGit(args: readonly string[], options: GitOptions): Promise<GitResult> {
   const env: Record<string, string | undefined> = {
     // biome-ignore lint/style/noProcessEnv: git runs with the host's environment, as any child would.
-    ...process.env,
+    ...(options.environment ?? process.env),
     GIT_OPTIONAL_LOCKS: "0",
     GIT_TERMINAL_PROMPT: "0",
     LC_ALL: "C",

@@ -1,6 +1,7 @@
 // The drone's own git (outside the sandbox) for its checkouts: never prompts for credentials, and
 // runs nothing a repository configured — hooks, fsmonitor, filters, drivers, helpers.
 import { type HardenedGit, hardenedGit } from "@gadget/sandbox";
+import { gitOrThrow } from "@gadget/tools";
 import { type SimpleGitProgressEvent, simpleGit } from "simple-git";
 import { gitEnvironment } from "../env.ts";
 
@@ -80,6 +81,39 @@ export async function droneGit(directory: string, options: DroneGitOptions, inRe
  */
 export function readHardening(directory: string): Promise<HardenedGit> {
   return hardenedGit(directory, gitEnvironment());
+}
+
+/** The drone's git in one repository, for the calls that take no credentials and report no progress. */
+export interface LocalGit {
+  /** Runs `git <args>`; throws (with git's message) unless it exits with 0. */
+  raw(args: readonly string[], input?: string): Promise<string>;
+  /** The config keys set in any scope. */
+  configuredKeys: ReadonlySet<string>;
+}
+
+/**
+ * Like droneGit in `directory` (the same hardened settings and environment), spawned directly:
+ * simple-git waits 50 ms more after every git that printed nothing (`update-ref`, `reset --keep`,
+ * `config`, `worktree prune`, a `for-each-ref` that found nothing), in its completion plugin
+ * (`deferClose`), which no option turns off. Any exit but 0 throws, where simple-git resolves when
+ * git wrote nothing to stderr (`diff-index --quiet`, `rev-parse --verify --quiet`).
+ * @example const git = await localGit(worktree, { hardened: readHardening(worktree) }); await git.raw(["reset", "--keep", target]);
+ */
+export async function localGit(
+  directory: string,
+  options: Pick<DroneGitOptions, "hardened" | "signal"> = {},
+): Promise<LocalGit> {
+  const hardened = await (options.hardened ?? readHardening(directory));
+  const call = {
+    cwd: directory,
+    environment: gitEnvironment(),
+    hardened,
+    ...(options.signal ? { signal: options.signal } : {}),
+  };
+  return {
+    raw: (args, input) => gitOrThrow(args, input === undefined ? call : { ...call, input }),
+    configuredKeys: hardened.keys,
+  };
 }
 
 /** One shell word (git runs credential helpers through the shell). */

@@ -5,7 +5,7 @@ import { readdir, stat } from "node:fs/promises";
 import path from "node:path";
 import type { EngineLogger } from "@gadget/agent";
 import { defuseGitControlFiles } from "@gadget/tools";
-import { droneGit, firstLine } from "./git.ts";
+import { firstLine, localGit } from "./git.ts";
 import { tryLock } from "./lock.ts";
 import { projectDirectory } from "./prepare.ts";
 import {
@@ -85,7 +85,8 @@ async function pruneProject(
       // which enters nested repositories and runs their filters; the drone asks its own git
       // (which never enters them) and removes only a clean worktree, with --force.
       await defuseGitControlFiles(directory);
-      const status = await (await droneGit(directory, {}, true)).raw([
+      // Spawned directly (localGit): a clean status prints nothing, and so do remove and prune.
+      const status = await (await localGit(directory)).raw([
         "status",
         "--porcelain",
         "--untracked-files=normal",
@@ -94,7 +95,7 @@ async function pruneProject(
         result.kept.push({ directory, reason: "it has uncommitted or untracked files" });
         continue;
       }
-      await (await droneGit(clone, {}, true)).raw(["worktree", "remove", "--force", directory]);
+      await (await localGit(clone)).raw(["worktree", "remove", "--force", directory]);
       removed.push(directory);
     } catch (error) {
       result.kept.push({ directory, reason: firstLine(error) });
@@ -103,7 +104,7 @@ async function pruneProject(
       await lock.release();
     }
   }
-  if (removed.length > 0) await (await droneGit(clone, {}, true)).raw(["worktree", "prune"]);
+  if (removed.length > 0) await (await localGit(clone)).raw(["worktree", "prune"]);
   return removed;
 }
 

@@ -3,7 +3,8 @@
 // ref), including when an ignored file stands where the target has a tracked one, a worktree as
 // the last turn left it (no commit made for it), every kind of change made by hand after the last
 // turn (the ones only a scan finds: a file the rewound turns never touched, a deletion, something
-// staged, a file become a folder, awkward names) and a nested repository (left where it is).
+// staged, a file become a folder, awkward names), a change only staged before the rewind, and a
+// nested repository (left where it is).
 import { existsSync } from "node:fs";
 import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
@@ -142,6 +143,24 @@ describe("rewinding a session's worktree", () => {
     runGit(directory, "checkout", "--quiet", result.backupRef);
     expect(await readFile(path.join(directory, "first.txt"), "utf8")).toBe("changed by hand\n");
     expect(await readFile(path.join(directory, "folder", "inside.txt"), "utf8")).toBe("inside\n");
+  });
+
+  it("keeps a change that is only staged (what a failed commit leaves), nothing else changed", async () => {
+    const { directory, turn, rewind } = await sessionWorktree();
+    await writeFile(path.join(directory, "first.txt"), "first\n");
+    const first = await turn(turnIds[0]);
+    await writeFile(path.join(directory, "second.txt"), "second\n");
+    await turn(turnIds[1]);
+    // Staged already, so the rewind's own `add -A` stages nothing: only the index says it.
+    await writeFile(path.join(directory, "first.txt"), "staged by hand\n");
+    runGit(directory, "add", "first.txt");
+
+    const result = await rewind();
+    expect(result.head).toBe(first);
+    expect(await readFile(path.join(directory, "first.txt"), "utf8")).toBe("first\n");
+    expect(runGit(directory, "status", "--porcelain").trim()).toBe("");
+    expect(runGit(directory, "show", `${result.backupRef}:first.txt`)).toBe("staged by hand\n");
+    expect(runGit(directory, "show", `${result.backupRef}:second.txt`)).toBe("second\n");
   });
 
   it("leaves a nested repository where it is, its files untouched", async () => {

@@ -5,13 +5,14 @@
 // origin too, and the session's open pull request gets a body that lists only the turns kept.
 // In a large worktree every pass over the files costs: one `add -A` stages and says what changed
 // (a worktree as its last turn left it makes no commit), the old head is kept meanwhile, and
-// `reset --keep` touches only what differs (docs/benchmarks.md, "Rewind: one scan").
+// `reset --keep` touches only what differs (docs/benchmarks.md, "Rewind: one scan"). The config
+// is read once for all of its git, spawned directly (localGit: no 50 ms wait after a silent one).
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { type SessionRewindRequest, type SessionRewindResult, UserError } from "@gadget/protocol";
 import { storedCredentials } from "./credentials.ts";
 import { deliverPullRequest, pushSessionBranch } from "./delivery.ts";
-import { droneGit } from "./git.ts";
+import { type LocalGit, localGit, readHardening } from "./git.ts";
 import { tryLock } from "./lock.ts";
 import { turnTrailer } from "./revert.ts";
 import {
@@ -21,7 +22,7 @@ import {
   worktreeLockFile,
 } from "./worktree.ts";
 
-type Repository = Awaited<ReturnType<typeof droneGit>>;
+type Repository = LocalGit;
 
 /**
  * Rewinds the session's worktree under its lock. UserErrors: `not_found` (reason `no_worktree`:
@@ -52,7 +53,9 @@ export async function rewindSession(
     );
   }
   try {
-    const worktree = await droneGit(directory, {}, true);
+    // One read of the config for every call, the push's too: between them only this git runs.
+    const hardened = readHardening(directory);
+    const worktree = await localGit(directory, { hardened });
     const prefix = `refs/gadget/rewound/${request.sessionId}/`;
     // Side by side: none of these waits for another (the history and the refs take no lock).
     // The scan is the long one: the old head is kept under the backup ref while it runs.
@@ -83,21 +86,13 @@ export async function rewindSession(
     // `--keep` never drops a change: one made since the scan stays in the worktree, or the reset
     // is refused. The lock is held throughout.
     const kept = changed ? await keepEverything(worktree, head) : previousHead;
-    if (kept !== previousHead) {
-      await Promise.all([
-        worktree.raw(["update-ref", backupRef, kept, previousHead]),
-        worktree.raw(["update-ref", "HEAD", kept, previousHead]),
-      ]);
-    }
+    if (kept !== previousHead) await moveBoth(worktree, backupRef, kept, previousHead);
     await worktree.raw(["reset", "--keep", target]).catch(async () => {
       // Refused (a file changed since the scan, or one it will not overwrite stands where the
       // target has one): everything is staged and kept first, then the reset overwrites.
       await worktree.raw(["add", "-A"]);
       const again = await keepEverything(worktree, await commitOf(worktree, kept));
-      if (again !== kept) {
-        await worktree.raw(["update-ref", backupRef, again, kept]);
-        await worktree.raw(["update-ref", "HEAD", again, kept]);
-      }
+      if (again !== kept) await moveBoth(worktree, backupRef, again, kept);
       await worktree.raw(["reset", "--hard", target]);
     });
     const result = { previousHead, head: target, backupRef };
@@ -108,6 +103,7 @@ export async function rewindSession(
     const pushed = await pushSessionBranch(directory, branch, {
       commit: target,
       leaseFrom: previousHead,
+      hardened,
       credentialStore: storedCredentials(workspaceRoot, request.projectSlug),
     });
     // The open pull request's body lists the turns: it is told which ones are left.
@@ -212,6 +208,17 @@ async function commitOf(
 ): Promise<Pick<Commit, "hash" | "tree">> {
   const tree = await worktree.raw(["rev-parse", `${hash}^{tree}`]);
   return { hash, tree: tree.trim() };
+}
+
+/**
+ * The backup ref and the branch (through HEAD) from `from` to `to`, in one transaction: both move
+ * or neither does.
+ */
+async function moveBoth(worktree: Repository, backupRef: string, to: string, from: string) {
+  await worktree.raw(
+    ["update-ref", "--stdin"],
+    `update ${backupRef} ${to} ${from}\nupdate HEAD ${to} ${from}\n`,
+  );
 }
 
 /** The session's next backup number: one past the highest under `prefix`. */

@@ -6,7 +6,14 @@ import { mkdir, readdir, readFile, realpath, rename, writeFile } from "node:fs/p
 import path from "node:path";
 import { type CommitAuthor, SystemError, sessionBranch } from "@gadget/protocol";
 import { defuseGitControlFiles, gitOrThrow, type LeftOut, stageAll } from "@gadget/tools";
-import { type DroneGitOptions, droneGit, firstLine, readHardening } from "./git.ts";
+import {
+  type DroneGitOptions,
+  droneGit,
+  firstLine,
+  type LocalGit,
+  localGit,
+  readHardening,
+} from "./git.ts";
 import { looseHeadCommit } from "./head-commit.ts";
 
 /** Where a session's worktree lives: `<workspaceRoot>/.worktrees/<slug>/<sessionId>`. */
@@ -120,7 +127,9 @@ async function findOrAddWorktree(options: SessionWorktreeOptions): Promise<Sessi
       (await (await droneGit(directory, options, true)).revparse(["--abbrev-ref", "HEAD"])).trim();
     return { directory, branch, outcome: "reused", message: `Continuing on branch ${branch}` };
   }
-  const clone = await droneGit(options.clone, options, true);
+  // Spawned directly: `worktree prune`, the owner's `config` and a `for-each-ref` that finds no
+  // branch print nothing, after which simple-git waits 50 ms more (localGit).
+  const clone = await localGit(options.clone, options);
   try {
     // A worktree directory deleted by hand leaves git's record of it behind; forget it first.
     if (await registeredBefore(options.clone, options.session._id)) {
@@ -180,7 +189,7 @@ async function findOrAddWorktree(options: SessionWorktreeOptions): Promise<Sessi
   }
 }
 
-type Repository = Awaited<ReturnType<typeof droneGit>>;
+type Repository = LocalGit;
 
 /** Whether git's records of the clone's worktrees hold one for this session (its directory maybe gone). */
 async function registeredBefore(clone: string, sessionId: string): Promise<boolean> {
