@@ -161,13 +161,16 @@ describe("finding 6: tokens expire, and their user can end them", () => {
     const signIns = listed.body.signIns as Array<Record<string, unknown>>;
     expect(signIns).toHaveLength(2);
     for (const signIn of signIns) {
+      // `device` is a label worked out from the User-Agent ("curl"); the header is not kept.
       expect(Object.keys(signIn).sort()).toEqual([
         "createdAt",
         "current",
+        "device",
         "expiresAt",
         "id",
         "lastUsedAt",
       ]);
+      expect(String(signIn.device)).not.toContain(phone.token!);
       expect(Date.parse(String(signIn.expiresAt))).toBeGreaterThan(Date.now());
     }
     expect(signIns.filter((signIn) => signIn.current)).toEqual([
