@@ -7,7 +7,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { findRepoRoot } from "./repo-root.ts";
 import { startServices } from "./services.ts";
-import { pingRedis, waitUntil } from "./wire.ts";
+import { freePort, pingRedis, waitUntil } from "./wire.ts";
 
 const alive = (pid: number) => {
   try {
@@ -167,6 +167,56 @@ describe("service harness processes", () => {
       },
       15_000,
     );
+  });
+
+  it("ends a redis-server the same way: its command line kept, an empty argument and all", async () => {
+    // What the launcher's kill-at-every-step test met: redis-server rewrote its command line, and
+    // its `--save ""` left no trace in /proc, so the watchdog started before it never found it.
+    const directory = await mkdtemp(path.join(tmpdir(), "gadget-reaper-redis-"));
+    const port = await freePort();
+    const owner = `
+      import { spawn } from "node:child_process";
+      import { commandLineOf, startReaper } from "./packages/services/src/reaper.ts";
+      import { redisServerArgs } from "./packages/services/src/redis-args.ts";
+      const args = redisServerArgs(${port}, ${JSON.stringify(directory)});
+      startReaper([], [commandLineOf("redis-server", args)]);
+      const child = spawn("redis-server", args, { detached: true, stdio: "ignore" });
+      console.log("SERVER " + child.pid);
+      setInterval(() => {}, 1000);
+    `;
+    const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", owner], {
+      cwd: findRepoRoot(),
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    try {
+      const server = await new Promise<number>((resolve, reject) => {
+        let output = "";
+        child.stdout.on("data", (chunk) => {
+          output += String(chunk);
+          const match = /SERVER (\d+)/.exec(output);
+          if (match) resolve(Number(match[1]));
+        });
+        child.on("exit", (code) => reject(new Error(`owner exited early with ${code}`)));
+      });
+      await waitUntil(
+        "redis-server to answer",
+        () => pingRedis(`redis://127.0.0.1:${port}`),
+        15_000,
+      );
+      // Its watchdog has seen it by now (it looks twice a second); then the owner dies.
+      await new Promise((resolve) => setTimeout(resolve, 1_200));
+      child.kill("SIGKILL");
+      await waitUntil(
+        "redis-server to stop",
+        async () => {
+          if (alive(server)) throw new Error(`still alive: ${server}`);
+        },
+        15_000,
+      );
+    } finally {
+      child.kill("SIGKILL");
+      await rm(directory, { recursive: true, force: true });
+    }
   });
 
   it("ends a server its owner started after the watchdog, by its command line, when the owner dies before watching its pid", async () => {

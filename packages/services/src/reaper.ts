@@ -55,6 +55,15 @@ process.stdin.on("close", reap);
 process.stdin.on("error", reap);
 `;
 
+/**
+ * The command line the watchdog looks for: the arguments joined by spaces, as /proc shows them
+ * (an empty argument, such as redis-server's `--save ""`, leaves no trace there).
+ * @example startReaper([], [commandLineOf("redis-server", ["--port", "6380"])]);
+ */
+export function commandLineOf(command: string, args: readonly string[]): string {
+  return [command, ...args].filter((part) => part !== "").join(" ");
+}
+
 // Held for the life of this process: each watchdog's stdin must stay open until it ends.
 const watchdogs = new Set<ChildProcess>();
 

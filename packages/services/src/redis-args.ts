@@ -18,5 +18,9 @@ export function redisServerArgs(
     "",
     "--appendonly",
     options.persistent ? "yes" : "no",
+    // Keep the command line it was started with (redis-server shows its address otherwise): the
+    // reaper finds a server by it when its owner died before watching its pid (reaper.ts).
+    "--set-proc-title",
+    "no",
   ];
 }

@@ -5,7 +5,7 @@ import { homedir } from "node:os";
 import path from "node:path";
 import { MongoMemoryServer } from "mongodb-memory-server-core";
 import { ensureFerretdb } from "./ferretdb.ts";
-import { startReaper } from "./reaper.ts";
+import { commandLineOf, startReaper } from "./reaper.ts";
 import { redisServerArgs } from "./redis-args.ts";
 import { which } from "./which.ts";
 import { freePort, pingMongo, pingRedis, waitUntil } from "./wire.ts";
@@ -118,7 +118,7 @@ function spawnServer(
   const output = openSync(logFile, "a");
   // Watched before it starts, by its command line, not once every server answers: a process
   // killed while its servers start (SIGKILL during `pnpm start`) leaves none behind.
-  if (!detached) startReaper([], [[command, ...args].join(" ")]);
+  if (!detached) startReaper([], [commandLineOf(command, args)]);
   // Always its own process group: a terminal's Ctrl-C goes to the process that started it, which
   // stops the servers after what depends on them (`pnpm start` stops the server first).
   const child = spawn(command, args, { stdio: ["ignore", output, output], detached: true });
