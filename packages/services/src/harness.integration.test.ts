@@ -30,6 +30,38 @@ afterAll(async () => {
   );
 });
 
+/**
+ * Runs `script` (TypeScript, from the repository root) as the process that owns a server;
+ * resolves with it and the pid it prints after `word`.
+ */
+async function startOwner(script: string, word: string) {
+  const owner = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], {
+    cwd: findRepoRoot(),
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  const pid = await new Promise<number>((resolve, reject) => {
+    let output = "";
+    owner.stdout.on("data", (chunk) => {
+      output += String(chunk);
+      const match = new RegExp(`${word} (\\d+)`).exec(output);
+      if (match) resolve(Number(match[1]));
+    });
+    owner.on("exit", (code) => reject(new Error(`owner exited early with ${code}`)));
+  });
+  return { owner, pid };
+}
+
+/** Waits until `pid` has ended. */
+function ended(what: string, pid: number): Promise<void> {
+  return waitUntil(
+    what,
+    async () => {
+      if (alive(pid)) throw new Error(`still alive: ${pid}`);
+    },
+    15_000,
+  );
+}
+
 describe("service harness processes", () => {
   it("uses the URLs it is given and starts nothing for them", async () => {
     const services = await startServices({
@@ -145,34 +177,16 @@ describe("service harness processes", () => {
       startReaper([child.pid]);
       setInterval(() => {}, 1000);
     `;
-    const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", owner], {
-      cwd: findRepoRoot(),
-      stdio: ["ignore", "pipe", "inherit"],
-    });
-    const inner = await new Promise<number>((resolve, reject) => {
-      let output = "";
-      child.stdout.on("data", (chunk) => {
-        output += String(chunk);
-        const match = /INNER (\d+)/.exec(output);
-        if (match) resolve(Number(match[1]));
-      });
-      child.on("exit", (code) => reject(new Error(`owner exited early with ${code}`)));
-    });
+    const { owner: child, pid: inner } = await startOwner(owner, "INNER");
     expect(alive(inner)).toBe(true);
     child.kill("SIGKILL");
-    await waitUntil(
-      "the wrapper's program to stop",
-      async () => {
-        if (alive(inner)) throw new Error(`still alive: ${inner}`);
-      },
-      15_000,
-    );
+    await ended("the wrapper's program to stop", inner);
   });
 
   it("ends a redis-server the same way: its command line kept, an empty argument and all", async () => {
     // What the launcher's kill-at-every-step test met: redis-server rewrote its command line, and
     // its `--save ""` left no trace in /proc, so the watchdog started before it never found it.
-    const directory = await mkdtemp(path.join(tmpdir(), "gadget-reaper-redis-"));
+    const directory = await tempDir();
     const port = await freePort();
     const owner = `
       import { spawn } from "node:child_process";
@@ -184,20 +198,8 @@ describe("service harness processes", () => {
       console.log("SERVER " + child.pid);
       setInterval(() => {}, 1000);
     `;
-    const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", owner], {
-      cwd: findRepoRoot(),
-      stdio: ["ignore", "pipe", "inherit"],
-    });
+    const { owner: child, pid: server } = await startOwner(owner, "SERVER");
     try {
-      const server = await new Promise<number>((resolve, reject) => {
-        let output = "";
-        child.stdout.on("data", (chunk) => {
-          output += String(chunk);
-          const match = /SERVER (\d+)/.exec(output);
-          if (match) resolve(Number(match[1]));
-        });
-        child.on("exit", (code) => reject(new Error(`owner exited early with ${code}`)));
-      });
       await waitUntil(
         "redis-server to answer",
         () => pingRedis(`redis://127.0.0.1:${port}`),
@@ -206,16 +208,9 @@ describe("service harness processes", () => {
       // Its watchdog has seen it by now (it looks twice a second); then the owner dies.
       await new Promise((resolve) => setTimeout(resolve, 1_200));
       child.kill("SIGKILL");
-      await waitUntil(
-        "redis-server to stop",
-        async () => {
-          if (alive(server)) throw new Error(`still alive: ${server}`);
-        },
-        15_000,
-      );
+      await ended("redis-server to stop", server);
     } finally {
       child.kill("SIGKILL");
-      await rm(directory, { recursive: true, force: true });
     }
   });
 
@@ -231,27 +226,9 @@ describe("service harness processes", () => {
       console.log("SERVER " + child.pid);
       setInterval(() => {}, 1000);
     `;
-    const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", owner], {
-      cwd: findRepoRoot(),
-      stdio: ["ignore", "pipe", "inherit"],
-    });
-    const server = await new Promise<number>((resolve, reject) => {
-      let output = "";
-      child.stdout.on("data", (chunk) => {
-        output += String(chunk);
-        const match = /SERVER (\d+)/.exec(output);
-        if (match) resolve(Number(match[1]));
-      });
-      child.on("exit", (code) => reject(new Error(`owner exited early with ${code}`)));
-    });
+    const { owner: child, pid: server } = await startOwner(owner, "SERVER");
     expect(alive(server)).toBe(true);
     child.kill("SIGKILL");
-    await waitUntil(
-      "the server to stop",
-      async () => {
-        if (alive(server)) throw new Error(`still alive: ${server}`);
-      },
-      15_000,
-    );
+    await ended("the server to stop", server);
   });
 });

@@ -3,7 +3,7 @@
 // permission, and go into the follow-up's prompt as untrusted text.
 import type { Models, ProjectDocument } from "@gadget/db";
 import type { Logger } from "@gadget/logging";
-import type { ForgeEventsSettings, ForgeHookEvent, ForgeSender } from "@gadget/protocol";
+import type { ForgeEventsSettings, ForgeHookEvent } from "@gadget/protocol";
 import type { ForgeClient, ReviewLine } from "./forge-client.ts";
 import type { Decision } from "./forge-event-turns.ts";
 import { followUpPrompt, hasTrigger } from "./forge-prompts.ts";
@@ -46,7 +46,7 @@ export async function decideReview(
           : (error as Error).message.slice(0, 300),
       }),
     ),
-    senderRefusal(forge, event.sender),
+    forge.refusal(event.sender),
   ]);
   const said =
     hasTrigger(event.comment.body, settings.trigger) ||
@@ -56,7 +56,7 @@ export async function decideReview(
       "unread" in lines ? ` (its line comments could not be read: ${lines.unread})` : "";
     return { ignored: `the review does not say ${settings.trigger}${unread}` };
   }
-  if (refusal) return refusal;
+  if (refusal) return { ignored: refusal };
   if ("unread" in lines) {
     dependencies.logger.warn(
       { projectId: String(project._id), pull: issue.number, reason: lines.unread },
@@ -71,22 +71,4 @@ export async function decideReview(
       prompt: followUpPrompt(event, lines),
     },
   };
-}
-
-/** Why `sender` is not obeyed, or null when the forge itself says they may write. */
-export async function senderRefusal(
-  forge: ForgeClient,
-  sender: ForgeSender,
-): Promise<Decision | null> {
-  let allowed: boolean;
-  try {
-    allowed = await forge.canWrite(sender);
-  } catch (error) {
-    return {
-      ignored: `could not ask the forge about @${sender.login}: ${(error as Error).message}`,
-    };
-  }
-  return allowed
-    ? null
-    : { ignored: `@${sender.login} has no write access to ${forge.repository.name}` };
 }
