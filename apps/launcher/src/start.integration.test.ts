@@ -17,7 +17,7 @@ import {
 } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { findRepoRoot, freePort, startRedisCluster } from "@gadget/services";
+import { findRepoRoot, stablePort, startRedisCluster } from "@gadget/services";
 import { type ScriptedModel, startScriptedModel } from "@gadget/testkit";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 
@@ -188,7 +188,7 @@ beforeAll(async () => {
     cwd: copy,
     stdio: "ignore",
   });
-  port = await freePort();
+  port = await stablePort();
   model = await startScriptedModel({
     handler: () => ({ text: "Hello from the scripted model" }),
   });

@@ -50,4 +50,4 @@ export {
   stopChild,
   stopPids,
 } from "./services.ts";
-export { freePort, pingMongo, pingRedis, waitUntil } from "./wire.ts";
+export { freePort, pingMongo, pingRedis, stablePort, waitUntil } from "./wire.ts";

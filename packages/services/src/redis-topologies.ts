@@ -8,7 +8,7 @@ import { promisify } from "node:util";
 import { startReaper } from "./reaper.ts";
 import { redisServerArgs } from "./redis-args.ts";
 import { which } from "./which.ts";
-import { freePort, pingRedis, waitUntil } from "./wire.ts";
+import { pingRedis, stablePort, waitUntil } from "./wire.ts";
 
 const run = promisify(execFile);
 
@@ -347,6 +347,6 @@ function redisUrlOf(port: number): string {
 /** `count` free loopback ports, no two alike. */
 async function distinctFreePorts(count: number): Promise<number[]> {
   const ports = new Set<number>();
-  while (ports.size < count) ports.add(await freePort());
+  while (ports.size < count) ports.add(await stablePort());
   return [...ports];
 }

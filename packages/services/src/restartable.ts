@@ -1,13 +1,13 @@
 // A private Redis or MongoDB-compatible server that a fault test can kill and bring back on the
 // same port (and, for the database, the same data): what an outage looks like to its clients.
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdirSync, openSync } from "node:fs";
+import { mkdirSync, openSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
 import path from "node:path";
 import { ensureFerretdb } from "./ferretdb.ts";
 import { startReaper } from "./reaper.ts";
 import { redisServerArgs } from "./redis-args.ts";
 import { which } from "./which.ts";
-import { freePort, pingMongo, pingRedis, waitUntil } from "./wire.ts";
+import { pingMongo, pingRedis, stablePort, waitUntil } from "./wire.ts";
 
 export interface RestartableService {
   url: string;
@@ -21,6 +21,34 @@ export interface RestartableService {
   readonly running: boolean;
 }
 
+/** Whether process `pid` holds the socket listening on 127.0.0.1:`port` (Linux's /proc). */
+function listensOn(pid: number, port: number): boolean {
+  const local = `0100007F:${port.toString(16).toUpperCase().padStart(4, "0")}`;
+  let table: string;
+  try {
+    table = readFileSync("/proc/net/tcp", "utf8");
+  } catch {
+    return true; // no /proc: nothing to check against
+  }
+  const inodes = new Set<string>();
+  for (const line of table.split("\n").slice(1)) {
+    const fields = line.trim().split(/\s+/);
+    // local_address, state 0A (LISTEN), inode
+    if (fields[1] === local && fields[3] === "0A" && fields[9]) inodes.add(`socket:[${fields[9]}]`);
+  }
+  try {
+    return readdirSync(`/proc/${pid}/fd`).some((fd) => {
+      try {
+        return inodes.has(readlinkSync(`/proc/${pid}/fd/${fd}`));
+      } catch {
+        return false;
+      }
+    });
+  } catch {
+    return false;
+  }
+}
+
 function launcher(
   command: string,
   args: string[],
@@ -31,10 +59,21 @@ function launcher(
   let child: ChildProcess | null = null;
   const start = async () => {
     const output = openSync(logFile, "a");
-    child = spawn(command, args, { stdio: ["ignore", output, output], detached: true });
-    child.on("error", () => {});
-    if (child.pid) startReaper([child.pid]);
+    const started = spawn(command, args, { stdio: ["ignore", output, output], detached: true });
+    child = started;
+    started.on("error", () => {});
+    if (started.pid) startReaper([started.pid]);
+    const port = Number(new URL(url).port);
     await waitUntil(url, ping, 30_000);
+    // What answered must be this process: had it failed to bind, another one holds the port.
+    if (started.exitCode !== null || !listensOn(started.pid ?? 0, port)) {
+      child = null;
+      started.kill("SIGKILL");
+      const log = readFileSync(logFile, "utf8").slice(-2_000);
+      throw new Error(
+        `${url} answers, but not the ${path.basename(command)} started here:\n${log}`,
+      );
+    }
   };
   const kill = async (signal: NodeJS.Signals = "SIGKILL") => {
     const current = child;
@@ -64,7 +103,7 @@ function launcher(
 export async function startRestartableRedis(dataDir: string): Promise<RestartableService> {
   const redisServer = which("redis-server");
   if (!redisServer) throw new Error("redis-server is not on PATH");
-  const port = await freePort();
+  const port = await stablePort();
   mkdirSync(dataDir, { recursive: true });
   const url = `redis://127.0.0.1:${port}`;
   const service = launcher(
@@ -86,7 +125,7 @@ export async function startRestartableMongo(
   rootDir: string,
   dataDir: string,
 ): Promise<RestartableService> {
-  const port = await freePort();
+  const port = await stablePort();
   mkdirSync(dataDir, { recursive: true });
   const url = `mongodb://127.0.0.1:${port}`;
   const mongod = which("mongod");

@@ -1,4 +1,5 @@
 // Minimal wire-level health checks: a MongoDB OP_MSG ping and a Redis PING, with no client library.
+import { readFileSync } from "node:fs";
 import net from "node:net";
 import { parseRedisUrl, redisAddresses } from "./redis-url.ts";
 
@@ -137,6 +138,42 @@ export async function waitUntil(
     }
   }
   throw new Error(`${what} did not answer within ${timeoutMs} ms: ${String(lastError)}`);
+}
+
+/** The first port of the kernel's ephemeral range: what `listen(0)` and outgoing connections take. */
+function ephemeralFloor(): number {
+  try {
+    const [low] = readFileSync("/proc/sys/net/ipv4/ip_local_port_range", "utf8")
+      .trim()
+      .split(/\s+/);
+    return Number(low) > 11_000 ? Number(low) : 32_768;
+  } catch {
+    return 32_768;
+  }
+}
+
+function listensOn(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = net.createServer();
+    server.unref();
+    server.once("error", () => resolve(false));
+    server.listen(port, "127.0.0.1", () => server.close(() => resolve(true)));
+  });
+}
+
+/**
+ * A free port on 127.0.0.1 below the kernel's ephemeral range, for a service that is killed and
+ * started again on the same port. While it is down, a port from `freePort` could be handed to
+ * another test's service or taken as the source port of a reconnecting client (which can then
+ * connect to itself); below the range the kernel never hands it out on its own.
+ */
+export async function stablePort(): Promise<number> {
+  const floor = ephemeralFloor();
+  for (let attempt = 0; attempt < 100; attempt++) {
+    const port = 10_000 + Math.floor(Math.random() * (floor - 10_000));
+    if (await listensOn(port)) return port;
+  }
+  throw new Error("no free port below the ephemeral range");
 }
 
 /** Asks the kernel for a free TCP port on 127.0.0.1. */
