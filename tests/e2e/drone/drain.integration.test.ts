@@ -122,6 +122,7 @@ describe("draining a drone", () => {
     expect(await drone.exited).toBe(0);
     const stopped = await waitForTurn(user, later, finalStatuses);
     expect(stopped).toMatchObject({ status: "interrupted", exitReason: "drone_shutdown" });
+    expect(stopped.error?.message, "an interrupted turn says why").toMatch(/shut down/);
     const events = await turnEvents(user, later);
     expect(JSON.stringify(events)).toMatch(/drone was shut down/);
     expect(JSON.stringify(events)).not.toMatch(/by the user/);

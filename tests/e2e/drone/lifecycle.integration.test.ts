@@ -241,6 +241,7 @@ describe("drone lifecycle end to end", () => {
       "interrupted",
     ]);
     expect(stopped).toMatchObject({ status: "interrupted", exitReason: "drone_shutdown" });
+    expect(stopped.error?.message, "an interrupted turn says why").toMatch(/shut down/);
     // Two drone starts, two turns and their commands: more than the default 30 s on a busy machine.
   }, 120_000);
 

@@ -109,6 +109,27 @@ describe("applyEvents", () => {
     ).toBe("completed");
   });
 
+  it("an interrupted turn says why even when no error event came before its end", () => {
+    const stopped = applyEvents(
+      fresh(),
+      [agentEvent("done", { reason: "drone_shutdown", passes: 2, totalCost: 0 })],
+      new Date(2000),
+    );
+    expect(stopped.status).toBe("interrupted");
+    expect(stopped.error?.code).toBe("interrupted");
+    expect(stopped.error?.message).toMatch(/drone .* shut down/);
+    // An error the turn already carries is its cause, kept as it was.
+    const known = applyEvents(
+      fresh(),
+      [
+        agentEvent("error", { code: "worktree_busy", message: "another turn holds it" }),
+        agentEvent("done", { reason: "interrupted", passes: 1, totalCost: 0 }),
+      ],
+      new Date(2000),
+    );
+    expect(known.error).toEqual({ code: "worktree_busy", message: "another turn holds it" });
+  });
+
   it("records the delivery: pushed with its time, or the reason in words", () => {
     const now = new Date(3000);
     const pushed = applyEvents(

@@ -33,6 +33,13 @@ export interface TurnState {
   quotaWait: ChatTurnDocument["quotaWait"];
 }
 
+/** Why a turn that ended `interrupted` without an error of its own stopped, in words. */
+function interruptedBecause(reason: ExitReason): string {
+  return reason === "drone_shutdown"
+    ? "The drone running this turn shut down; everything received so far is kept"
+    : "The turn was interrupted before it finished; everything received so far is kept";
+}
+
 /** The status a turn ends in for each reason its loop stopped. */
 export function finalStatusFor(reason: ExitReason): TurnStatus {
   switch (reason) {
@@ -152,6 +159,10 @@ function applyEvent(state: TurnState, event: AgentEvent, now: Date): void {
       if (isFinalTurnStatus(state.status)) return;
       state.status = finalStatusFor(event.data.reason);
       state.exitReason = event.data.reason;
+      // An interrupted turn always says why, whichever path ended it.
+      if (state.status === "interrupted" && !state.error) {
+        state.error = { code: "interrupted", message: interruptedBecause(event.data.reason) };
+      }
       state.stats.passes = event.data.passes;
       state.stats.cost = event.data.totalCost;
       state.pendingApprovals = [];
