@@ -48,6 +48,7 @@ describe("forking end to end", () => {
   let user: ApiClient;
   const drones: DroneProcess[] = [];
   let homeWorkspace: string;
+  let awayWorkspace: string;
 
   beforeAll(async () => {
     server = await startTestServer(
@@ -56,10 +57,14 @@ describe("forking end to end", () => {
     );
     model = await startScriptedModel();
     user = await signup(server.url, "forks");
-    // Registered with the default capacity of 2.
-    const home = await startRegisteredDrone(user, server.url, "home", { labels: ["pool=home"] });
-    drones.push(home.drone);
+    // Registered with the default capacity of 2; turns say which they want by label.
+    const [home, away] = await Promise.all([
+      startRegisteredDrone(user, server.url, "home", { labels: ["pool=home"] }),
+      startRegisteredDrone(user, server.url, "away", { labels: ["pool=away"] }),
+    ]);
+    drones.push(home.drone, away.drone);
     homeWorkspace = home.workspace;
+    awayWorkspace = away.workspace;
   });
 
   afterAll(async () => {
@@ -125,7 +130,7 @@ describe("forking end to end", () => {
     });
     const turns: Turn[] = [];
     for (const file of ["one.txt", "two.txt", "three.txt", "four.txt"]) {
-      turns.push(await writeTurn(sessionId, providerId, file));
+      turns.push(await writeTurn(sessionId, providerId, file, ["pool=home"]));
     }
     const [, second, , fourth] = turns as [Turn, Turn, Turn, Turn];
     const forkId = await fork(sessionId, second._id);
@@ -151,6 +156,7 @@ describe("forking end to end", () => {
         toolCalls: [{ name: "write_file", arguments: { path: "five.txt", content: "five\n" } }],
       };
     });
+    // Neither asks for a drone: both go to the one holding the source's worktree.
     const forkTurnId = await post(forkId, providerId, "Look around the fork");
     const sourceTurnId = await post(sessionId, providerId, "Write five.txt");
     await waitFor(
@@ -165,7 +171,7 @@ describe("forking end to end", () => {
     ]);
     model.setHandler(undefined);
 
-    // Both ran on the one drone, whose capacity is 2.
+    // Both ran on the one drone, whose capacity is 2, while the other drone was online too.
     const home = await droneId("home");
     expect(home.capacity).toBe(2);
     expect([forkTurn.drone, sourceTurn.drone]).toEqual([home._id, home._id]);
@@ -204,7 +210,7 @@ describe("forking end to end", () => {
     const sourceAsked = said((held.get("source") as ScriptedRequest).body);
     expect(sourceAsked).toEqual(expect.arrayContaining(["Write four.txt", "Wrote four.txt."]));
     expect(sourceAsked).not.toContain("Look around the fork");
-  });
+  }, 120_000);
 
   it("starts a fork taken by another drone from the source's commit fetched from the remote", async () => {
     const { providerId, projectId, projectSlug, sessionId } = await createProjectSession(user, {
@@ -215,8 +221,6 @@ describe("forking end to end", () => {
     const patched = await user.patch(`/api/projects/${projectId}`, { delivery: "branch" });
     expect(patched.status).toBe(200);
     const bare = patched.body.project.gitUrl as string;
-    const away = await startRegisteredDrone(user, server.url, "away", { labels: ["pool=away"] });
-    drones.push(away.drone);
 
     const [, second, third] = [
       await writeTurn(sessionId, providerId, "one.txt", ["pool=home"]),
@@ -231,8 +235,8 @@ describe("forking end to end", () => {
     expect(third.drone).toBe(home._id);
     expect(side.drone).toBe(other._id);
     // The away drone never held the source's worktree: the fork's start came from the remote.
-    expect(existsSync(worktreeDirectory(away.workspace, projectSlug, sessionId))).toBe(false);
-    const forkTree = worktreeDirectory(away.workspace, projectSlug, forkId);
+    expect(existsSync(worktreeDirectory(awayWorkspace, projectSlug, sessionId))).toBe(false);
+    const forkTree = worktreeDirectory(awayWorkspace, projectSlug, forkId);
     expect(git(forkTree, "rev-parse", "HEAD")).toBe(side.commit);
     expect(git(forkTree, "rev-parse", "HEAD~1")).toBe(second.commit);
     for (const file of ["one.txt", "two.txt", "side.txt"])
@@ -247,5 +251,5 @@ describe("forking end to end", () => {
     );
     expect(git(bare, "rev-parse", `${side.branch}~1`)).toBe(second.commit);
     expect(git(bare, "rev-parse", third.branch)).toBe(third.commit);
-  });
+  }, 120_000);
 });

@@ -127,7 +127,8 @@ export async function startRegisteredDrone(
   });
   if (registered.code !== 0) throw new Error(`gadget-drone register failed: ${registered.stderr}`);
   const drone = startCli(["--config", config], home);
-  await waitForDroneOnline(user, name);
+  // Starting runs the TypeScript source through tsx: slow on a loaded machine.
+  await waitForDroneOnline(user, name, 60_000);
   return { home, workspace, config, drone };
 }
 
