@@ -39,7 +39,7 @@ export function runCli(
 export async function registerWithCli(
   user: ApiClient,
   serverUrl: string,
-  options: { name: string; workspace: string; config: string; home: string },
+  options: { name: string; workspace: string; config: string; home: string; labels?: string[] },
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const token = await user.post("/api/drones/registration-tokens");
   return runCli(
@@ -55,6 +55,7 @@ export async function registerWithCli(
       options.workspace,
       "--config",
       options.config,
+      ...(options.labels ?? []).flatMap((label) => ["--label", label]),
     ],
     options.home,
   );
@@ -106,21 +107,28 @@ export async function waitForDroneOnline(
 
 /**
  * A drone as a user sets one up: registered with the CLI in `home` (a fresh one unless given),
- * its workspaces under it, then started; resolves once the server shows it online.
+ * with `labels` when given, its workspaces under it, then started; resolves once the server shows it online.
  */
 export async function startRegisteredDrone(
   user: ApiClient,
   serverUrl: string,
   name: string,
-  options: { home?: string } = {},
+  options: { home?: string; labels?: string[] } = {},
 ): Promise<{ home: string; workspace: string; config: string; drone: DroneProcess }> {
   const home = options.home ?? (await freshHome());
   const workspace = path.join(home, "workspaces");
   const config = path.join(home, "drone.json");
-  const registered = await registerWithCli(user, serverUrl, { name, workspace, config, home });
+  const registered = await registerWithCli(user, serverUrl, {
+    name,
+    workspace,
+    config,
+    home,
+    ...(options.labels ? { labels: options.labels } : {}),
+  });
   if (registered.code !== 0) throw new Error(`gadget-drone register failed: ${registered.stderr}`);
   const drone = startCli(["--config", config], home);
-  await waitForDroneOnline(user, name);
+  // Starting runs the TypeScript source through tsx: slow on a loaded machine.
+  await waitForDroneOnline(user, name, 60_000);
   return { home, workspace, config, drone };
 }
 

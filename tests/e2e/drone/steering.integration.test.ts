@@ -1,8 +1,8 @@
 // Talking to a running turn end to end, with a real drone and the scripted model: a message sent
 // during a turn is journaled by the drone and reaches the model's next request after the tool
 // results of the pass it arrived in (or with the decision of an approval it waits for); an
-// interrupting one stops a running command; a limit that asks pauses the turn until extended (or
-// ends it after the timeout); turns posted while one runs wait on the server and each request
+// interrupting one stops a running command; a limit that asks (passes, or a cost budget priced
+// from the model's reported usage) pauses the turn until extended (or ends it after the timeout); turns posted while one runs wait on the server and each request
 // holds the answers before it, one edited and one withdrawn while they wait; a drone killed before
 // it took a message takes it after its restart; a message the turn ends without becomes the next
 // turn.
@@ -262,6 +262,61 @@ describe("steering and queueing end to end", () => {
       exitReason: "max_passes",
       response: "What I gathered before the limit.",
     });
+  });
+
+  it("pauses a turn at its cost budget and, extended once, lets it finish", async () => {
+    // $2 a million tokens in, $10 out: the first call costs $0.40 of a $0.30 budget.
+    const priced = await user.post("/api/providers", {
+      name: "priced",
+      baseUrl: model.baseUrl,
+      apiKey: "sk-x",
+      modelId: "scripted-model",
+      pricing: { inputPerMTok: 2, outputPerMTok: 10 },
+    });
+    expect(priced.status).toBe(201);
+    const requestsBefore = model.chatRequests.length;
+    model.enqueue(
+      {
+        toolCalls: [{ name: "read_file", arguments: { path: "README.md" } }],
+        usage: { promptTokens: 100_000, completionTokens: 20_000 },
+      },
+      {
+        text: "Finished within the extended budget.",
+        usage: { promptTokens: 100_000, completionTokens: 0 },
+      },
+    );
+    const created = await user.post(`/api/sessions/${sessionId}/turns`, {
+      prompt: "Read within budget",
+      providerId: priced.body.provider._id,
+      limits: { costBudget: 0.3, onReach: "ask" },
+    });
+    const turnId = created.body.turn._id as string;
+    const paused = await waitForTurn(user, turnId, ["awaiting_approval"], 30_000);
+    expect(paused.waiting).toEqual({ reason: "budget", limit: "costBudget", used: 0.4 });
+    const approval = (await turnEvents(user, turnId)).find((event) => event.type === "approval");
+    const request = approval.data.approvals[0];
+    expect(request).toMatchObject({
+      kind: "budget",
+      params: { limit: "costBudget", used: 0.4, value: 0.3 },
+    });
+    expect(model.chatRequests).toHaveLength(requestsBefore + 1);
+    const decided = await user.post(`/api/turns/${turnId}/approvals/${request.id}`, {
+      approve: true,
+      input: { extendBy: 0.5 },
+    });
+    expect(decided.status).toBe(200);
+    const extended = await waitForTurn(user, turnId, ["completed", "failed"], 30_000);
+    expect(extended).toMatchObject({
+      status: "completed",
+      exitReason: "completed",
+      response: "Finished within the extended budget.",
+    });
+    // $0.60 spent of the $0.80 the budget became.
+    expect(extended.stats.cost).toBeCloseTo(0.6, 9);
+    const statuses = (await turnEvents(user, turnId))
+      .filter((event) => event.type === "status" && event.data.phase === "budget")
+      .map((event) => event.data.message);
+    expect(statuses).toEqual(["The limit costBudget was extended by 0.5 to 0.8"]);
   });
 
   it("runs turns posted during a turn after it, in order, each request with the answers before it", async () => {

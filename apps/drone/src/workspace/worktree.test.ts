@@ -150,6 +150,44 @@ describe("session worktrees", () => {
     expect(changedOn(clone, made.branch)).toEqual(["login.txt"]);
   });
 
+  it("starts a fork's branch at its source's commit, and says so when the clone lacks that commit", async () => {
+    const { remote, workspaceRoot, clone, worktree } = await project();
+    const source = await worktree(first);
+    await writeFile(path.join(source.directory, "login.txt"), "fixed\n");
+    const commit = (await commitSessionWork(source.directory, "Fix the login page")) as string;
+    const fork = { _id: "665f1c2e9b1d4a00123456bb", name: "Try another way" };
+    const forkOn = (root: string, forkClone: string) =>
+      prepareSessionWorktree({
+        workspaceRoot: root,
+        slug: "demo",
+        clone: forkClone,
+        session: fork,
+        branchPrefix: "gadget/",
+        defaultBranch: "main",
+        startFrom: commit,
+      });
+    const here = await forkOn(workspaceRoot, clone);
+    expect(here).toMatchObject({
+      outcome: "created",
+      message: `New branch ${here.branch} from commit ${commit.slice(0, 7)}`,
+    });
+    expect(runGit(here.directory, "rev-parse", "HEAD").trim()).toBe(commit);
+
+    // Another drone's clone: the source's branch was never pushed.
+    const elsewhere = await makeTempDir("gadget-ws-");
+    const prepared = await prepareWorkspace({
+      workspaceRoot: elsewhere,
+      slug: "demo",
+      gitUrl: remote.bare,
+    });
+    const there = await forkOn(elsewhere, prepared.directory);
+    expect(there.outcome).toBe("created");
+    expect(there.message).toBe(
+      `New branch ${there.branch} from main: the fork's commit ${commit.slice(0, 7)} is not in this drone's clone nor on the project's remote`,
+    );
+    expect(existsSync(path.join(there.directory, "login.txt"))).toBe(false);
+  });
+
   it("says where a session's worktree stands: ahead, behind, dirty, also once pruned", async () => {
     const { remote, workspaceRoot, clone, worktree } = await project();
     const made = await worktree(first);

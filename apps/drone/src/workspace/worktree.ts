@@ -174,11 +174,17 @@ async function findOrAddWorktree(options: SessionWorktreeOptions): Promise<Sessi
       clone.raw(["worktree", "add", "--no-track", "-b", branch, directory, base.ref]),
       clone.raw(["config", ownerKey(branch), options.session._id]),
     ]);
+    // A fork whose commit only its source's drone holds (never delivered) cannot start there:
+    // say so rather than let the branch seem to hold the source's work.
+    const missing =
+      options.startFrom && !forkStart
+        ? `: the fork's commit ${options.startFrom.slice(0, 7)} is not in this drone's clone nor on the project's remote`
+        : "";
     return {
       directory,
       branch,
       outcome: "created",
-      message: `New branch ${branch} from ${base.name}`,
+      message: `New branch ${branch} from ${base.name}${missing}`,
     };
   } catch (error) {
     throw new SystemError(

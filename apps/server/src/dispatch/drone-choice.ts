@@ -18,7 +18,7 @@ export interface Candidate extends SlotCandidate {
 
 /** What a turn asks of its drone. */
 export interface Wanted {
-  /** The drone that ran the session's latest turn, if any. */
+  /** The drone that ran the session's latest turn (a new fork's: its source's), if any. */
   sessionDrone: string | null;
   /** The project's slug: a drone listing it holds its clone. */
   projectSlug: string;

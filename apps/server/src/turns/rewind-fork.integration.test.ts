@@ -1,9 +1,16 @@
 // Rewinding and forking a session's conversation with a scripted drone: rewound turns are marked
 // and left out of the next work order's context, a rewind waits for unfinished turns, and a fork
-// starts a new session with the turns up to one of them and its branch at that turn's commit.
+// starts a new session with the turns up to one of them and its branch at that turn's commit, its
+// first turn on the drone holding the source's worktree.
 import { agentEvent } from "@gadget/protocol";
 import { describe, expect, it } from "vitest";
-import { registerDrone, setupWorkspace, signup, waitFor } from "../testing/api-client.ts";
+import {
+  registerDrone,
+  setupWorkspace,
+  signup,
+  waitFor,
+  waitForDroneOnline,
+} from "../testing/api-client.ts";
 import { ScriptedDrone } from "../testing/scripted-drone.ts";
 import { useTestServer } from "../testing/use-test-server.ts";
 
@@ -121,5 +128,29 @@ describe("fork", () => {
     // The source goes on as it was.
     const source = await completeTurn(fleet, "three");
     expect(contextOf(source)).toEqual(["one", "answer to one", "two", "answer to two"]);
+  });
+
+  it("sends the fork's first turn to the drone holding its source's worktree and commit", async () => {
+    const fleet = await fleetUser("fork-drone");
+    const one = await completeTurn(fleet, "one");
+    // Another drone says it holds the project's clone, and the source's drone does not: without
+    // the source to go by, dispatch would prefer the other.
+    const registered = await registerDrone(fleet.user, { name: "fork-other", capacity: 2 });
+    const other = await ScriptedDrone.connect({
+      url: fixture.server.url,
+      droneId: registered.droneId,
+      credential: registered.credential,
+      capacity: 2,
+      workspaces: [fleet.projectSlug],
+    });
+    fixture.drones.push(other);
+    await waitForDroneOnline(fleet.user, registered.droneId);
+    const forked = await fleet.user.post(`/api/sessions/${fleet.sessionId}/fork`, {
+      turnId: one.turnId,
+    });
+    expect(forked.status).toBe(201);
+    const first = await completeTurn(fleet, "side", forked.body.session._id);
+    expect(first.session).toMatchObject({ startFrom: `c0ffee${one.turnId.slice(-6)}` });
+    expect(other.workOrders).toEqual([]);
   });
 });

@@ -121,6 +121,8 @@ export class SessionRewinds {
       history: await historyOf(models, upTo),
       rememberedTurns: [],
       forkedFrom: { session: session._id, turn: turn._id, commit },
+      // Its first turn prefers the source's drone: the commit it starts at may be only there.
+      drone: session.drone ?? null,
       createdAt: new Date(),
     });
     return created.toObject() as ChatSessionDocument;

@@ -23,7 +23,10 @@ export interface ChatSessionDocument {
   history: IChatMessage[];
   /** Turns whose exchange is in `history`, so a retried completion does not add it twice. */
   rememberedTurns: Types.ObjectId[];
-  /** The drone the session's latest turn went to: it holds the session's worktree. */
+  /**
+   * The drone the session's latest turn went to: it holds the session's worktree. A fork's, until
+   * its first turn, is its source's, which holds the commit the fork starts at.
+   */
   drone?: Types.ObjectId | null;
   /** The session's pull request once a turn opened it (delivery `pull-request`); later turns update it. */
   pullRequest: PullRequestRef | null;
