@@ -39,7 +39,7 @@ export function runCli(
 export async function registerWithCli(
   user: ApiClient,
   serverUrl: string,
-  options: { name: string; workspace: string; config: string; home: string },
+  options: { name: string; workspace: string; config: string; home: string; capacity?: number },
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const token = await user.post("/api/drones/registration-tokens");
   return runCli(
@@ -55,6 +55,7 @@ export async function registerWithCli(
       options.workspace,
       "--config",
       options.config,
+      ...(options.capacity ? ["--capacity", String(options.capacity)] : []),
     ],
     options.home,
   );
