@@ -39,7 +39,14 @@ export function runCli(
 export async function registerWithCli(
   user: ApiClient,
   serverUrl: string,
-  options: { name: string; workspace: string; config: string; home: string; labels?: string[] },
+  options: {
+    name: string;
+    workspace: string;
+    config: string;
+    home: string;
+    labels?: string[];
+    capacity?: number;
+  },
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const token = await user.post("/api/drones/registration-tokens");
   return runCli(
@@ -56,6 +63,7 @@ export async function registerWithCli(
       "--config",
       options.config,
       ...(options.labels ?? []).flatMap((label) => ["--label", label]),
+      ...(options.capacity ? ["--capacity", String(options.capacity)] : []),
     ],
     options.home,
   );
