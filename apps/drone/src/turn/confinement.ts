@@ -3,7 +3,12 @@
 import { realpath } from "node:fs/promises";
 import type { IWorkOrder } from "@gadget/protocol";
 import { agentEvent } from "@gadget/protocol";
-import { type ConfinementPolicy, confine, type Sandbox } from "@gadget/sandbox";
+import {
+  type CommandConfinement,
+  type ConfinementPolicy,
+  confine,
+  type Sandbox,
+} from "@gadget/sandbox";
 import type { McpLease, McpManager } from "../mcp/mcp-manager.ts";
 import { projectHome } from "../sandbox.ts";
 import { projectDirectory } from "../workspace/prepare.ts";
@@ -15,6 +20,27 @@ export interface ConfinementSettings {
   sandbox: Sandbox;
   /** Directories no command may see (the drone's config, workspaces, journal). */
   hiddenPaths: readonly string[];
+}
+
+/** The turn's commands confined to its worktree, and the session's MCP servers opened in it. */
+export interface ConfinedTurn {
+  policy: ConfinementPolicy;
+  confinement: CommandConfinement;
+  /** The session's MCP servers; null when the project has none or the drone runs no MCP. */
+  mcp: McpLease | null;
+}
+
+/** Confines the turn's commands to `directory`, then opens the session's MCP servers in it. */
+export async function confineWorktree(
+  scope: TurnScope,
+  settings: ConfinementSettings & { mcp?: McpManager | undefined },
+  directory: string,
+  secretValues: string[],
+): Promise<ConfinedTurn> {
+  const policy = await confineTurn(scope, settings, directory);
+  const confinement = confine(settings.sandbox, policy);
+  const mcp = await openMcpServers(scope, settings, directory, policy, secretValues);
+  return { policy, confinement, mcp };
 }
 
 /** The turn's sandbox policy: its worktree, its project's HOME and network, nothing of the drone. */

@@ -1,13 +1,21 @@
-// The work order mapped to the engine's input. Pure: what the engine is asked to do is tested
-// without git, a sandbox or a server (engine-input.test.ts).
+// The work order mapped to the engine's input, and the tools made for the turn's worktree. Pure:
+// what the engine is asked to do is tested without git, a sandbox or a server (engine-input.test.ts).
 import type { TurnInput } from "@gadget/agent";
 import type { IWorkOrder } from "@gadget/protocol";
-import { workspaceContextSources } from "@gadget/tools";
+import type { CommandConfinement } from "@gadget/sandbox";
+import {
+  createLoadSkillTool,
+  createTools,
+  type SkillSummary,
+  workspaceContextSources,
+} from "@gadget/tools";
+
+type Tools = NonNullable<TurnInput["tools"]>;
 
 /** Where the turn works and with what: the worktree's directory and the tools made for it. */
 export interface TurnWorkspace {
   directory: string;
-  tools: NonNullable<TurnInput["tools"]>;
+  tools: Tools;
   /** The prompt as a `/command` expanded it; default the order's prompt. */
   goal?: string;
   /** The worktree's skills, listed to the model. */
@@ -62,4 +70,28 @@ export function engineInput(
         }
       : {}),
   };
+}
+
+/**
+ * The engine's tools in the turn's worktree: the workspace's (confined, with the turn's secrets
+ * kept out), `load_skill` when the worktree has skills, and the session's MCP servers' tools.
+ */
+export function turnTools(
+  order: IWorkOrder,
+  options: {
+    confinement: CommandConfinement;
+    secretValues: string[];
+    skills: SkillSummary[];
+    mcpTools?: Tools | undefined;
+  },
+): Tools {
+  return [
+    ...createTools({
+      secretValues: options.secretValues,
+      sandbox: options.confinement,
+      projectEnv: order.project.env,
+    }),
+    ...(options.skills.length ? [createLoadSkillTool(options.skills)] : []),
+    ...(options.mcpTools ?? []),
+  ];
 }

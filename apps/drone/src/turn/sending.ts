@@ -1,8 +1,11 @@
 // How a turn's events reach the server: its journal streamed by an EventSender that waits out an
-// unavailable server (the terminal says so) and stops the turn when the server refuses it.
+// unavailable server (the terminal says so) and stops the turn when the server refuses it, and
+// its checkpoints sent after the events before them.
 import type { EngineLogger } from "@gadget/agent";
-import type { TurnJournal } from "../streaming/journal.ts";
+import type { IWorkOrder } from "@gadget/protocol";
+import type { EventJournal, TurnJournal } from "../streaming/journal.ts";
 import { type DroneSocket, EventSender, type SenderOptions } from "../streaming/sender.ts";
+import { TurnCheckpoints } from "./checkpoint.ts";
 import type { TurnProgress } from "./progress.ts";
 
 export interface SendingSettings {
@@ -14,6 +17,33 @@ export interface SendingSettings {
     "patienceMs" | "retryDelayMs" | "maxRetryDelayMs" | "ackTimeoutMs" | "canSend"
   >;
   onProgress?: (progress: TurnProgress) => void;
+}
+
+/** A turn's journal, the sender that streams it to the server, and its checkpoints. */
+export interface TurnStream {
+  journal: TurnJournal;
+  sender: EventSender;
+  checkpoints: TurnCheckpoints;
+}
+
+/** Opens the turn's journal (numbered from the order's `nextSeq`) and what streams it. */
+export async function openTurnStream(
+  order: IWorkOrder,
+  settings: SendingSettings & { journal: EventJournal },
+  progress: TurnProgress,
+  abort: AbortController,
+  onRefusedEvent: (message: string) => void,
+): Promise<TurnStream> {
+  const journal = await settings.journal.open(order.turnId, order.nextSeq);
+  const sender = turnSender(journal, progress, abort, settings, onRefusedEvent);
+  const checkpoints = new TurnCheckpoints(
+    order.turnId,
+    journal,
+    settings.socket,
+    sender,
+    settings.logger,
+  );
+  return { journal, sender, checkpoints };
 }
 
 /** The sender of the turn's journal: tells the terminal while the server is away. */

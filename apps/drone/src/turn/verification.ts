@@ -1,7 +1,13 @@
 // The verification phase of a turn: the project's verify commands run in the sandbox like
-// `run_command`, and when they fail, the input of a repair pass that has the failure as its goal.
+// `run_command`, and when they fail, repair passes of the engine that have the failure as their goal.
 import type { TurnInput, TurnOutcome } from "@gadget/agent";
-import { type AgentEvent, agentEvent, type IChatMessage, splitThinking } from "@gadget/protocol";
+import {
+  type AgentEvent,
+  agentEvent,
+  type ExitReason,
+  type IChatMessage,
+  splitThinking,
+} from "@gadget/protocol";
 import type { CommandConfinement } from "@gadget/sandbox";
 import { runCommand } from "@gadget/tools";
 import type { TurnScope } from "./scope.ts";
@@ -21,6 +27,65 @@ export interface Verification {
   ok: boolean;
   report: string;
   event: Extract<AgentEvent, { type: "verification" }>["data"];
+}
+
+/** What `done` says: why the turn ended, and the passes and cost of all its engine runs. */
+export interface RunsTally {
+  reason: ExitReason;
+  passes: number;
+  totalCost: number;
+}
+
+/** How the turn's engine runs: its input in the worktree, and one run of the engine on an input. */
+export interface EngineRuns {
+  input: () => TurnInput;
+  run: (input: TurnInput) => Promise<TurnOutcome>;
+}
+
+/**
+ * Runs the engine, then verifies; failed verification gets up to `repairAttempts` repair passes
+ * (default 2). `tally` adds up every run's passes and cost as they end, so a failure part-way
+ * still reports them.
+ */
+export async function runAndVerify(
+  scope: TurnScope,
+  settings: VerificationSettings & { repairAttempts?: number | undefined },
+  directory: string,
+  engine: EngineRuns,
+  tally: RunsTally,
+  signal: AbortSignal,
+): Promise<Verification | null> {
+  const { order, emit } = scope;
+  let result = await engine.run(engine.input());
+  Object.assign(tally, {
+    reason: result.reason,
+    passes: result.passes,
+    totalCost: result.totalCost,
+  });
+
+  let verified = await verify(scope, settings, directory, result, signal);
+  for (
+    let attempt = 1;
+    verified && !verified.ok && attempt <= (settings.repairAttempts ?? 2);
+    attempt++
+  ) {
+    if (signal.aborted) break;
+    emit(
+      agentEvent("status", {
+        phase: "verification",
+        message: `Verification failed; repair pass ${attempt}`,
+      }),
+    );
+    const repair = repairInput(engine.input(), order.context, result, verified.report);
+    result = await engine.run(repair);
+    Object.assign(tally, {
+      reason: result.reason,
+      passes: tally.passes + result.passes,
+      totalCost: tally.totalCost + result.totalCost,
+    });
+    verified = await verify(scope, settings, directory, result, signal, attempt);
+  }
+  return verified;
 }
 
 /**

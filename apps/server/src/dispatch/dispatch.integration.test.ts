@@ -48,7 +48,8 @@ describe("dispatch", () => {
       providerId: fleet.providerId,
     });
     const turnId = posted.body.turn._id;
-    await new Promise((resolve) => setTimeout(resolve, 400));
+    // The dispatch the post started has run and found no drone.
+    await fixture.server.context.lifecycle.settled();
     expect((await fleet.user.get(`/api/turns/${turnId}`)).body.turn.status).toBe("queued");
 
     const drone = await connect({ droneId: fleet.droneId, credential: fleet.credential });
@@ -87,10 +88,14 @@ describe("dispatch", () => {
     const ack = await drone.sendBatch(turnId, first);
     expect(ack).toEqual({ ok: true, lastSeq: order.nextSeq + 1 });
     // The turn takes in its events on the accumulator's next flush, not a write per batch.
-    const started = await waitFor(async () => {
-      const { turn } = (await fleet.user.get(`/api/turns/${turnId}`)).body;
-      return turn.status === "processing" ? turn : null;
-    }, 5_000);
+    const started = await waitFor(
+      async () => {
+        const { turn } = (await fleet.user.get(`/api/turns/${turnId}`)).body;
+        return turn.status === "processing" ? turn : null;
+      },
+      5_000,
+      "the turn processing",
+    );
     expect(started).toMatchObject({ status: "processing", stats: { toolCallCount: 1 } });
     // The drone lost the ack and sends the same batch again: nothing is stored or counted twice.
     expect(await drone.sendBatch(turnId, first)).toEqual({ ok: true, lastSeq: order.nextSeq + 1 });
@@ -153,7 +158,8 @@ describe("dispatch", () => {
     const firstOrder = await drone.nextWorkOrder();
     expect(firstOrder.turnId).toBe(first);
     const second = (await post("second")).body.turn._id;
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    // Whatever dispatch the post started has ended.
+    await fixture.server.context.lifecycle.settled();
     expect(drone.workOrders).toHaveLength(1);
     expect((await fleet.user.get(`/api/turns/${second}`)).body.turn.status).toBe("queued");
 
@@ -184,10 +190,14 @@ describe("dispatch", () => {
       capacity: 4,
       workspaces: [workspace.projectSlug],
     });
-    await waitFor(async () => {
-      const listed = (await user.get("/api/drones")).body.drones;
-      return listed.every((drone: { status: string }) => drone.status === "online");
-    });
+    await waitFor(
+      async () => {
+        const listed = (await user.get("/api/drones")).body.drones;
+        return listed.every((drone: { status: string }) => drone.status === "online");
+      },
+      10_000,
+      "both drones online",
+    );
     const preferred = await user.post(`/api/sessions/${workspace.sessionId}/turns`, {
       prompt: "anywhere",
       providerId: workspace.providerId,
@@ -220,10 +230,13 @@ describe("dispatch", () => {
         return { droneId: registered.droneId, drone };
       }),
     );
-    await waitFor(async () =>
-      (await user.get("/api/drones")).body.drones.every(
-        (drone: { status: string }) => drone.status === "online",
-      ),
+    await waitFor(
+      async () =>
+        (await user.get("/api/drones")).body.drones.every(
+          (drone: { status: string }) => drone.status === "online",
+        ),
+      10_000,
+      "both drones online",
     );
     // Both hold the project's clone; only one holds the session's worktree after its first turn.
     // Without the preference, eight turns in a row on one drone would happen once in 128 runs.
@@ -234,8 +247,11 @@ describe("dispatch", () => {
         providerId: workspace.providerId,
       });
       const turnId = posted.body.turn._id as string;
-      await waitFor(async () =>
-        fleet.some(({ drone }) => drone.workOrders.some((order) => order.turnId === turnId)),
+      await waitFor(
+        async () =>
+          fleet.some(({ drone }) => drone.workOrders.some((order) => order.turnId === turnId)),
+        10_000,
+        `turn ${index}'s work order on a drone`,
       );
       const holder = fleet.find(({ drone }) =>
         drone.workOrders.some((order) => order.turnId === turnId),
@@ -244,6 +260,8 @@ describe("dispatch", () => {
       await holder.drone.stream(turnId, finish(`answer ${index}`));
       await waitFor(
         async () => (await user.get(`/api/turns/${turnId}`)).body.turn.status === "completed",
+        10_000,
+        `turn ${index} completed`,
       );
     }
     expect(new Set(ranOn).size).toBe(1);
@@ -264,10 +282,13 @@ describe("dispatch", () => {
       droneId: willing.droneId,
       credential: willing.credential,
     });
-    await waitFor(async () =>
-      (await user.get("/api/drones")).body.drones.every(
-        (drone: { status: string }) => drone.status === "online",
-      ),
+    await waitFor(
+      async () =>
+        (await user.get("/api/drones")).body.drones.every(
+          (drone: { status: string }) => drone.status === "online",
+        ),
+      10_000,
+      "both drones online",
     );
     const posted = await user.post(`/api/sessions/${workspace.sessionId}/turns`, {
       prompt: "hi",
@@ -343,21 +364,30 @@ describe("dispatch", () => {
       credential: fleet.credential,
       capacity: 1,
     });
-    const post = (prompt: string) =>
-      fleet.user.post(`/api/sessions/${fleet.sessionId}/turns`, {
+    // Two sessions: a session's second turn would wait for its first whatever the drone's slots.
+    const { session: other } = (
+      await fleet.user.post(`/api/projects/${fleet.projectId}/sessions`, { name: "Other" })
+    ).body;
+    const post = (prompt: string, sessionId: string) =>
+      fleet.user.post(`/api/sessions/${sessionId}/turns`, {
         prompt,
         providerId: fleet.providerId,
       });
-    const first = (await post("first")).body.turn._id;
+    const first = (await post("first", fleet.sessionId)).body.turn._id;
     await drone.nextWorkOrder();
-    const { models, redis, config } = fixture.server.context;
-    await waitFor(async () => {
-      const stored = await models.Drone.findById(fleet.droneId).lean();
-      return stored?.activeTurns.map(String).includes(first);
-    });
+    const { models, redis, config, lifecycle } = fixture.server.context;
+    await waitFor(
+      async () => {
+        const stored = await models.Drone.findById(fleet.droneId).lean();
+        return stored?.activeTurns.map(String).includes(first);
+      },
+      10_000,
+      "the first turn among the drone's active turns in MongoDB",
+    );
     await redis.del(`${keyTag(config.redisPrefix)}:drone-slots:${fleet.droneId}`);
-    const second = (await post("second")).body.turn._id;
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    const second = (await post("second", other._id)).body.turn._id;
+    // The dispatch the post started has run and found the drone's one slot taken.
+    await lifecycle.settled();
     expect(drone.workOrders).toHaveLength(1);
     expect((await fleet.user.get(`/api/turns/${second}`)).body.turn.status).toBe("queued");
     const next = drone.nextWorkOrder();

@@ -210,10 +210,14 @@ describe("a session's queue across a restart", () => {
     const secondOrder = await drone.nextWorkOrder();
     expect(secondOrder.turnId).toBe(second._id);
     expect(secondOrder.context.map((message) => message.content)).toEqual(["first", "answer one"]);
-    const done = await waitFor(async () => {
-      const { turn } = (await user.get(`/api/turns/${second._id}`)).body;
-      return turn.status === "dispatched" ? turn : null;
-    }, 5_000);
+    const done = await waitFor(
+      async () => {
+        const { turn } = (await user.get(`/api/turns/${second._id}`)).body;
+        return turn.status === "dispatched" ? turn : null;
+      },
+      5_000,
+      "the second turn dispatched",
+    );
     expect(done.drone).toBe(fleet.droneId);
   });
 });

@@ -45,10 +45,14 @@ async function completeTurn(fleet: Fleet, prompt: string, sessionId = fleet.sess
     agentEvent("commit", { branch: "gadget/s", commit: `c0ffee${order.turnId.slice(-6)}` }),
     agentEvent("done", { reason: "completed", passes: 1, totalCost: 0 }),
   ]);
-  await waitFor(async () => {
-    const { turn } = (await fleet.user.get(`/api/turns/${order.turnId}`)).body;
-    return turn.status === "completed";
-  }, 5_000);
+  await waitFor(
+    async () => {
+      const { turn } = (await fleet.user.get(`/api/turns/${order.turnId}`)).body;
+      return turn.status === "completed";
+    },
+    5_000,
+    `the turn "${prompt}" completed`,
+  );
   return order;
 }
 

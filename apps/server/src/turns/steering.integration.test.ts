@@ -51,7 +51,7 @@ describe("steering messages", () => {
     expect(posted.status).toBe(202);
     expect(posted.body.message).toMatchObject({ text: "Use tabs", status: "pending" });
     const messageId = posted.body.message._id;
-    await waitFor(async () => drone.turnMessages.length > 0, 5_000);
+    await waitFor(async () => drone.turnMessages.length > 0, 5_000, "the message on the drone");
     expect(drone.turnMessages[0]).toEqual({
       turnId: turn._id,
       messageId,
@@ -61,7 +61,11 @@ describe("steering messages", () => {
     expect(await statusesOf(user, turn._id)).toEqual(["pending"]);
 
     await drone.stream(turn._id, [agentEvent("user_message", { messageId, text: "Use tabs" })]);
-    await waitFor(async () => (await statusesOf(user, turn._id))[0] === "delivered", 5_000);
+    await waitFor(
+      async () => (await statusesOf(user, turn._id))[0] === "delivered",
+      5_000,
+      "the message marked delivered",
+    );
     await drone.stream(turn._id, [
       agentEvent("response", { message: "Done with tabs" }),
       agentEvent("done", { reason: "completed", passes: 1, totalCost: 0 }),
@@ -96,10 +100,14 @@ describe("steering messages", () => {
     const turn = await post(user, sessionId, providerId, "Work");
     await drone.nextWorkOrder();
     drone.close();
-    await waitFor(async () => {
-      const listed = (await user.get("/api/drones")).body.drones;
-      return listed[0]?.status === "offline";
-    }, 5_000);
+    await waitFor(
+      async () => {
+        const listed = (await user.get("/api/drones")).body.drones;
+        return listed[0]?.status === "offline";
+      },
+      5_000,
+      "the drone listed offline",
+    );
     const posted = await user.post(`/api/turns/${turn._id}/messages`, {
       text: "While you were away",
       interrupt: true,
@@ -107,7 +115,11 @@ describe("steering messages", () => {
     expect(posted.status).toBe(202);
     const back = await drone.reconnect();
     fixture.drones.push(back);
-    await waitFor(async () => back.turnMessages.length > 0, 5_000);
+    await waitFor(
+      async () => back.turnMessages.length > 0,
+      5_000,
+      "the message on the returned drone",
+    );
     expect(back.turnMessages[0]).toMatchObject({
       messageId: posted.body.message._id,
       text: "While you were away",

@@ -3,7 +3,8 @@
 import type { ForgeEventDelivery, Project, UpdateProjectBody } from "@gadget/protocol";
 import userEvent from "@testing-library/user-event";
 import { describe, expect, it } from "vitest";
-import { render, screen } from "../test/render.tsx";
+import { ApiError } from "../api/api-error.ts";
+import { render, screen, waitFor } from "../test/render.tsx";
 import { ForgeEventsPanel } from "./forge-events-panel.tsx";
 
 const project: Project = {
@@ -84,8 +85,28 @@ describe("forge events settings", () => {
     const trigger = screen.getByRole("textbox", { name: "Trigger word in a comment" });
     await userEvent.type(trigger, " now");
     await userEvent.click(screen.getByRole("button", { name: "Save forge events" }));
-    expect(screen.getByRole("alert")).toHaveTextContent("must be one word");
+    await waitFor(() => expect(trigger).toHaveAccessibleDescription(/must be one word/));
+    expect(trigger).toHaveAttribute("aria-invalid", "true");
     expect(saved).toHaveLength(1);
+  });
+
+  it("puts the server's problem on the field it names", async () => {
+    render(
+      <ForgeEventsPanel
+        project={project}
+        onSave={async () => {
+          throw new ApiError("validation_failed", "Invalid project", 400, [
+            { path: "forge.events.label", message: "is taken by another project" },
+          ]);
+        }}
+        onMakeSecret={async () => ({ url: "", secret: "" })}
+        deliveries={[]}
+      />,
+    );
+    await userEvent.click(screen.getByRole("button", { name: "Save forge events" }));
+    const label = screen.getByRole("textbox", { name: "Label that starts an issue's turn" });
+    await waitFor(() => expect(label).toHaveAccessibleDescription("is taken by another project"));
+    expect(screen.getByRole("alert")).toHaveTextContent("Could not save forge events");
   });
 
   it("shows the webhook URL and secret once, and each delivery with what it did", async () => {

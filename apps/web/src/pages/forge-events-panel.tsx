@@ -8,10 +8,15 @@ import {
   type Project,
   type UpdateProjectBody,
 } from "@gadget/protocol";
-import { useState } from "react";
+import { zodResolver } from "@hookform/resolvers/zod";
+import { useMutation } from "@tanstack/react-query";
+import { useForm } from "react-hook-form";
+import { z } from "zod";
 import { CopyButton } from "../components/copy-button.tsx";
 import { ErrorNote } from "../components/error-note.tsx";
 import { useForgeEvents, useMakeForgeEventsSecret } from "../data/forge-events.ts";
+import { Field } from "../forms/field.tsx";
+import { type FieldAliases, showServerProblems } from "../forms/server-problems.ts";
 import { formatAgo } from "../lib/format.ts";
 
 const outcomeWords: Record<ForgeEventDelivery["outcome"], string> = {
@@ -20,6 +25,23 @@ const outcomeWords: Record<ForgeEventDelivery["outcome"], string> = {
   ignored: "ignored",
   refused: "refused",
 };
+
+/** The protocol's settings, with the assignee typed as text: blank means none. */
+const eventsSchema = forgeEventsSettingsSchema.extend({
+  assignee: z
+    .string()
+    .transform((text) => text.trim() || null)
+    .pipe(forgeEventsSettingsSchema.shape.assignee.unwrap()),
+});
+type EventsFields = z.input<typeof eventsSchema>;
+
+/** Where the server's problems with `forge.events.*` land in the form. */
+const eventsAliases: FieldAliases<EventsFields> = Object.fromEntries(
+  (Object.keys(eventsSchema.shape) as Array<keyof EventsFields>).map((field) => [
+    `forge.events.${field}`,
+    field,
+  ]),
+);
 
 export interface ForgeEventsPanelProps {
   project: Project;
@@ -38,89 +60,75 @@ export function ForgeEventsPanel({
 }: ForgeEventsPanelProps) {
   const forge = project.forge;
   const events = forge?.events;
-  const [enabled, setEnabled] = useState(events?.enabled ?? false);
-  const [trigger, setTrigger] = useState(events?.trigger ?? "@gadget");
-  const [label, setLabel] = useState(events?.label ?? "gadget");
-  const [assignee, setAssignee] = useState(events?.assignee ?? "");
-  const [reviewFollowUps, setReviewFollowUps] = useState(events?.reviewFollowUps ?? true);
-  const [checkFollowUps, setCheckFollowUps] = useState(events?.checkFollowUps ?? false);
-  const [problem, setProblem] = useState<unknown>(null);
-  const [secret, setSecret] = useState<ForgeEventsSecretAnswer | null>(null);
+  const form = useForm<EventsFields, unknown, z.output<typeof eventsSchema>>({
+    resolver: zodResolver(eventsSchema),
+    defaultValues: {
+      enabled: events?.enabled ?? false,
+      trigger: events?.trigger ?? "@gadget",
+      label: events?.label ?? "gadget",
+      assignee: events?.assignee ?? "",
+      reviewFollowUps: events?.reviewFollowUps ?? true,
+      checkFollowUps: events?.checkFollowUps ?? false,
+    },
+  });
+  const { register } = form;
+  const errors = form.formState.errors;
+  const save = useMutation({
+    mutationFn: onSave,
+    onError: (error) => showServerProblems(form, error, eventsAliases),
+  });
+  // The secret is shown from the answer, once: "I have copied them" forgets it.
+  const makeSecret = useMutation({ mutationFn: onMakeSecret });
   if (!forge) return null;
-
-  const save = async () => {
-    const parsed = forgeEventsSettingsSchema.safeParse({
-      enabled,
-      trigger,
-      label,
-      assignee: assignee.trim() || null,
-      reviewFollowUps,
-      checkFollowUps,
-    });
-    if (!parsed.success) {
-      setProblem(new Error(parsed.error.issues.map((issue) => issue.message).join("; ")));
-      return;
-    }
-    setProblem(null);
-    try {
-      await onSave({ forge: { kind: forge.kind, apiUrl: forge.apiUrl, events: parsed.data } });
-    } catch (error) {
-      setProblem(error);
-    }
-  };
+  const secret = makeSecret.data;
 
   return (
     <section className="card form-grid" aria-label="Forge events">
-      <h3>Work that starts on the forge</h3>
-      <label>
-        <input
-          type="checkbox"
-          checked={enabled}
-          onChange={(event) => setEnabled(event.target.checked)}
-        />{" "}
-        Issues and comments on the forge start turns (only from people with write access)
-      </label>
-      <label className="field">
-        <span>Trigger word in a comment</span>
-        <input value={trigger} onChange={(event) => setTrigger(event.target.value)} />
-      </label>
-      <label className="field">
-        <span>Label that starts an issue's turn</span>
-        <input value={label} onChange={(event) => setLabel(event.target.value)} />
-      </label>
-      <label className="field">
-        <span>Assignee that starts an issue's turn (optional)</span>
-        <input value={assignee} onChange={(event) => setAssignee(event.target.value)} />
-      </label>
-      <label>
-        <input
-          type="checkbox"
-          checked={reviewFollowUps}
-          onChange={(event) => setReviewFollowUps(event.target.checked)}
-        />{" "}
-        Review comments with the trigger follow up on the session's pull request
-      </label>
-      <label>
-        <input
-          type="checkbox"
-          checked={checkFollowUps}
-          onChange={(event) => setCheckFollowUps(event.target.checked)}
-        />{" "}
-        A check that fails on the session's pull request follows up (two in a row at most)
-      </label>
-      <ErrorNote error={problem} title="Could not save forge events" />
-      <div className="form-actions">
-        <button type="button" className="button small" onClick={() => void save()}>
-          Save forge events
-        </button>
-        <button
-          type="button"
-          className="button small ghost"
-          onClick={() => void onMakeSecret().then(setSecret, (error: unknown) => setProblem(error))}
-        >
-          {forge.hasEventsSecret ? "Make a new webhook secret" : "Make the webhook secret"}
-        </button>
-      </div>
+      <form
+        className="form-grid"
+        aria-label="Forge events settings"
+        onSubmit={form.handleSubmit((settings) =>
+          save.mutate({ forge: { kind: forge.kind, apiUrl: forge.apiUrl, events: settings } }),
+        )}
+      >
+        <h3>Work that starts on the forge</h3>
+        <label>
+          <input type="checkbox" {...register("enabled")} /> Issues and comments on the forge start
+          turns (only from people with write access)
+        </label>
+        <Field label="Trigger word in a comment" error={errors.trigger}>
+          <input {...register("trigger")} />
+        </Field>
+        <Field label="Label that starts an issue's turn" error={errors.label}>
+          <input {...register("label")} />
+        </Field>
+        <Field label="Assignee that starts an issue's turn (optional)" error={errors.assignee}>
+          <input {...register("assignee")} />
+        </Field>
+        <label>
+          <input type="checkbox" {...register("reviewFollowUps")} /> Review comments with the
+          trigger follow up on the session's pull request
+        </label>
+        <label>
+          <input type="checkbox" {...register("checkFollowUps")} /> A check that fails on the
+          session's pull request follows up (two in a row at most)
+        </label>
+        <ErrorNote error={save.error} title="Could not save forge events" />
+        <ErrorNote error={makeSecret.error} title="Could not make the webhook secret" />
+        <div className="form-actions">
+          <button type="submit" className="button small" disabled={save.isPending}>
+            Save forge events
+          </button>
+          <button
+            type="button"
+            className="button small ghost"
+            disabled={makeSecret.isPending}
+            onClick={() => makeSecret.mutate()}
+          >
+            {forge.hasEventsSecret ? "Make a new webhook secret" : "Make the webhook secret"}
+          </button>
+        </div>
+      </form>
       {secret ? (
         <div className="card register-card" role="status" aria-label="Webhook URL and secret">
           <p className="muted small">
@@ -139,7 +147,7 @@ export function ForgeEventsPanel({
             </pre>
             <CopyButton text={secret.secret} />
           </div>
-          <button type="button" className="button small ghost" onClick={() => setSecret(null)}>
+          <button type="button" className="button small ghost" onClick={() => makeSecret.reset()}>
             I have copied them
           </button>
         </div>

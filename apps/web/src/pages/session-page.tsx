@@ -17,6 +17,18 @@ import {
   useSessionCommands,
   useUpdateSession,
 } from "../data/sessions.ts";
+import {
+  useCancelTurn,
+  useCreateTurn,
+  useDecideApproval,
+  useEditTurn,
+  useForkSession,
+  useResendTurn,
+  useResumeTurn,
+  useRevertTurn,
+  useRewindSession,
+  useSteerTurn,
+} from "../data/turns.ts";
 import { SessionTurns } from "../live/session-turns.ts";
 import type { TurnSnapshot, TurnStore } from "../live/turn-store.ts";
 import { Composer } from "../turn/composer.tsx";
@@ -180,47 +192,38 @@ export function SessionPage({ projectId, sessionId }: { projectId: string; sessi
     if (ended > 0) readSessionAgain();
   }, [ended, readSessionAgain]);
 
+  const cancel = useCancelTurn();
+  const resume = useResumeTurn(turns);
+  const decide = useDecideApproval(sessionId);
+  const revert = useRevertTurn(turns);
+  const edit = useEditTurn(turns);
+  const steer = useSteerTurn();
+  const rewind = useRewindSession(sessionId, turns);
+  const fork = useForkSession(projectId, sessionId);
+  const resend = useResendTurn(sessionId, turns);
+  const create = useCreateTurn(sessionId, turns);
   const lastTurnId = stores.at(-1)?.id;
   const actionsFor = (store: TurnStore): TurnActions => ({
-    cancel: () => api.cancelTurn(store.id),
-    resume: async () => {
-      await api.resumeTurn(store.id);
-      const { turn } = await api.getTurn(store.id);
-      turns.upsert(turn);
-    },
-    decide: async (approvalId, approve, alwaysAllow, input) => {
-      await api.decideApproval(store.id, approvalId, approve, alwaysAllow, input);
-      // The session now lists the command; its settings show it.
-      if (alwaysAllow) readSessionAgain();
-    },
-    revert: async () => {
-      const answer = await api.revertTurn(store.id);
-      turns.upsert(answer.turn);
-      return answer;
-    },
+    cancel: () => cancel.mutateAsync(store.id),
+    resume: async () => void (await resume.mutateAsync(store.id)),
+    decide: (approvalId, approve, alwaysAllow, input) =>
+      decide.mutateAsync({ turnId: store.id, approvalId, approve, alwaysAllow, input }),
+    revert: () => revert.mutateAsync(store.id),
     loadEvents: () => void store.loadEvents(),
-    edit: async (prompt) => {
-      const { turn } = await api.editTurn(store.id, prompt);
-      turns.upsert(turn);
-    },
-    // Code and conversation; the old state stays in git under refs/gadget/rewound/….
-    rewind: async () => {
-      await api.rewindSession(sessionId, store.id, true);
-      await turns.load();
-      readSessionAgain();
-    },
+    edit: async (prompt) => void (await edit.mutateAsync({ turnId: store.id, prompt })),
+    rewind: async () => void (await rewind.mutateAsync(store.id)),
     fork: async () => {
-      const { session: forked } = await api.forkSession(sessionId, store.id);
+      const forked = await fork.mutateAsync(store.id);
       navigate(`/projects/${projectId}/sessions/${forked._id}`);
     },
     ...(store.id === lastTurnId
       ? {
-          resend: async (prompt: string) => {
-            const { turn: last } = store.getSnapshot();
-            await api.rewindSession(sessionId, store.id, true);
-            await api.createTurn(sessionId, { prompt, providerId: last.provider });
-            await turns.load();
-          },
+          resend: (prompt: string) =>
+            resend.mutateAsync({
+              turnId: store.id,
+              prompt,
+              providerId: store.getSnapshot().turn.provider,
+            }),
         }
       : {}),
   });
@@ -304,19 +307,17 @@ export function SessionPage({ projectId, sessionId }: { projectId: string; sessi
             }
             {...(running
               ? {
-                  onSteer: async (text: string, interrupt: boolean) => {
-                    await api.steerTurn(running._id, text, interrupt);
-                  },
+                  onSteer: (text: string, interrupt: boolean) =>
+                    steer.mutateAsync({ turnId: running._id, text, interrupt }),
                 }
               : {})}
             onSend={async (submission) => {
-              const { turn } = await api.createTurn(sessionId, submission);
+              await create.mutateAsync(submission);
               try {
                 localStorage.setItem(PROVIDER_KEY, submission.providerId);
               } catch {
                 // Remembering the provider is a convenience only.
               }
-              turns.upsert(turn);
             }}
           />
         ) : null}

@@ -48,6 +48,10 @@ describe("turn controls", () => {
     await user.click(screen.getByRole("button", { name: "Edit" }));
     const box = screen.getByRole("textbox", { name: /Queued prompt/ });
     await user.clear(box);
+    // An empty prompt is refused on the field, before anything is sent.
+    await user.click(screen.getByRole("button", { name: "Save" }));
+    await waitFor(() => expect(box).toHaveAttribute("aria-invalid", "true"));
+    expect(calls).toEqual([]);
     await user.type(box, "Then add more tests");
     await user.click(screen.getByRole("button", { name: "Save" }));
     await waitFor(() => expect(calls).toEqual(["edit:Then add more tests"]));

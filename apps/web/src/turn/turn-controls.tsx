@@ -1,10 +1,27 @@
 // What a user can do to a turn besides stopping it: a queued turn's place with Edit and Remove,
 // a finished turn's Rewind to here and Fork from here, and the messages the turn took while it
 // ran (steering).
-import type { ChatTurn, TurnEventData } from "@gadget/protocol";
+import { type ChatTurn, editTurnBodySchema, type TurnEventData } from "@gadget/protocol";
+import { zodResolver } from "@hookform/resolvers/zod";
 import { useMutation } from "@tanstack/react-query";
 import { useState } from "react";
+import { useForm } from "react-hook-form";
+import type { z } from "zod";
 import { ErrorNote } from "../components/error-note.tsx";
+import { Field } from "../forms/field.tsx";
+import { showServerProblems } from "../forms/server-problems.ts";
+
+/** A prompt as the server takes it (trimmed, not empty): a queued turn's edit or a resent prompt. */
+type PromptFields = z.input<typeof editTurnBodySchema>;
+type PromptValues = z.output<typeof editTurnBodySchema>;
+
+/** A one-field form of `prompt`, checked with the protocol's schema before anything is sent. */
+function usePromptForm(prompt: string) {
+  return useForm<PromptFields, unknown, PromptValues>({
+    resolver: zodResolver(editTurnBodySchema),
+    defaultValues: { prompt },
+  });
+}
 
 /**
  * A queued turn waiting for the session's earlier turns: its place, its prompt editable. `position`
@@ -23,8 +40,12 @@ export function QueuedControls({
   remove: () => Promise<void>;
 }) {
   const [editing, setEditing] = useState(false);
-  const [text, setText] = useState(turn.prompt);
-  const save = useMutation({ mutationFn: () => edit(text), onSuccess: () => setEditing(false) });
+  const form = usePromptForm(turn.prompt);
+  const save = useMutation({
+    mutationFn: ({ prompt }: PromptValues) => edit(prompt),
+    onSuccess: () => setEditing(false),
+    onError: (error) => showServerProblems(form, error),
+  });
   const withdraw = useMutation({ mutationFn: remove });
   const place =
     position ?? (turn.waiting && "position" in turn.waiting ? turn.waiting.position : 0);
@@ -35,20 +56,21 @@ export function QueuedControls({
         Queued · position {place} — starts when the turns before it have finished
       </span>
       {editing ? (
-        <form
-          onSubmit={(event) => {
-            event.preventDefault();
-            if (text.trim()) save.mutate();
-          }}
-        >
-          <label>
-            Queued prompt{" "}
-            <textarea value={text} onChange={(event) => setText(event.target.value)} rows={2} />
-          </label>
+        <form onSubmit={form.handleSubmit((values) => save.mutate(values))}>
+          <Field label="Queued prompt" error={form.formState.errors.prompt}>
+            <textarea rows={2} {...form.register("prompt")} />
+          </Field>
           <button type="submit" className="button small primary" disabled={save.isPending}>
             Save
           </button>
-          <button type="button" className="button small" onClick={() => setEditing(false)}>
+          <button
+            type="button"
+            className="button small"
+            onClick={() => {
+              form.reset();
+              setEditing(false);
+            }}
+          >
             Keep as it was
           </button>
         </form>
@@ -90,28 +112,32 @@ export function HistoryControls({
   const back = useMutation({ mutationFn: rewind });
   const branch = useMutation({ mutationFn: fork });
   const [editing, setEditing] = useState(false);
-  const [text, setText] = useState(prompt);
+  const form = usePromptForm(prompt);
   const again = useMutation({
-    mutationFn: () => (resend ? resend(text.trim()) : Promise.resolve()),
+    mutationFn: (values: PromptValues) => (resend ? resend(values.prompt) : Promise.resolve()),
     onSuccess: () => setEditing(false),
+    onError: (error) => showServerProblems(form, error),
   });
   if (editing) {
     return (
       <form
         className="history-controls"
-        onSubmit={(event) => {
-          event.preventDefault();
-          if (text.trim()) again.mutate();
-        }}
+        onSubmit={form.handleSubmit((values) => again.mutate(values))}
       >
-        <label>
-          Prompt to send again{" "}
-          <textarea value={text} onChange={(event) => setText(event.target.value)} rows={2} />
-        </label>
+        <Field label="Prompt to send again" error={form.formState.errors.prompt}>
+          <textarea rows={2} {...form.register("prompt")} />
+        </Field>
         <button type="submit" className="button small primary" disabled={again.isPending}>
           {again.isPending ? "Sending…" : "Rewind and send"}
         </button>
-        <button type="button" className="button small" onClick={() => setEditing(false)}>
+        <button
+          type="button"
+          className="button small"
+          onClick={() => {
+            form.reset();
+            setEditing(false);
+          }}
+        >
           Keep as it was
         </button>
         <ErrorNote error={again.error} title="That did not work" />
