@@ -16,15 +16,27 @@ export interface FleetPart {
 
 export type FleetReport =
   | { kind: "connected"; droneSeconds: number; browserSeconds: number; retries: number }
-  | { kind: "failed"; connected: number; message: string };
+  | { kind: "failed"; connected: number; message: string }
+  /** A socket the server or the wire closed (first one only): the fleet no longer holds them all. */
+  | { kind: "dropped"; connected: number; reason: string };
 
 const attempts = 5;
 let retries = 0;
+let closing = false;
+let dropped = false;
 const droneClients: ScriptedDrone[] = [];
 const browserClients: IdeClient[] = [];
 
 function send(report: FleetReport) {
   process.send?.(report);
+}
+
+function watch(socket: { on(event: "disconnect", listener: (reason: string) => void): unknown }) {
+  socket.on("disconnect", (reason) => {
+    if (closing || dropped) return;
+    dropped = true;
+    send({ kind: "dropped", connected: droneClients.length + browserClients.length, reason });
+  });
 }
 
 async function patiently<T>(open: () => Promise<T>): Promise<T> {
@@ -41,17 +53,18 @@ async function patiently<T>(open: () => Promise<T>): Promise<T> {
 async function connect(part: FleetPart) {
   const droneStart = now();
   await pool(part.drones, part.concurrency, async (drone) => {
-    droneClients.push(
-      await patiently(() =>
-        ScriptedDrone.connect({ ...drone, capacity: 8, heartbeatMs: part.heartbeatMs }),
-      ),
+    const client = await patiently(() =>
+      ScriptedDrone.connect({ ...drone, capacity: 8, heartbeatMs: part.heartbeatMs }),
     );
+    droneClients.push(client);
+    watch(client.socket);
   });
   const droneSeconds = (now() - droneStart) / 1000;
   const browserStart = now();
   await pool(part.browsers, part.concurrency, async (browser) => {
     const client = await patiently(() => IdeClient.connect(browser.url, browser.token));
     browserClients.push(client);
+    watch(client.socket);
     await client.subscribe({ turnId: browser.turnId, after: 0 });
   });
   return { droneSeconds, browserSeconds: (now() - browserStart) / 1000, retries };
@@ -59,6 +72,7 @@ async function connect(part: FleetPart) {
 
 process.on("message", (message: { kind: "connect"; part: FleetPart } | { kind: "close" }) => {
   if (message.kind === "close") {
+    closing = true;
     for (const client of browserClients) client.close();
     for (const drone of droneClients) drone.close();
     process.exit(0);

@@ -24,6 +24,8 @@ export interface Fleet {
   browserSeconds: number;
   /** Handshakes tried again after a timeout. */
   retries: number;
+  /** The first socket dropped after connecting, if any: the point's figures are then not its size's. */
+  dropped: () => string | null;
   close(): Promise<void>;
 }
 
@@ -34,6 +36,7 @@ export async function startFleet(part: Omit<FleetPart, "concurrency">): Promise<
     Math.ceil((part.drones.length + part.browsers.length) / socketsPerProcess),
   );
   const children: ChildProcess[] = [];
+  let dropped: string | null = null;
   const close = async () => {
     await Promise.all(
       children.map(
@@ -63,11 +66,17 @@ export async function startFleet(part: Omit<FleetPart, "concurrency">): Promise<
         };
         child.send({ kind: "connect", part: share });
         return new Promise<FleetReport & { kind: "connected" }>((resolve, reject) => {
-          child.once("message", (report: FleetReport) => {
+          const of = `fleet process ${index + 1} of ${count}`;
+          const total = share.drones.length + share.browsers.length;
+          child.on("message", (report: FleetReport) => {
             if (report.kind === "connected") return resolve(report);
+            if (report.kind === "dropped") {
+              dropped ??= `${of} lost a socket (${report.reason}) with ${report.connected} of ${total} connected`;
+              return reject(new Error(dropped));
+            }
             reject(
               new Error(
-                `fleet process ${index + 1} of ${count} stopped after ${report.connected} of ${share.drones.length + share.browsers.length} sockets: ${report.message}`,
+                `${of} stopped after ${report.connected} of ${total} sockets: ${report.message}`,
               ),
             );
           });
@@ -82,6 +91,7 @@ export async function startFleet(part: Omit<FleetPart, "concurrency">): Promise<
       droneSeconds: Math.max(...reports.map((report) => report.droneSeconds)),
       browserSeconds: Math.max(...reports.map((report) => report.browserSeconds)),
       retries: reports.reduce((sum, report) => sum + report.retries, 0),
+      dropped: () => dropped,
       close,
     };
   } catch (error) {

@@ -318,6 +318,8 @@ export async function measurePoint(
     }
     await Promise.all(sends);
     const sent = [...expected.values()].reduce((sum, count) => sum + count, 0);
+    const lostSocket = fleet.dropped();
+    if (lostSocket) throw new Error(`${lostSocket}, before the point was measured`);
     const deadline = now() + 30_000;
     while (received.length < sent && now() < deadline) await sleep(50);
     const relayWindow = (now() - relayClock) / 1000;
