@@ -2,7 +2,8 @@
 // the same run (the store floor of a dispatch, a bare Socket.IO server's RSS per connection), and
 // adds its rows to the table; BENCH_CURVE_PLOT=<file.png> also draws it (an SVG screenshotted by
 // headless Chromium: no plotting dependency). BENCH_CURVE_LARGE=1 adds 10,000 drones + 10,000
-// browsers (long: connecting 20,000 sockets on this machine takes minutes per point).
+// browsers (long: connecting 20,000 sockets on this machine takes minutes per point; the idle
+// fleet lives in child processes of at most 5,000 sockets each, curve-fleet.ts).
 import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
@@ -54,13 +55,16 @@ export async function benchCurve(env: Env) {
     rows.push({
       benchmark: `Cost curve, ${point.drones} drones + ${point.browsers} browsers, ${point.processes} process(es) (connected in ${point.connectSeconds.toFixed(0)} s)`,
       measure:
-        "dispatch p50 / p99 · relay p50 / p99 at a fixed rate · RSS per connection · Redis commands per heartbeat / per event · database operations per event",
+        "dispatch p50 / p99 · relay p50 / p99 at a fixed rate · RSS per connection · Redis commands per heartbeat / per event · database operations per event · peak RSS (MiB)",
       gadget: [
         `${ms(point.dispatchP50)} / ${ms(point.dispatchP99)} (${(point.dispatchP50 / percentile(floor, 50)).toFixed(1)}× floor)`,
         `${ms(point.relayP50)} / ${ms(point.relayP99)} at ${point.eventsPerSecond.toFixed(0)} events/s${point.lost ? ` (${point.lost} late or lost)` : ""}`,
         `${point.rssPerConnectionKb.toFixed(0)} KB`,
         `${point.redisPerHeartbeat.toFixed(2)} / ${point.redisPerEvent.toFixed(2)}`,
         `${point.databasePerEvent.toFixed(3)} (per heartbeat ${point.databasePerHeartbeat.toFixed(3)})`,
+        Object.entries(point.peakRssMb)
+          .map(([name, mb]) => `${name} ${mb}`)
+          .join(", "),
       ].join(" · "),
       baseline: `store floor ${ms(percentile(floor, 50))} / ${ms(percentile(floor, 99))}; bare Socket.IO ${bareKb.toFixed(0)} KB per connection`,
       target: "flat per operation",

@@ -15,13 +15,25 @@ import { IdeClient, ScriptedDrone, setupWorkspace, signup } from "@gadget/testki
 import { Redis } from "ioredis";
 import { Types } from "mongoose";
 import type { ServerProcess } from "../src/testing/server-process.ts";
-import { type Env, seedDrones, startServer } from "./harness.ts";
+import { cpuSeconds, type Fleet, openFiles, startFleet, watchPeakRss } from "./curve-fleet.ts";
+import { type Env, seedDrones, startServer, watchedProcesses } from "./harness.ts";
 
 export interface CurvePoint {
   drones: number;
   browsers: number;
   processes: number;
   connectSeconds: number;
+  /** The slowest fleet process's seconds for its drones, then its browsers. */
+  droneConnectSeconds: number;
+  browserConnectSeconds: number;
+  /** Processes holding the idle fleet (each at most 5,000 sockets). */
+  fleetProcesses: number;
+  /** Fleet handshakes tried again after Socket.IO's 20 s timeout. */
+  connectRetries: number;
+  /** CPU seconds spent while connecting: servers, fleet, Redis, database. */
+  connectCpuSeconds: Record<string, number>;
+  /** Peak summed RSS (MiB) over the point: servers, Redis, database, fleet. */
+  peakRssMb: Record<string, number>;
   dispatchP50: number;
   dispatchP99: number;
   relayP99: number;
@@ -100,6 +112,18 @@ export async function measurePoint(
   const redis = new Redis(env.redisUrl);
   const droneClients: ScriptedDrone[] = [];
   const browsers: IdeClient[] = [];
+  let fleet: Fleet | null = null;
+  const service = (name: string) => {
+    const pid = watchedProcesses.get(name);
+    return pid ? [pid] : [];
+  };
+  const groups = () => ({
+    servers: servers.map((server) => server.child.pid!),
+    redis: service("redis"),
+    database: service("database"),
+    fleet: [process.pid, ...(fleet?.pids ?? [])],
+  });
+  const peakRss = watchPeakRss(groups);
   try {
     // Ten owners with workspaces post the measured turns; the rest of the fleet belongs to owners
     // that exist only as ids (a drone's handshake reads the drone, not its owner).
@@ -139,10 +163,13 @@ export async function measurePoint(
     const dispatchedAt = new Map<string, (at: number, droneId: string) => void>();
     /** Which process each drone is connected to, by drone id. */
     const droneServer = new Map<string, number>();
+    // The measured owners' drones (the first ten owners) in this process, as their work orders
+    // and events are timed here; the rest of the fleet and the idle browsers in child processes.
+    const measured = credentials.slice(0, owners.length * dronesPerOwner);
     const connectStarted = now();
+    const cpuBefore = cpuSeconds(groups());
     droneClients.push(
-      ...(await pool(credentials, 50, (credential) => {
-        const index = credentials.indexOf(credential);
+      ...(await pool(measured, 50, (credential, index) => {
         droneServer.set(credential.droneId, index % processes);
         return ScriptedDrone.connect({
           url: urls[index % processes]!,
@@ -157,19 +184,34 @@ export async function measurePoint(
         });
       })),
     );
-    browsers.push(
-      ...(await pool(
-        Array.from({ length: drones }, (_, index) => index),
-        50,
-        async (index) => {
-          const client = await IdeClient.connect(urls[index % processes]!, watcher.token!);
-          await client.subscribe({ turnId: idleTurns[index % idleTurns.length]!, after: 0 });
-          return client;
-        },
-      )),
-    );
+    fleet = await startFleet({
+      drones: credentials.slice(measured.length).map((credential, index) => ({
+        url: urls[(measured.length + index) % processes]!,
+        droneId: credential.droneId,
+        credential: credential.credential,
+      })),
+      browsers: Array.from({ length: drones }, (_, index) => ({
+        url: urls[index % processes]!,
+        token: watcher.token!,
+        turnId: idleTurns[index % idleTurns.length]!,
+      })),
+      heartbeatMs,
+    }).catch(async (error: Error) => {
+      // Where it stopped: how many files each server held then (its sockets among them).
+      const held = await Promise.all(servers.map((server) => openFiles(server.child.pid!)));
+      throw new Error(`${error.message} (servers' open files then: ${held.join(", ")})`);
+    });
     const connectSeconds = (now() - connectStarted) / 1000;
-    console.error(`curve: connected in ${connectSeconds.toFixed(1)} s`);
+    const cpuAfter = cpuSeconds(groups());
+    const connectCpuSeconds = Object.fromEntries(
+      Object.entries(cpuAfter).map(([name, used]) => [
+        name,
+        Math.round((used - (cpuBefore[name] ?? 0)) * 10) / 10,
+      ]),
+    );
+    console.error(
+      `curve: connected in ${connectSeconds.toFixed(1)} s (fleet drones ${fleet.droneSeconds.toFixed(1)} s, browsers ${fleet.browserSeconds.toFixed(1)} s over ${fleet.pids.length} process(es), ${fleet.retries} retried; CPU s ${JSON.stringify(connectCpuSeconds)})`,
+    );
     await sleep(3_000);
     const loadedRss = await totalRss(servers);
 
@@ -276,6 +318,8 @@ export async function measurePoint(
     }
     await Promise.all(sends);
     const sent = [...expected.values()].reduce((sum, count) => sum + count, 0);
+    const lostSocket = fleet.dropped();
+    if (lostSocket) throw new Error(`${lostSocket}, before the point was measured`);
     const deadline = now() + 30_000;
     while (received.length < sent && now() < deadline) await sleep(50);
     const relayWindow = (now() - relayClock) / 1000;
@@ -288,6 +332,12 @@ export async function measurePoint(
       browsers: drones,
       processes,
       connectSeconds,
+      droneConnectSeconds: fleet.droneSeconds,
+      browserConnectSeconds: fleet.browserSeconds,
+      fleetProcesses: fleet.pids.length,
+      connectRetries: fleet.retries,
+      connectCpuSeconds,
+      peakRssMb: await peakRss.stop(),
       dispatchP50: percentile(latencies, 50),
       dispatchP99: percentile(latencies, 99),
       relayP50: percentile(received, 50),
@@ -303,6 +353,8 @@ export async function measurePoint(
         Math.max(1, heartbeats),
     };
   } finally {
+    await peakRss.stop();
+    await fleet?.close();
     for (const client of browsers) client.close();
     for (const drone of droneClients) drone.close();
     redis.disconnect();
