@@ -22,7 +22,7 @@ const explainTailMs = 150;
 
 /** One server under measurement, with its users, workspaces and drones. */
 interface Subject {
-  /** Named in the rows: "" for this build, "before" for BENCH_BEFORE_SERVER's. */
+  /** Named in the rows: "" for this build, "before" (then "before 2"…) for BENCH_BEFORE_SERVER's. */
   name: string;
   server: ServerProcess;
   database: Database;
@@ -81,7 +81,11 @@ async function startSubject(
   subject.users = await Promise.all(
     Array.from({ length: 10 }, (_, index) => signup(url, `bench${index}`)),
   );
-  subject.workspaces = await Promise.all(subject.users.map((user) => setupWorkspace(user)));
+  subject.workspaces = await Promise.all(
+    subject.users.map((user) =>
+      options.serverDirectory ? setupWorkspaceUnchecked(user) : setupWorkspace(user),
+    ),
+  );
   for (const [index, user] of subject.users.entries()) {
     const credentials = await seedDrones(database, user.userId, 10, `u${index}`);
     const connected = await pool(credentials, 10, (credential) =>
@@ -108,6 +112,34 @@ async function startSubject(
     subject.drones.push(...connected);
   }
   return subject;
+}
+
+/**
+ * setupWorkspace without the contract's check of the answers: a build from before a field was
+ * added to the contract (BENCH_BEFORE_SERVER at 62e8286, before `envKeys`) answers without it.
+ */
+async function setupWorkspaceUnchecked(user: ApiClient) {
+  const created = async (route: string, body: object) => {
+    const answer = await user.post(route, body);
+    if (answer.status !== 201) throw new Error(`POST ${route}: ${answer.status}`);
+    return answer.body;
+  };
+  const { provider } = await created("/api/providers", {
+    name: "scripted",
+    baseUrl: "http://127.0.0.1:9/v1",
+    apiKey: "sk-test-secret-key",
+    modelId: "scripted-model",
+  });
+  const { project } = await created("/api/projects", {
+    name: "Demo Project",
+    gitUrl: "https://example.com/demo.git",
+  });
+  const { session } = await created(`/api/projects/${project._id}/sessions`, { name: "Session" });
+  return {
+    providerId: String(provider._id),
+    projectId: String(project._id),
+    sessionId: String(session._id),
+  };
 }
 
 async function closeSubject(subject: Subject): Promise<void> {
@@ -176,8 +208,8 @@ export async function benchDispatch(
   env: Env,
   options: {
     labelSets?: number;
-    /** Another checkout's apps/server (the build before a change), measured beside this one. */
-    before?: { serverDirectory: string; name: string };
+    /** Other checkouts' apps/server (builds before a change), measured beside this one. */
+    before?: Array<{ serverDirectory: string; name: string }>;
     /**
      * Logs the servers' MongoDB and Redis commands (command-log.ts) and prints those of one
      * dispatch by name, instead of the timing rows (the log costs time of its own).
@@ -190,10 +222,10 @@ export async function benchDispatch(
   const subjects: Subject[] = [];
   let floors: Floor[] = [];
   try {
-    if (options.before) {
+    for (const before of options.before ?? []) {
       subjects.push(
-        await startSubject(env, options.before.name, {
-          serverDirectory: options.before.serverDirectory,
+        await startSubject(env, before.name, {
+          serverDirectory: before.serverDirectory,
           labelSets,
           explain,
         }),

@@ -37,12 +37,15 @@ async function main() {
   const only = process.argv[2];
   try {
     if (!only || only === "dispatch") {
-      // BENCH_BEFORE_SERVER=<another checkout's apps/server>: that build beside this one, the
-      // two taking turns sample by sample. `dispatch --explain`: the commands of one dispatch by
-      // name, instead of its timings.
-      const before = process.env.BENCH_BEFORE_SERVER;
+      // BENCH_BEFORE_SERVER=<another checkout's apps/server>[,<another>…]: those builds beside
+      // this one, all taking turns sample by sample. `dispatch --explain`: the commands of one
+      // dispatch by name, instead of its timings.
+      const before = (process.env.BENCH_BEFORE_SERVER ?? "").split(",").filter(Boolean);
       await benchDispatch(env, {
-        ...(before ? { before: { serverDirectory: before, name: "before" } } : {}),
+        before: before.map((serverDirectory, index) => ({
+          serverDirectory,
+          name: index === 0 ? "before" : `before ${index + 1}`,
+        })),
         explain: process.argv.includes("--explain"),
       });
     }
