@@ -99,7 +99,8 @@ export function startCli(
 export async function waitForDroneOnline(
   client: ApiClient,
   name: string,
-  timeoutMs = 20_000,
+  // A drone process starting on a busy machine (tsx compiling it) can take most of a minute.
+  timeoutMs = 60_000,
 ): Promise<void> {
   await waitFor(
     async () => {

@@ -28,7 +28,14 @@ import { candidates, type Fleet, requirementsOf } from "./drone-choice.ts";
 import type { SessionQueues } from "./session-queues.ts";
 import { claimSlot } from "./slot-claim.ts";
 import { failQueued, putBack, sayWaiting } from "./turn-notes.ts";
-import { buildWorkOrder, loadOrderParts, type OrderParts, type OrderRefs } from "./work-order.ts";
+import {
+  buildWorkOrder,
+  loadOrderParts,
+  type OrderParts,
+  type OrderRefs,
+  outcomeOf,
+  withFreshSession,
+} from "./work-order.ts";
 
 /** What a turn's creator already knows, so the processor reads everything in one round. */
 export interface DispatchRefs extends OrderRefs {
@@ -287,15 +294,18 @@ export class Dispatcher extends Announcer<DispatcherEvents> {
       ]);
       // Turns of its session posted before it have not finished: the last of them starts it.
       if (ahead.length > 0) return { kind: "none" };
-      if (!parts.ok) return { kind: "failed", error: parts.error };
+      // A hand-off's turn had nobody ahead; others re-read the session once nobody is (work-order.ts).
+      const current =
+        handOff || !parts.ok ? parts : await outcomeOf(withFreshSession(models, parts.value));
+      if (!current.ok) return { kind: "failed", error: current.error };
       // Built (and checked) before the claim, so nothing can fail between the claim and the send.
       let order: IWorkOrder;
       try {
-        order = buildWorkOrder(parts.value, secretBox, turn, turn.lastSeq + 1, steering, images);
+        order = buildWorkOrder(current.value, secretBox, turn, turn.lastSeq + 1, steering, images);
       } catch (error) {
         return { kind: "failed", error };
       }
-      const { project, session } = parts.value;
+      const { project, session } = current.value;
       const requires = requirementsOf(project, turn);
       const chosen = candidates(
         drones,
@@ -385,16 +395,5 @@ export class Dispatcher extends Announcer<DispatcherEvents> {
   /** Resolves once the dispatches this process started itself are done (shutdown). */
   async settled(): Promise<void> {
     await Promise.allSettled([...this.direct.values()]);
-  }
-}
-
-/** A promise's outcome as a value, so one failed read does not reject its siblings' round. */
-async function outcomeOf<T>(
-  promise: Promise<T>,
-): Promise<{ ok: true; value: T } | { ok: false; error: unknown }> {
-  try {
-    return { ok: true, value: await promise };
-  } catch (error) {
-    return { ok: false, error };
   }
 }

@@ -51,6 +51,17 @@ export async function loadOrderParts(models: Models, refs: OrderRefs): Promise<O
   return { project, session, provider };
 }
 
+/**
+ * `parts` with their session read again. Read beside the session's queue, they may predate a turn
+ * ahead that has finished since: its exchange joins the history before it leaves the queue
+ * (session-history.ts), so a read made after the queue said "nobody ahead" has it.
+ */
+export async function withFreshSession(models: Models, parts: OrderParts): Promise<OrderParts> {
+  const session = await models.ChatSession.findById(parts.session._id).lean<ChatSessionDocument>();
+  if (!session) throw new SystemError("internal", "The turn's session no longer exists");
+  return { ...parts, session };
+}
+
 /** The work order for `turn` as claimed, its events continuing at `nextSeq`. */
 export function buildWorkOrder(
   { project, session, provider }: OrderParts,
@@ -173,4 +184,15 @@ export function openMcpServer(
       : {}),
     ...(server.tools ? { tools: server.tools } : {}),
   };
+}
+
+/** A promise's outcome as a value, so one failed read does not reject its siblings' round. */
+export async function outcomeOf<T>(
+  promise: Promise<T>,
+): Promise<{ ok: true; value: T } | { ok: false; error: unknown }> {
+  try {
+    return { ok: true, value: await promise };
+  } catch (error) {
+    return { ok: false, error };
+  }
 }

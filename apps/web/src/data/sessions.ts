@@ -10,6 +10,9 @@ export function useSession(sessionId: string) {
   return useQuery({
     queryKey: keys.session(sessionId),
     queryFn: async () => (await api.getSession(sessionId)).session,
+    // No worktree state: its drone is offline or did not answer in time (busy); ask again.
+    refetchInterval: (query) =>
+      query.state.data?.branch && !query.state.data.worktree ? 5_000 : false,
   });
 }
 
