@@ -126,7 +126,8 @@ describe("draining a drone", () => {
     const events = await turnEvents(user, later);
     expect(JSON.stringify(events)).toMatch(/drone was shut down/);
     expect(JSON.stringify(events)).not.toMatch(/by the user/);
-  });
+    // A drone start, two turns and two stops: more than the default 30 s on a busy machine.
+  }, 150_000);
 
   it("Ctrl-C of `pnpm gadget-drone start` is a clean stop: exit 0, no ELIFECYCLE", async () => {
     // A drone whose server is down: it keeps trying until the Ctrl-C.
