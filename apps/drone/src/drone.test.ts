@@ -3,7 +3,7 @@
 import { readdir } from "node:fs/promises";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { DRONE_SOCKET_PATH, PROTOCOL_VERSION } from "@gadget/protocol";
+import { DRONE_SOCKET_PATH, PROTOCOL_VERSION, workOrderSchema } from "@gadget/protocol";
 import { makeTempDir } from "@gadget/testkit";
 import { Server, type Socket } from "socket.io";
 import { afterEach, describe, expect, it } from "vitest";
@@ -112,5 +112,50 @@ describe("Drone work orders", () => {
     expect(approval).toMatchObject({ ok: false, error: { code: "not_found" } });
     const cancel = await socket.timeout(5000).emitWithAck("turn_cancel", { turnId: "not-an-id" });
     expect(cancel).toMatchObject({ ok: false, error: { code: "validation_failed" } });
+  });
+
+  it("takes a new work order into the slot of a turn that ended but is still sending its events", async () => {
+    const { server, drone, socket, workspace } = await setup();
+    // The server part holds its answers to the turns' batches until the second order is in.
+    type Batch = { events: Array<{ type: string; seq: number }> };
+    type Answer = (ack: { ok: true; lastSeq: number }) => void;
+    const held: Array<() => void> = [];
+    let holding = true;
+    const ended = new Promise<void>((resolve) => {
+      socket.on("turn_events", (batch: Batch, answer: Answer) => {
+        const acknowledge = () => answer({ ok: true, lastSeq: batch.events.at(-1)?.seq ?? 0 });
+        if (holding) held.push(acknowledge);
+        else acknowledge();
+        if (batch.events.some((event) => event.type === "done")) resolve();
+      });
+    });
+    cleanup = async () => {
+      holding = false;
+      for (const acknowledge of held.splice(0)) acknowledge();
+      await Promise.all([...drone.turns.values()].map((turn) => turn.finished));
+      drone.close();
+      await server.close();
+    };
+    const order = (turnId: string) =>
+      workOrderSchema.parse({
+        turnId,
+        // Nothing to clone there: the turn fails in its first phase and ends.
+        project: { _id: droneId, name: "Gone", slug: "gone", gitUrl: `${workspace}/missing.git` },
+        session: { name: "Fix it", mode: "agent" },
+        provider: { baseUrl: "http://127.0.0.1:9/v1", apiKey: "k", modelId: "m", params: {} },
+        context: [],
+        prompt: "Fix it",
+      });
+    const first = "65f1a2b3c4d5e6f7a8b9c0e1";
+    expect(await socket.timeout(5000).emitWithAck("work_order", order(first))).toEqual({
+      ok: true,
+    });
+    await ended;
+    // The server freed the slot when it stored `done`: this drone of capacity 1 agrees.
+    const second = "65f1a2b3c4d5e6f7a8b9c0e2";
+    expect(await socket.timeout(5000).emitWithAck("work_order", order(second))).toEqual({
+      ok: true,
+    });
+    expect([...drone.turns.keys()].sort()).toEqual([first, second]);
   });
 });

@@ -252,7 +252,9 @@ export class Drone {
     }
     // Dispatched again (resumed): what an earlier run left for this turn is superseded.
     this.leftovers.supersede(order.turnId);
-    if (this.turns.size >= this.settings.config.capacity) {
+    // Ended turns still sending their last events hold no slot: the server freed it on `done`.
+    const holding = [...this.turns.values()].filter((turn) => !turn.ended).length;
+    if (holding >= this.settings.config.capacity) {
       throw new UserError(
         "at_capacity",
         `This drone runs at most ${this.settings.config.capacity} turn(s) at once`,

@@ -99,6 +99,12 @@ export class ActiveTurn {
   private stoppedByShutdown = false;
 
   /**
+   * Its `done` is emitted: only the journal's tail is left to send. The server frees the turn's
+   * slot once it stores `done`, so an ended turn holds none here either.
+   */
+  ended = false;
+
+  /**
    * The server gave this turn to the drone again from its last stored checkpoint (decision 0046):
    * this run stops, and nothing more of it is journaled, sent or checkpointed.
    */
@@ -228,6 +234,7 @@ export class ActiveTurn {
         );
       }
       this.emit(agentEvent("done", { ...tally }));
+      this.ended = true;
       await lock?.release();
     }
     const { sender, checkpoints, journal } = this.stream;
