@@ -1,5 +1,5 @@
-// The one clock of the web app: a time that ticks while something on screen counts.
-import { useEffect, useState } from "react";
+// The clocks of the web app: a time that ticks while something on screen counts.
+import { useEffect, useState, useSyncExternalStore } from "react";
 
 /**
  * The time in milliseconds, re-rendering every `every` ms while `active`. Between ticks it holds
@@ -14,4 +14,34 @@ export function useNow({ every = 1000, active = true }: { every?: number; active
     return () => clearInterval(timer);
   }, [active, every]);
   return now;
+}
+
+// One shared second for many small readers (a list's elapsed times): one timer, one render pass
+// per tick holding only the readers, not the rows or the list around them.
+const secondListeners = new Set<() => void>();
+let second = Date.now();
+let secondTimer: ReturnType<typeof setInterval> | null = null;
+
+function subscribeSecond(listener: () => void): () => void {
+  secondListeners.add(listener);
+  secondTimer ??= setInterval(() => {
+    second = Date.now();
+    for (const each of secondListeners) each();
+  }, 1000);
+  return () => {
+    secondListeners.delete(listener);
+    if (secondListeners.size > 0 || !secondTimer) return;
+    clearInterval(secondTimer);
+    secondTimer = null;
+  };
+}
+
+/**
+ * The time in milliseconds, ticking every second with every other reader of this clock; a
+ * component that renders between ticks (its row changed) reads the time itself.
+ * @example const elapsed = useSecond() - startedAt;
+ */
+export function useSecond(): number {
+  const tick = useSyncExternalStore(subscribeSecond, () => second);
+  return Math.max(tick, Date.now());
 }

@@ -141,6 +141,44 @@ describe("ActivityStore", () => {
     stopOther();
     store.dispose();
   });
+
+  it("shows a task's changes in one render, later ones with the next frame, other rows untouched", async () => {
+    listed = [row("a1", "processing"), row("a2", "processing")];
+    const store = new ActivityStore({ api: new ApiClient({ baseUrl }), filters: {} });
+    await store.load();
+    let renders = 0;
+    store.subscribe(() => renders++);
+    const notice = (turnId: string, seq: number, pass: number) => ({
+      turnId,
+      sessionId: "s1",
+      seq,
+      at: new Date(),
+      pass,
+    });
+    const before = store.getSnapshot();
+    // Three messages in one task: one render, at the end of it.
+    store.applyActivity([notice("a1", 1, 1)]);
+    store.applyActivity([notice("a1", 2, 2)]);
+    store.applyTurn({ ...turnRecord({ _id: "a1", status: "processing" }), lastSeq: 2 });
+    expect(renders).toBe(0);
+    await Promise.resolve();
+    expect(renders).toBe(1);
+    const first = store.getSnapshot();
+    const byId = (snapshot: typeof first, id: string) =>
+      snapshot.live.find((turn) => turn._id === id);
+    expect(byId(first, "a1")?.activity?.pass).toBe(2);
+    expect(byId(first, "a2")).toBe(byId(before, "a2"));
+    expect(first.finished).toBe(before.finished);
+    // The next change in the same frame waits for the next one.
+    store.applyActivity([notice("a2", 1, 3)]);
+    await Promise.resolve();
+    expect(renders).toBe(1);
+    await waitFor(() => renders === 2, "the next frame");
+    const second = store.getSnapshot();
+    expect(byId(second, "a2")?.activity?.pass).toBe(3);
+    expect(byId(second, "a1")).toBe(byId(first, "a1"));
+    store.dispose();
+  });
 });
 
 describe("TurnSummaryStore", () => {

@@ -1,6 +1,8 @@
 // The Activity page's turns, kept live: the user's live turns and a page of finished ones read over
 // REST, then turn_updates (status, stats, changes) and turn_activity notices (pass, tool,
 // approvals) applied to their rows. A turn nobody has listed yet makes the live part read again.
+// What the socket brings is shown at most once per animation frame: at 100 events/s a page of
+// 1,000 turns renders once a frame at most, each changed row once, however many messages it held.
 import {
   type ActivityTurn,
   type ChatTurn,
@@ -83,6 +85,11 @@ export class ActivityStore {
   };
   private readonly listeners = new Set<() => void>();
   private refreshTimer: ReturnType<typeof setTimeout> | null = null;
+  /** Rows changed since the last publish, to show at the next frame. */
+  private readonly changed = new Set<string>();
+  /** Whether a change since the last publish moves rows between or within the lists. */
+  private reorder = false;
+  private cancelFrame: (() => void) | null = null;
   private disposed = false;
 
   constructor(options: { api: ApiClient; filters: ActivityFilters }) {
@@ -163,6 +170,8 @@ export class ActivityStore {
     this.disposed = true;
     if (this.refreshTimer) clearTimeout(this.refreshTimer);
     this.refreshTimer = null;
+    this.cancelFrame?.();
+    this.cancelFrame = null;
   }
 
   /** A turn_updates record: the row takes its status, stats, changes and times. */
@@ -180,12 +189,12 @@ export class ActivityStore {
       next.activity = { ...next.activity, tool: null, approvals: [] };
     }
     this.rows.set(turn._id, next);
-    this.publish({});
+    // Only a new status moves the row (to another list or place).
+    this.atNextFrame(turn._id, next.status !== row.status);
   }
 
   /** turn_activity notices: newer ones change the fields they carry. */
   applyActivity(notices: readonly TurnActivity[]): void {
-    let changed = false;
     for (const notice of notices) {
       const row = this.rows.get(notice.turnId);
       if (!row) continue;
@@ -198,10 +207,9 @@ export class ActivityStore {
       const next: ActivityTurn = { ...row, activity };
       if (notice.droneName) next.droneName = notice.droneName;
       this.rows.set(notice.turnId, next);
-      changed = true;
+      // Notices change no status: the rows keep their places.
+      this.atNextFrame(notice.turnId, false);
     }
-    // Notices change no status: the rows keep their places.
-    if (changed) this.publishInPlace();
   }
 
   private wants(status: TurnStatus): boolean {
@@ -270,17 +278,62 @@ export class ActivityStore {
     }, refreshDelayMs);
   }
 
+  /**
+   * Shows a change at the end of this task (with the rest of its message) if nothing was shown
+   * since the last frame, else with the next frame: at most one render a frame, and a lone event
+   * waits for none.
+   */
+  private atNextFrame(turnId: string, reorder: boolean): void {
+    this.changed.add(turnId);
+    if (reorder) this.reorder = true;
+    if (this.cancelFrame) return;
+    this.holdFrame();
+    queueMicrotask(() => this.flush());
+  }
+
+  /** Until the next frame, changes wait; then they show, and hold the frame after it. */
+  private holdFrame(): void {
+    const next = () => {
+      this.cancelFrame = null;
+      if (this.changed.size === 0 && !this.reorder) return;
+      this.flush();
+      this.holdFrame();
+    };
+    // A hidden tab has no frames: what it missed shows when it is seen again.
+    if (typeof requestAnimationFrame === "function") {
+      const frame = requestAnimationFrame(next);
+      this.cancelFrame = () => cancelAnimationFrame(frame);
+    } else {
+      const timer = setTimeout(next, 16);
+      this.cancelFrame = () => clearTimeout(timer);
+    }
+  }
+
+  private flush(): void {
+    if (this.reorder) this.publish({});
+    else if (this.changed.size > 0) this.publishInPlace();
+  }
+
+  /** The changed rows in their places; a list none of them is in stays the same array. */
   private publishInPlace(): void {
-    const current = (row: ActivityTurn) => this.rows.get(row._id) ?? row;
+    const changed = this.changed;
+    const current = (list: ActivityTurn[]) =>
+      list.some((row) => changed.has(row._id))
+        ? list.map((row) => (changed.has(row._id) ? (this.rows.get(row._id) ?? row) : row))
+        : list;
     this.snapshot = {
       ...this.snapshot,
-      live: this.snapshot.live.map(current),
-      finished: this.snapshot.finished.map(current),
+      live: current(this.snapshot.live),
+      finished: current(this.snapshot.finished),
     };
+    changed.clear();
     for (const listener of this.listeners) listener();
   }
 
   private publish(state: Partial<Pick<ActivitySnapshot, "loading" | "error">>): void {
+    // Everything is read from the rows again: nothing is left for the next frame.
+    this.changed.clear();
+    this.reorder = false;
     const live: ActivityTurn[] = [];
     const finished: ActivityTurn[] = [];
     for (const row of this.rows.values()) {

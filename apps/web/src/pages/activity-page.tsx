@@ -8,36 +8,14 @@ import { Link } from "wouter";
 import type { ApiClient } from "../api/client.ts";
 import { useApi } from "../app/auth.tsx";
 import { useConnection } from "../app/live.tsx";
-import { useNow } from "../app/use-now.ts";
+import { useSecond } from "../app/use-now.ts";
 import { ErrorNote } from "../components/error-note.tsx";
-import { useDrones } from "../data/drones.ts";
-import { useProjects } from "../data/projects.ts";
 import { formatAgo, formatCost, formatElapsed } from "../lib/format.ts";
 import { type ActivityFilters, ActivityStore } from "../live/activity-store.ts";
 import { droneOfflineWords } from "../turn/turn-words.ts";
+import { Filters, statusChoices } from "./activity-filters.tsx";
 import { FirstRunChecklist } from "./first-run-checklist.tsx";
 import { NotificationSwitch } from "./notification-switch.tsx";
-
-/** The status filter's choices: a label and the statuses it shows. */
-export const statusChoices: ReadonlyArray<{
-  value: string;
-  label: string;
-  statuses: TurnStatus[];
-}> = [
-  { value: "", label: "All statuses", statuses: [] },
-  {
-    value: "live",
-    label: "Live",
-    statuses: ["queued", "dispatched", "processing", "awaiting_approval"],
-  },
-  { value: "running", label: "Running", statuses: ["dispatched", "processing"] },
-  { value: "awaiting_approval", label: "Needs approval", statuses: ["awaiting_approval"] },
-  { value: "queued", label: "Queued", statuses: ["queued"] },
-  { value: "completed", label: "Completed", statuses: ["completed"] },
-  { value: "failed", label: "Failed", statuses: ["failed"] },
-  { value: "cancelled", label: "Stopped", statuses: ["cancelled"] },
-  { value: "interrupted", label: "Interrupted", statuses: ["interrupted"] },
-];
 
 const statusLabels: Record<TurnStatus, string> = {
   queued: "Queued",
@@ -79,11 +57,19 @@ function Where({ turn }: { turn: ActivityTurn }) {
   );
 }
 
-function LiveDetail({ turn, now }: { turn: ActivityTurn; now: number }) {
+/** The time since `since`: each tick of the clock renders this span alone, not its row. */
+function Elapsed({ since }: { since: number }) {
+  const elapsed = formatElapsed(useSecond() - since);
+  return elapsed ? <span className="activity-elapsed">{elapsed}</span> : null;
+}
+
+function OfflineWords({ until }: { until: number }) {
+  return <span>{droneOfflineWords({ until }, useSecond())}</span>;
+}
+
+function LiveDetail({ turn }: { turn: ActivityTurn }) {
   const activity = turn.activity;
   const started = timeOf(turn.startedAt);
-  // `now` ticks every second; a row that changed between ticks reads the clock itself.
-  const elapsed = started === null ? null : formatElapsed(Math.max(now, Date.now()) - started);
   if (turn.status === "queued") {
     return <span className="activity-detail">{turn.queuedReason ?? "Waiting for a drone"}</span>;
   }
@@ -97,7 +83,7 @@ function LiveDetail({ turn, now }: { turn: ActivityTurn; now: number }) {
     return (
       <span className="activity-detail">
         <strong className="activity-offline">drone offline</strong>
-        <span>{droneOfflineWords({ until: offlineUntil }, Math.max(now, Date.now()))}</span>
+        <OfflineWords until={offlineUntil} />
       </span>
     );
   }
@@ -113,7 +99,7 @@ function LiveDetail({ turn, now }: { turn: ActivityTurn; now: number }) {
       ) : turn.status === "processing" ? (
         <span className="muted">thinking</span>
       ) : null}
-      {elapsed ? <span className="activity-elapsed">{elapsed}</span> : null}
+      {started === null ? null : <Elapsed since={started} />}
     </span>
   );
 }
@@ -176,14 +162,13 @@ function Approvals({
   );
 }
 
+/** Renders again only when its turn changes (a new object from the store). */
 const LiveRow = memo(function LiveRow({
   turn,
-  now,
   api,
   onDecided,
 }: {
   turn: ActivityTurn;
-  now: number;
   api: ApiClient;
   onDecided: (turnId: string, approvalId: string) => void;
 }) {
@@ -200,7 +185,7 @@ const LiveRow = memo(function LiveRow({
             onDecided={(approvalId) => onDecided(turn._id, approvalId)}
           />
         ) : (
-          <LiveDetail turn={turn} now={now} />
+          <LiveDetail turn={turn} />
         )}
       </div>
       <span className="muted small activity-drone">{turn.droneName ?? ""}</span>
@@ -249,32 +234,6 @@ const FinishedRow = memo(function FinishedRow({ turn }: { turn: ActivityTurn }) 
   );
 });
 
-/** One filter of the page: a labelled choice. */
-function FilterSelect({
-  label,
-  value,
-  onChange,
-  choices,
-}: {
-  label: string;
-  value: string;
-  onChange: (value: string) => void;
-  choices: ReadonlyArray<{ value: string; label: string }>;
-}) {
-  return (
-    <label className="field inline">
-      <span>{label}</span>
-      <select value={value} onChange={(event) => onChange(event.target.value)}>
-        {choices.map((choice) => (
-          <option key={choice.value} value={choice.value}>
-            {choice.label}
-          </option>
-        ))}
-      </select>
-    </label>
-  );
-}
-
 export function ActivityPage() {
   const api = useApi();
   const connection = useConnection();
@@ -296,9 +255,6 @@ export function ActivityPage() {
   }, [store]);
   useEffect(() => (connection ? store.attach(connection) : undefined), [store, connection]);
   const snapshot = useSyncExternalStore(store.subscribe, store.getSnapshot);
-  const now = useNow({ active: snapshot.live.length > 0 });
-  const projects = useProjects();
-  const drones = useDrones();
   const onDecided = useMemo(
     () => (turnId: string, approvalId: string) => store.decided(turnId, approvalId),
     [store],
@@ -311,27 +267,14 @@ export function ActivityPage() {
         <h1>Activity</h1>
         <NotificationSwitch />
       </div>
-      <fieldset className="activity-filters" aria-label="Filters">
-        <FilterSelect
-          label="Project"
-          value={project}
-          onChange={setProject}
-          choices={[
-            { value: "", label: "All projects" },
-            ...(projects.data ?? []).map((item) => ({ value: item._id, label: item.name })),
-          ]}
-        />
-        <FilterSelect
-          label="Drone"
-          value={drone}
-          onChange={setDrone}
-          choices={[
-            { value: "", label: "All drones" },
-            ...(drones.data ?? []).map((item) => ({ value: item._id, label: item.name })),
-          ]}
-        />
-        <FilterSelect label="Status" value={status} onChange={setStatus} choices={statusChoices} />
-      </fieldset>
+      <Filters
+        project={project}
+        drone={drone}
+        status={status}
+        setProject={setProject}
+        setDrone={setDrone}
+        setStatus={setStatus}
+      />
       {snapshot.error ? (
         <ErrorNote
           error={new Error(snapshot.error)}
@@ -350,7 +293,7 @@ export function ActivityPage() {
           <h2>Live</h2>
           <ul className="activity-list">
             {snapshot.live.map((turn) => (
-              <LiveRow key={turn._id} turn={turn} now={now} api={api} onDecided={onDecided} />
+              <LiveRow key={turn._id} turn={turn} api={api} onDecided={onDecided} />
             ))}
           </ul>
         </section>
