@@ -12,6 +12,7 @@ if (directory) {
   const require = createRequire(path.join(process.cwd(), "package.json"));
   const mongodb = require(require.resolve("mongodb", { paths: [require.resolve("mongoose")] }));
   const counts: Record<string, number> = {};
+  let nested = false;
   const prototype = mongodb.Collection.prototype as Record<string, (...args: unknown[]) => unknown>;
   for (const method of [
     "find",
@@ -32,8 +33,16 @@ if (directory) {
     const original = prototype[method];
     if (!original) continue;
     prototype[method] = function (this: unknown, ...args: unknown[]) {
+      // The driver's own calls inside one of these (its insertMany calls bulkWrite before its
+      // first await) are the same command: counted once, as the caller's method.
+      if (nested) return original.apply(this, args);
       counts[method] = (counts[method] ?? 0) + 1;
-      return original.apply(this, args);
+      nested = true;
+      try {
+        return original.apply(this, args);
+      } finally {
+        nested = false;
+      }
     };
   }
   setInterval(() => {

@@ -44,6 +44,10 @@ export interface CurvePoint {
   redisPerHeartbeat: number;
   redisPerEvent: number;
   databasePerEvent: number;
+  /** The relay window's database operations per event by driver method (its silent rest not subtracted). */
+  relayDatabaseByMethod: Record<string, number>;
+  /** Drone batches sent in the relay window (each `perBatch` events). */
+  relayBatches: number;
   databasePerHeartbeat: number;
 }
 
@@ -66,16 +70,22 @@ async function redisCalls(redis: Redis): Promise<number> {
   return total;
 }
 
-/** Database operations the servers sent so far (count-operations.ts files). */
-async function databaseOperations(directory: string): Promise<number> {
+/** Database operations the servers sent so far (count-operations.ts files), by driver method. */
+async function operationsByMethod(directory: string): Promise<Record<string, number>> {
   await sleep(400);
-  let total = 0;
+  const byMethod: Record<string, number> = {};
   for (const file of await readdir(directory)) {
     if (!file.endsWith(".json")) continue;
     const counts = JSON.parse(await readFile(path.join(directory, file), "utf8"));
-    for (const value of Object.values(counts)) total += value as number;
+    for (const [method, value] of Object.entries(counts))
+      byMethod[method] = (byMethod[method] ?? 0) + (value as number);
   }
-  return total;
+  return byMethod;
+}
+
+/** Database operations the servers sent so far, all methods. */
+async function databaseOperations(directory: string): Promise<number> {
+  return Object.values(await operationsByMethod(directory)).reduce((sum, count) => sum + count, 0);
 }
 
 async function totalRss(servers: ServerProcess[]): Promise<number> {
@@ -303,7 +313,8 @@ export async function measurePoint(
     const restDatabasePerSecond =
       ((await databaseOperations(countsDir)) - restDatabaseStart) / restSeconds;
     const relayRedisStart = await redisCalls(redis);
-    const relayDatabaseStart = await databaseOperations(countsDir);
+    const relayMethodsStart = await operationsByMethod(countsDir);
+    const relayDatabaseStart = Object.values(relayMethodsStart).reduce((sum, n) => sum + n, 0);
     const relayClock = now();
     const sends: Promise<unknown>[] = [];
     for (let tick = 0; tick < ticks; tick++) {
@@ -324,7 +335,9 @@ export async function measurePoint(
     while (received.length < sent && now() < deadline) await sleep(50);
     const relayWindow = (now() - relayClock) / 1000;
     const relayCalls = (await redisCalls(redis)) - relayRedisStart;
-    const relayDatabase = (await databaseOperations(countsDir)) - relayDatabaseStart;
+    const relayMethods = await operationsByMethod(countsDir);
+    const relayDatabase =
+      Object.values(relayMethods).reduce((sum, n) => sum + n, 0) - relayDatabaseStart;
     // Redis and database work beyond what the same servers did in as long with the turns silent.
     const eventsPerSecond = sent / ((ticks * 100) / 1000);
     return {
@@ -348,6 +361,12 @@ export async function measurePoint(
       redisPerHeartbeat,
       redisPerEvent: (relayCalls - restRedisPerSecond * relayWindow) / sent,
       databasePerEvent: (relayDatabase - restDatabasePerSecond * relayWindow) / sent,
+      relayDatabaseByMethod: Object.fromEntries(
+        Object.entries(relayMethods)
+          .map(([method, count]) => [method, (count - (relayMethodsStart[method] ?? 0)) / sent])
+          .filter(([, perEvent]) => perEvent !== 0),
+      ),
+      relayBatches: ticks * streams.length,
       databasePerHeartbeat:
         (heartbeatDatabase - (backgroundDatabase / quietSeconds) * heartbeatSeconds) /
         Math.max(1, heartbeats),
