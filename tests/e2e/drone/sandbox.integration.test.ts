@@ -292,6 +292,7 @@ describe("the sandbox in real drone turns", () => {
     expect(existsSync(outsideMarker)).toBe(false);
   });
 
+  // Two drone CLI runs, a drone start and a turn: over 30 s on a busy machine (two suites side by side).
   it("refuses to start without a sandbox unless --no-sandbox; then every turn says so", async () => {
     const configFile = path.join(home, "unconfined.json");
     const droneId = await register("unconfined", configFile);
@@ -322,5 +323,5 @@ describe("the sandbox in real drone turns", () => {
     expect(warning?.data.message).toMatch(
       /without a sandbox.*network setting \("none"\) is not enforced/,
     );
-  });
+  }, 90_000);
 });
