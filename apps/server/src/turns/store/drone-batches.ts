@@ -62,32 +62,25 @@ export class DroneBatches {
     incoming: TurnEventBatch["events"],
   ): Promise<DroneAppend> {
     const { seqs, health, eventWriter, accumulator } = this.dependencies;
-    // Batches of a turn are checked in the order they arrived (a drone pipelines them): each
-    // check is sent to Redis at once, not once the one before is answered (a turn sending more
-    // than one batch per round trip fell further behind with every batch: benchmarks.md, "The
-    // house"), and taken in arrival order together with the turn's session and user.
-    const checked = this.queue(`check:${turnId}`, async (earlier) => {
-      const outcome = await seqs.append(
+    // Batches of a turn are checked in the order they arrived (a drone pipelines them).
+    const checked = this.chain(`check:${turnId}`, () =>
+      seqs.append(
         turnId,
         droneId,
         incoming[0]!.seq,
         incoming.length,
         incoming.some((event) => event.type === "done"),
-        earlier,
-      );
-      health.succeeded("redis");
-      if (outcome.status !== "ok") return { outcome, meta: null };
-      // The counter carries the turn's session and user; older counters need one read.
-      return { outcome, meta: await this.meta(turnId, outcome.meta) };
-    });
+      ),
+    );
     let outcome: AppendOutcome;
     let meta: { sessionId: string; userId: string };
     try {
-      const answer = await checked;
-      outcome = answer.outcome;
+      outcome = await checked;
+      health.succeeded("redis");
       if (outcome.status === "not_held") return { status: "not_held" };
       if (outcome.status === "gap") return { status: "gap", lastSeq: outcome.last };
-      meta = answer.meta!;
+      // The counter carries the turn's session and user; older counters need one read.
+      meta = await this.meta(turnId, outcome.meta);
     } catch (error) {
       throw this.asAnswer(error, turnId);
     }
@@ -115,34 +108,24 @@ export class DroneBatches {
       const stored = { turnId, ...meta, events: fresh };
       // Heard before the turn shows `done` (a quirk the drone learned is in the next work order).
       await this.dependencies.appended(stored);
-      const { applied, relayed } = await accumulator.add(turnId, fresh, () =>
+      const { applied } = await accumulator.add(turnId, fresh, () =>
         this.dependencies.live(stored),
       );
       // The answer waits for what the events changed on the turn (an approval, `done`).
       await applied;
-      // And for their publish, but the turn's next batch does not (see TurnAccumulator.add).
-      return { relayed };
     });
     try {
-      await (await done)?.relayed;
+      await done;
     } catch (error) {
       throw this.asAnswer(error, turnId, meta.userId);
     }
     return { status: "stored", lastSeq: outcome.last };
   }
 
-  /** Runs `work` after the last work chained under `key`. */
+  /** Runs `work` after the last work chained under `key`; the chain forgets a settled tail. */
   private chain<T>(key: string, work: () => Promise<T>): Promise<T> {
-    return this.queue(key, (previous) => previous.then(work));
-  }
-
-  /**
-   * Chains under `key` what `start` makes now of the chain's tail (settled once the work before
-   * is); the chain forgets a settled tail.
-   */
-  private queue<T>(key: string, start: (previous: Promise<void>) => Promise<T>): Promise<T> {
     const previous = this.turnChains.get(key) ?? Promise.resolve();
-    const result = start(previous);
+    const result = previous.then(work);
     const settled = result.then(
       () => undefined,
       () => undefined,

@@ -173,10 +173,7 @@ export class SeqStore {
 
   /**
    * Checks and records a drone's batch `[first, first+count)`; `ends` when it holds `done`.
-   * Events with seq > `previous` are new. The check is sent at once; with `after` (the turn's
-   * earlier checks), its answer is taken, and a counter missing from Redis loaded, only once
-   * `after` settles: one connection's commands run in the order sent, so checks of one turn
-   * pipeline instead of each waiting for the one before to answer.
+   * Events with seq > `previous` are new.
    */
   async append(
     turnId: string,
@@ -184,25 +181,17 @@ export class SeqStore {
     first: number,
     count: number,
     ends: boolean,
-    after?: Promise<unknown>,
   ): Promise<AppendOutcome> {
-    const check = () =>
-      this.scripts.append(
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const [previous, last, sessionId, userId, applied] = (await this.scripts.append(
         [this.keyOf(turnId)],
         droneId,
         String(first),
         String(count),
         ends ? "1" : "0",
-      ) as Promise<[number, number, string?, string?, number?]>;
-    let sent = check();
-    // Taken below; this keeps a failure meanwhile from counting as unhandled.
-    sent.catch(() => undefined);
-    await after?.catch(() => undefined);
-    for (let attempt = 0; attempt < 2; attempt++) {
-      const [previous, last, sessionId, userId, applied] = await sent;
+      )) as [number, number, string?, string?, number?];
       if (previous === -2) {
         await this.load(turnId);
-        sent = check();
         continue;
       }
       if (previous === -1) return { status: "not_held", last };

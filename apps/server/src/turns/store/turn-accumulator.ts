@@ -62,14 +62,13 @@ export class TurnAccumulator {
    * applied (an approval it can decide, a `done` after which it reads a finished turn) — once they
    * are applied. `applied` resolves when those are applied, and rejects with `unavailable` if the
    * database did not take them (they stay here, are retried, and go live when applied); for
-   * other events it resolves at once (the timer applies them). `relayed` resolves once they went
-   * live.
+   * other events it resolves at once (the timer applies them).
    */
   async add(
     turnId: string,
     events: TurnEvent[],
     live: () => Promise<void>,
-  ): Promise<{ applied: Promise<void>; relayed: Promise<void> }> {
+  ): Promise<{ applied: Promise<void> }> {
     let entry = this.entries.get(turnId);
     if (!entry) {
       entry = {
@@ -100,13 +99,9 @@ export class TurnAccumulator {
       events.some((event) => statusChanging.has(event.type));
     if (beforeRelay) {
       entry.onApplied.push(live);
-      const applied = this.flushStrictly(turnId);
-      return { applied, relayed: applied };
+      return { applied: this.flushStrictly(turnId) };
     }
-    // Not awaited here: the caller's next batch of the turn need not wait for this one's
-    // publish to reach Redis (a round trip each); publishes go out in the order they are made.
-    const relayed = live();
-    relayed.catch(() => undefined);
+    await live();
     // The first events after dispatch move the turn to `processing` within half an interval to
     // two and a half, not at once: the events themselves are live already, and a hundred turns
     // starting together would otherwise queue a hundred turn writes (and pushes) in front of
@@ -122,7 +117,7 @@ export class TurnAccumulator {
         ? interval * quietIntervals * (0.75 + Math.random() / 2)
         : interval * (0.5 + Math.random());
     this.schedule(turnId, entry, wait);
-    return { applied: Promise.resolve(), relayed };
+    return { applied: Promise.resolve() };
   }
 
   /** Flushes within `wait` ms: keeps an earlier timer, replaces a later one. */
