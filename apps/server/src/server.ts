@@ -211,7 +211,7 @@ export async function createGadgetServer(input: ServerConfig): Promise<GadgetSer
   const reverts = new TurnReverts(holders);
   const rewinds = new SessionRewinds({ ...holders, locks, secretBox });
   const turnUpdates = new TurnUpdates(ide, config.turnUpdateIntervalMs);
-  const turnParts = { config, models, store, dispatcher, seqs, turnIndex, drones };
+  const turnParts = { config, models, locks, store, dispatcher, seqs, turnIndex, drones };
   const turns = new TurnService({ ...turnParts, steering: { locks, logger } });
   const forgeParts = { models, secretBox, logger, lifecycle, turns, outbound };
   const forgeEvents = createForgeEvents(forgeParts, () => publicUrl);
@@ -225,8 +225,8 @@ export async function createGadgetServer(input: ServerConfig): Promise<GadgetSer
     turns,
   );
   const ephemeralDrones = new EphemeralDrones({ models, presence, locks, logger });
-  const sessionDelivery = new SessionDelivery({ ...holders, secretBox });
-  const sessionWorktrees = new SessionWorktrees({ models, presence, config, drones });
+  const sessionDelivery = new SessionDelivery({ ...holders, locks, secretBox });
+  const sessionWorktrees = new SessionWorktrees({ models, presence, config, drones, locks });
   const removals = new Removals({ models });
   const projectRemotes = new ProjectRemotes({ models, presence, config, drones });
 

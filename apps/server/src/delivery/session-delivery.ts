@@ -12,14 +12,16 @@ import {
   SystemError,
   UserError,
 } from "@gadget/protocol";
-import { Types } from "mongoose";
 import type { SecretBox } from "../crypto/secret-box.ts";
 import { openForge } from "../dispatch/work-order.ts";
 import { type AskHoldersDependencies, askHolders } from "../drones/ask-holders.ts";
 import { ownedSession } from "../owned.ts";
+import { type SessionWriteDependencies, updateSession } from "../turns/store/session-writes.ts";
 import type { TurnStore } from "../turns/store/turn-store.ts";
 
-export interface SessionDeliveryDependencies extends AskHoldersDependencies {
+export interface SessionDeliveryDependencies
+  extends AskHoldersDependencies,
+    Pick<SessionWriteDependencies, "locks"> {
   store: TurnStore;
   /** Opens the project's forge token for the drone's request. */
   secretBox: SecretBox;
@@ -83,7 +85,8 @@ export class SessionDelivery {
         : {}),
     });
     if (result.pullRequest) {
-      await models.ChatSession.updateOne(
+      await updateSession(
+        this.dependencies,
         { _id: session._id },
         { $set: { pullRequest: result.pullRequest } },
       );

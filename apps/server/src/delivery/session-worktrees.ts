@@ -7,15 +7,17 @@ import {
   type SessionWorktreeRequest,
   type SessionWorktreeState,
   sessionWorktreeStateSchema,
-  UserError,
 } from "@gadget/protocol";
 import { Types } from "mongoose";
 import { type AskHoldersDependencies, askHolders } from "../drones/ask-holders.ts";
 import { ownedSession } from "../owned.ts";
 import { toSession } from "../serialize.ts";
+import { type SessionWriteDependencies, updateSession } from "../turns/store/session-writes.ts";
 
 export class SessionWorktrees {
-  constructor(private readonly dependencies: AskHoldersDependencies) {}
+  constructor(
+    private readonly dependencies: AskHoldersDependencies & Pick<SessionWriteDependencies, "locks">,
+  ) {}
 
   /**
    * Records that `droneId` took a turn of `session` (as read for the turn's work order): the
@@ -24,7 +26,8 @@ export class SessionWorktrees {
    */
   async tookTurn(session: Pick<ChatSessionDocument, "_id" | "drone">, droneId: string) {
     if (String(session.drone ?? "") === droneId) return;
-    await this.dependencies.models.ChatSession.updateOne(
+    await updateSession(
+      this.dependencies,
       { _id: session._id },
       { $set: { drone: new Types.ObjectId(droneId) } },
     );

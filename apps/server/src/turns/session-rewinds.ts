@@ -22,6 +22,7 @@ import { type AskHoldersDependencies, askHolders } from "../drones/ask-holders.t
 import { ownedBy } from "../owned.ts";
 import type { Locks } from "../redis/locks.ts";
 import { exchangeOf } from "./store/session-history.ts";
+import { updateSession } from "./store/session-writes.ts";
 import type { TurnStore } from "./store/turn-store.ts";
 
 export interface SessionRewindsDependencies extends AskHoldersDependencies {
@@ -90,9 +91,7 @@ export class SessionRewinds {
       }
       const kept = turns.slice(0, index).filter((turn) => !turn.rewoundAt);
       const history = await historyOf(models, kept);
-      await locks.with(`session:${session._id}`, () =>
-        models.ChatSession.updateOne({ _id: session._id }, { $set: { history } }),
-      );
+      await updateSession({ models, locks }, { _id: session._id }, { $set: { history } });
     }
     const updated = await models.ChatSession.findById(session._id).lean<ChatSessionDocument>();
     return { session: updated ?? session, rewound: rewoundIds, code };

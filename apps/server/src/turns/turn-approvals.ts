@@ -11,13 +11,16 @@ import {
   UserError,
 } from "@gadget/protocol";
 import type { ResolvedConfig } from "../config.ts";
+import type { Locks } from "../redis/locks.ts";
 import { type DronesNamespace, droneRoom } from "../sockets/rooms.ts";
+import { updateSession } from "./store/session-writes.ts";
 import { resolveApproval } from "./store/turn-state.ts";
 import type { TurnStore } from "./store/turn-store.ts";
 
 export interface TurnApprovalDependencies {
   config: Pick<ResolvedConfig, "droneRequestTimeoutMs">;
   models: Models;
+  locks: Locks;
   store: TurnStore;
   drones: DronesNamespace;
 }
@@ -67,7 +70,8 @@ export async function decideApproval(
       details: answer.error.details,
     });
   if (command) {
-    await dependencies.models.ChatSession.updateOne(
+    await updateSession(
+      dependencies,
       { _id: turn.session },
       { $addToSet: { allowedCommands: command } },
     );

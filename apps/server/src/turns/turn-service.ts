@@ -16,6 +16,7 @@ import type { ResolvedConfig } from "../config.ts";
 import type { Dispatcher } from "../dispatch/dispatcher.ts";
 import { ownedBy } from "../owned.ts";
 import { quotaExceeded } from "../quotas.ts";
+import type { Locks } from "../redis/locks.ts";
 import { type DronesNamespace, droneRoom } from "../sockets/rooms.ts";
 import { requeue } from "./auto-resume.ts";
 import type { SeqStore } from "./store/seq-store.ts";
@@ -42,6 +43,8 @@ export interface TurnServiceDependencies {
   /** For the users' messages to turns (turn-messages.ts). */
   steering: Pick<TurnMessagesDependencies, "locks" | "logger">;
   models: Models;
+  /** The sessions' locks (session-writes.ts). */
+  locks: Locks;
   store: TurnStore;
   dispatcher: Dispatcher;
   seqs: SeqStore;

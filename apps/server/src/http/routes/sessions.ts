@@ -6,12 +6,15 @@ import { Types } from "mongoose";
 import type { SignIns } from "../../auth/sign-ins.ts";
 import type { SessionWorktrees } from "../../delivery/session-worktrees.ts";
 import type { Removals } from "../../manage/removals.ts";
+import type { Locks } from "../../redis/locks.ts";
 import { toSession } from "../../serialize.ts";
+import { updateSession } from "../../turns/store/session-writes.ts";
 import { type ContractApp, serve } from "../contract.ts";
 import { userOf } from "../scopes.ts";
 
 export interface SessionRouteDependencies {
   models: Models;
+  locks: Locks;
   signIns: SignIns;
   sessionWorktrees: SessionWorktrees;
   removals: Removals;
@@ -35,11 +38,7 @@ export function sessionRoutes(app: ContractApp, dependencies: SessionRouteDepend
     const session =
       Object.keys(changes).length === 0
         ? await models.ChatSession.findOne(owner).lean()
-        : await models.ChatSession.findOneAndUpdate(
-            owner,
-            { $set: changes },
-            { returnDocument: "after" },
-          ).lean();
+        : await updateSession(dependencies, owner, { $set: changes });
     if (!session) throw new UserError("not_found", "Session not found");
     return { session: toSession(session) };
   });

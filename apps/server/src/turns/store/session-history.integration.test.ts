@@ -1,10 +1,11 @@
 // A session's history gets each completed turn's exchange once, even when the completion is
-// retried, with a `/command`'s expansion as its prompt.
+// retried, with a `/command`'s expansion as its prompt, and loses none to the session's other
+// writes made at the same moment.
 import { Types } from "mongoose";
 import { describe, expect, it } from "vitest";
 import { setupWorkspace, signup } from "../../testing/api-client.ts";
 import { useTestServer } from "../../testing/use-test-server.ts";
-import { rememberExchange } from "./session-history.ts";
+import { rememberExchange, rememberPullRequest } from "./session-history.ts";
 
 const fixture = useTestServer();
 
@@ -70,5 +71,42 @@ describe("session history", () => {
     expect(
       stored?.history.filter((message) => message.role === "user").map((m) => m.content),
     ).toEqual(["Review a.ts carefully.", "/src/app.ts is broken"]);
+  });
+
+  it("loses no exchange to a rename or a pull request written to the session at the same time", async () => {
+    const user = await signup(fixture.server.url, "history-together");
+    const workspace = await setupWorkspace(user);
+    const { context } = fixture.server;
+    const session = new Types.ObjectId(workspace.sessionId);
+    const times = { createdAt: new Date(), finishedAt: new Date() };
+    const count = 12;
+    // FerretDB v1 rewrites the whole document on each update: unlocked, one write undoes another.
+    await Promise.all(
+      Array.from({ length: count }, async (_, index) => {
+        const turn = { _id: new Types.ObjectId(), session, ...times };
+        await Promise.all([
+          rememberExchange(context, {
+            ...turn,
+            prompt: `prompt ${index}`,
+            response: `answer ${index}`,
+          }),
+          user.patch(`/api/sessions/${workspace.sessionId}`, { name: `renamed ${index}` }),
+          rememberPullRequest(context, session, {
+            url: `https://forge.test/pr/${index}`,
+            number: index,
+          }),
+        ]);
+      }),
+    );
+    const stored = await context.models.ChatSession.findById(session).lean();
+    const prompts = stored?.history
+      .filter((message) => message.role === "user")
+      .map((message) => message.content);
+    expect(prompts?.sort()).toEqual(
+      Array.from({ length: count }, (_, index) => `prompt ${index}`).sort(),
+    );
+    expect(stored?.history).toHaveLength(count * 2);
+    expect(stored?.name).toMatch(/^renamed \d+$/);
+    expect(stored?.pullRequest?.url).toMatch(/^https:\/\/forge\.test\/pr\/\d+$/);
   });
 });

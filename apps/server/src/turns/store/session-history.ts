@@ -3,7 +3,7 @@
 // turn's own write failed after this and the drone sends its `done` again. The session also remembers the pull request a turn's delivery opened.
 import type { ChatTurnDocument, Models } from "@gadget/db";
 import type { AgentEvent, IChatMessage, PullRequestRef } from "@gadget/protocol";
-import type { Locks } from "../../redis/locks.ts";
+import { type SessionWriteDependencies, updateSession } from "./session-writes.ts";
 
 /**
  * What a turn adds to its session's context: prompt (as its `/command` expanded it, which the
@@ -71,18 +71,17 @@ function withImageNote(turn: Pick<ChatTurnDocument, "prompt" | "images">): strin
 
 /** Appends the turn's exchange to its session's history unless it is there already. */
 export async function rememberExchange(
-  { models, locks }: { models: Models; locks: Locks },
+  dependencies: SessionWriteDependencies,
   turn: Pick<
     ChatTurnDocument,
     "_id" | "session" | "prompt" | "images" | "response" | "createdAt" | "finishedAt" | "steering"
   >,
 ): Promise<void> {
-  const exchange = await exchangeOf(models, turn);
-  await locks.with(`session:${turn.session}`, () =>
-    models.ChatSession.updateOne(
-      { _id: turn.session, rememberedTurns: { $ne: turn._id } },
-      { $push: { history: { $each: exchange }, rememberedTurns: turn._id } },
-    ),
+  const exchange = await exchangeOf(dependencies.models, turn);
+  await updateSession(
+    dependencies,
+    { _id: turn.session, rememberedTurns: { $ne: turn._id } },
+    { $push: { history: { $each: exchange }, rememberedTurns: turn._id } },
   );
 }
 
@@ -100,11 +99,12 @@ export function pullRequestOf(events: readonly AgentEvent[]): PullRequestRef | n
 
 /** Records the session's pull request, so the session's next work orders update it. */
 export async function rememberPullRequest(
-  models: Models,
+  dependencies: SessionWriteDependencies,
   sessionId: ChatTurnDocument["session"],
   pullRequest: PullRequestRef,
 ): Promise<void> {
-  await models.ChatSession.updateOne(
+  await updateSession(
+    dependencies,
     { _id: sessionId },
     { $set: { pullRequest: { url: pullRequest.url, number: pullRequest.number } } },
   );

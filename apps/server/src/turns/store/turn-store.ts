@@ -309,7 +309,12 @@ export class TurnStore extends Announcer<TurnStoreEvents> {
       await rememberExchange({ models: this.models, locks: this.locks }, updated);
     // Likewise the pull request the turn's delivery opened: the next turn updates it.
     const pullRequest = pullRequestOf([...stored, ...fresh]);
-    if (pullRequest) await rememberPullRequest(this.models, turn.session, pullRequest);
+    if (pullRequest)
+      await rememberPullRequest(
+        { models: this.models, locks: this.locks },
+        turn.session,
+        pullRequest,
+      );
     const heldBefore = holderOf(turn);
     const heldAfter = holderOf(updated);
     // Redis indexes that change with the turn, under its lock so they never overtake each other:
