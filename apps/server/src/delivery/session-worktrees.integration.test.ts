@@ -3,7 +3,13 @@
 import type { SessionWorktreeRequest } from "@gadget/protocol";
 import { agentEvent } from "@gadget/protocol";
 import { describe, expect, it } from "vitest";
-import { registerDrone, setupWorkspace, signup, waitFor } from "../testing/api-client.ts";
+import {
+  registerDrone,
+  setupWorkspace,
+  signup,
+  waitFor,
+  waitForDrones,
+} from "../testing/api-client.ts";
 import { ScriptedDrone, type ScriptedDroneOptions } from "../testing/scripted-drone.ts";
 import { useTestServer } from "../testing/use-test-server.ts";
 
@@ -57,7 +63,7 @@ describe("GET /api/sessions/:id", () => {
             };
       },
     });
-    await waitFor(async () => (await user.get("/api/drones")).body.drones[0].status === "online");
+    await waitForDrones(user, "online");
     const posted = await user.post(`/api/sessions/${workspace.sessionId}/turns`, {
       prompt: "Change a file",
       providerId: workspace.providerId,
@@ -114,7 +120,7 @@ describe("GET /api/sessions/:id", () => {
           NonNullable<ScriptedDroneOptions["onSessionWorktree"]>
         > as never,
     });
-    await waitFor(async () => (await user.get("/api/drones")).body.drones[0].status === "online");
+    await waitForDrones(user, "online");
     const answer = await user.get(`/api/sessions/${workspace.sessionId}`);
     expect(answer.status).toBe(200);
     expect(answer.body.session).toMatchObject({ branch: null, worktree: null });

@@ -4,11 +4,11 @@ import { agentEvent } from "@gadget/protocol";
 import { describe, expect, it } from "vitest";
 import { keyTag } from "../redis/key-space.ts";
 import {
-  type ApiClient,
   registerDrone,
   setupWorkspace,
   signup,
   waitFor,
+  waitForDrones,
 } from "../testing/api-client.ts";
 import { ScriptedDrone, type ScriptedDroneOptions } from "../testing/scripted-drone.ts";
 import { useTestServer } from "../testing/use-test-server.ts";
@@ -236,7 +236,7 @@ describe("dispatch", () => {
         return { droneId: registered.droneId, drone };
       }),
     );
-    await bothOnline(user);
+    await waitForDrones(user, "online");
     // Both hold the project's clone; only one holds the session's worktree after its first turn.
     // Without the preference, eight turns in a row on one drone would happen once in 128 runs.
     const ranOn: string[] = [];
@@ -281,7 +281,7 @@ describe("dispatch", () => {
       droneId: willing.droneId,
       credential: willing.credential,
     });
-    await bothOnline(user);
+    await waitForDrones(user, "online");
     const posted = await user.post(`/api/sessions/${workspace.sessionId}/turns`, {
       prompt: "hi",
       providerId: workspace.providerId,
@@ -387,15 +387,3 @@ describe("dispatch", () => {
     expect((await next).turnId).toBe(second);
   });
 });
-
-/** Waits until every drone of `user` is online. */
-async function bothOnline(user: ApiClient): Promise<void> {
-  await waitFor(
-    async () =>
-      (await user.get("/api/drones")).body.drones.every(
-        (drone: { status: string }) => drone.status === "online",
-      ),
-    10_000,
-    "both drones online",
-  );
-}

@@ -3,7 +3,7 @@
 import { createHash } from "node:crypto";
 import type { Ack, FileRequest, FileResponse } from "@gadget/protocol";
 import { describe, expect, it } from "vitest";
-import { registerDrone, setupWorkspace, signup, waitFor } from "../testing/api-client.ts";
+import { registerDrone, setupWorkspace, signup, waitForDrones } from "../testing/api-client.ts";
 import { ScriptedDrone } from "../testing/scripted-drone.ts";
 import { useTestServer } from "../testing/use-test-server.ts";
 
@@ -63,10 +63,7 @@ describe("file relay", () => {
     const { droneId, credential } = await registerDrone(user);
     const drone = await ScriptedDrone.connect({ url: fixture.server.url, droneId, credential });
     fixture.drones.push(drone);
-    await waitFor(async () => {
-      const { body } = await user.get("/api/drones");
-      return (body.drones as Array<{ status: string }>)[0]?.status === "online";
-    });
+    await waitForDrones(user, "online");
     const withoutCheckout = await user.get(`/api/projects/${projectId}/files?path=`);
     expect(withoutCheckout.status).toBe(503);
     expect(withoutCheckout.body.error.message).toBe(
@@ -87,7 +84,7 @@ describe("file relay", () => {
       onFileRequest: memoryWorkspace(files),
     });
     drones.push(drone);
-    await waitFor(async () => (await user.get("/api/drones")).body.drones[0].status === "online");
+    await waitForDrones(user, "online");
 
     const listing = await user.get(`/api/projects/${projectId}/files?path=`);
     expect(listing.status).toBe(200);

@@ -11,6 +11,7 @@ import {
   setupWorkspace,
   signup,
   waitFor,
+  waitForDrones,
 } from "../testing/api-client.ts";
 import { ScriptedDrone } from "../testing/scripted-drone.ts";
 import { startTestServer, uniqueName } from "../testing/test-server.ts";
@@ -173,7 +174,7 @@ describe("GET /api/turns", () => {
     const { droneId, credential } = await registerDrone(user, { name: "laptop", capacity: 1 });
     const drone = await ScriptedDrone.connect({ url: server.url, droneId, credential });
     closers.push(drone);
-    await waitFor(async () => (await user.get("/api/drones")).body.drones[0]?.status === "online");
+    await waitForDrones(user, "online");
     const running = await post(user, workspace, "runs");
     await drone.nextWorkOrder();
     await drone.stream(running, [
@@ -253,7 +254,7 @@ describe("activity subscription on /ide", () => {
     const { droneId, credential } = await registerDrone(user, { name: "box", capacity: 2 });
     const drone = await ScriptedDrone.connect({ url: server.url, droneId, credential });
     closers.push(drone);
-    await waitFor(async () => (await user.get("/api/drones")).body.drones[0]?.status === "online");
+    await waitForDrones(user, "online");
     const here = await IdeClient.connect(server.url, user.token!);
     const there = await IdeClient.connect(other.url, user.token!);
     const stranger = await signup(server.url, "nosy");

@@ -8,6 +8,7 @@ import {
   setupWorkspace,
   signup,
   waitFor,
+  waitForDrones,
 } from "../testing/api-client.ts";
 import { ScriptedDrone, type ScriptedDroneOptions } from "../testing/scripted-drone.ts";
 import { useTestServer } from "../testing/use-test-server.ts";
@@ -58,14 +59,7 @@ async function finishedTurn(user: User, workspace: { sessionId: string; provider
     "completed",
   );
   drone.close();
-  await waitFor(
-    async () =>
-      (await user.get("/api/drones")).body.drones.every(
-        (listed: { status: string }) => listed.status === "offline",
-      ),
-    10_000,
-    "drones offline",
-  );
+  await waitForDrones(user, "offline");
   return turnId;
 }
 

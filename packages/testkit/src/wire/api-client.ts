@@ -194,6 +194,18 @@ export async function waitForDroneOnline(client: ApiClient, droneId: string): Pr
   );
 }
 
+/** Waits until the caller has drones and every one of them shows `status` (e.g. `offline`). */
+export async function waitForDrones(client: ApiClient, status: Drone["status"]): Promise<void> {
+  await waitFor(
+    async () => {
+      const { drones } = await client.call(rest.drones.list);
+      return drones.length > 0 && drones.every((drone) => drone.status === status);
+    },
+    10_000,
+    `every drone ${status}`,
+  );
+}
+
 export type IdeSocket = Socket<IdeServerToClientEvents, IdeClientToServerEvents>;
 
 /** A browser-like /ide client that records turn events. */

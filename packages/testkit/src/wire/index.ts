@@ -10,5 +10,6 @@ export {
   signup,
   waitFor,
   waitForDroneOnline,
+  waitForDrones,
 } from "./api-client.ts";
 export { DroneRefused, ScriptedDrone, type ScriptedDroneOptions } from "./scripted-drone.ts";
