@@ -175,12 +175,12 @@ export async function createGadgetServer(input: ServerConfig): Promise<GadgetSer
   });
 
   // What acts on turns, drones, providers and webhooks.
-  const providerQuirks = new ProviderQuirks(models);
+  const providerQuirks = new ProviderQuirks(models, locks);
   // One policy for every request the server sends out: provider checks and webhooks.
   const outbound = new OutboundPolicy({ allowPrivateNetwork: config.allowPrivateNetwork });
   // What asks the user's drones (the one holding a session's worktree): checks, reverts, rewinds.
   const holders = { models, presence, store, config, drones };
-  const providerChecks = new ProviderChecks(holders, outbound, providerQuirks);
+  const providerChecks = new ProviderChecks({ ...holders, locks }, outbound, providerQuirks);
   const webhooks = new Webhooks({
     config,
     logger,

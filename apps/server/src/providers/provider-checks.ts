@@ -26,8 +26,9 @@ import type { ResolvedConfig } from "../config.ts";
 import { onlineDrones } from "../drones/online-drones.ts";
 import type { PresenceStore } from "../drones/presence.ts";
 import type { OutboundPolicy } from "../outbound/outbound-policy.ts";
+import type { Locks } from "../redis/locks.ts";
 import { type DronesNamespace, droneRoom } from "../sockets/rooms.ts";
-import type { ProviderQuirks } from "./provider-quirks.ts";
+import { type ProviderQuirks, withProviderLock } from "./provider-quirks.ts";
 
 /** A saved provider's check also probes it, as its turns call it, and remembers what it learned. */
 export interface SavedProvider {
@@ -55,6 +56,8 @@ export interface ProviderCheckLimits {
 
 export interface ProviderCheckDependencies {
   models: Models;
+  /** The providers' locks (withProviderLock). */
+  locks: Locks;
   presence: PresenceStore;
   config: Pick<ResolvedConfig, "droneRequestTimeoutMs">;
   /** The drones' namespace. */
@@ -117,18 +120,21 @@ export class ProviderChecks {
       const images = answer.result.probe?.images;
       if (saved && images !== undefined) {
         const message = answer.result.probe?.imagesMessage;
-        await this.dependencies.models.Provider.updateOne(
-          { _id: saved._id },
-          {
-            $set: {
-              images: {
-                modelId: saved.modelId,
-                accepted: images,
-                checkedAt: new Date(),
-                ...(message ? { message } : {}),
+        const { models, locks } = this.dependencies;
+        await withProviderLock(locks, saved._id, () =>
+          models.Provider.updateOne(
+            { _id: saved._id },
+            {
+              $set: {
+                images: {
+                  modelId: saved.modelId,
+                  accepted: images,
+                  checkedAt: new Date(),
+                  ...(message ? { message } : {}),
+                },
               },
             },
-          },
+          ),
         );
       }
       return { ...answer.result, via: answer.via };

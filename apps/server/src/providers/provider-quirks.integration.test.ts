@@ -1,11 +1,12 @@
 // What a drone learns about a provider is remembered on it: a turn's `provider_adapted` adds the
 // quirk (once per code), the provider shows it, later work orders carry it, and the owner can
-// forget it.
+// forget it. Quirks learned at once and the owner's edit made meanwhile all stay.
 import { agentEvent } from "@gadget/protocol";
 import { describe, expect, it } from "vitest";
 import { registerDrone, setupWorkspace, signup, waitFor } from "../testing/api-client.ts";
 import { ScriptedDrone } from "../testing/scripted-drone.ts";
 import { useTestServer } from "../testing/use-test-server.ts";
+import { ProviderQuirks } from "./provider-quirks.ts";
 
 const fixture = useTestServer();
 
@@ -81,6 +82,34 @@ describe("quirks learned by a turn", () => {
 
     const third = await runTurn(context, []);
     expect(third.provider.quirks).toEqual(["no_temperature", "no_reasoning_echo"]);
+  });
+});
+
+describe("quirks learned at once", () => {
+  it("all stay, and so does the owner's rename made meanwhile", async () => {
+    const user = await signup(fixture.server.url, "learns-at-once");
+    const { providerId } = await setupWorkspace(user);
+    const { models, locks } = fixture.server.context;
+    const quirks = new ProviderQuirks(models, locks);
+    const codes = [
+      "no_temperature",
+      "no_top_p",
+      "max_completion_tokens",
+      "no_stream_options",
+      "short_tool_call_ids",
+    ] as const;
+    // FerretDB v1 rewrites the whole document on each update: unlocked, one write undoes another.
+    await Promise.all(
+      codes.flatMap((quirk, index) => [
+        quirks.remember(providerId, [{ quirk, message: `refused ${index}` }]),
+        user.patch(`/api/providers/${providerId}`, { name: `renamed ${index}` }),
+      ]),
+    );
+    const provider = (await user.get("/api/providers")).body.providers[0];
+    expect(provider.quirks.map((quirk: { code: string }) => quirk.code).sort()).toEqual(
+      [...codes].sort(),
+    );
+    expect(provider.name).toMatch(/^renamed \d$/);
   });
 });
 

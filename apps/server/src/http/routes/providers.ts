@@ -8,7 +8,7 @@ import type { SecretBox } from "../../crypto/secret-box.ts";
 import type { Removals } from "../../manage/removals.ts";
 import { ownedBy } from "../../owned.ts";
 import type { ProviderChecks } from "../../providers/provider-checks.ts";
-import type { ProviderQuirks } from "../../providers/provider-quirks.ts";
+import { type ProviderQuirks, withProviderLock } from "../../providers/provider-quirks.ts";
 import type { QuotaDependencies } from "../../quotas.ts";
 import { createWithinQuota } from "../../quotas.ts";
 import { toProvider } from "../../serialize.ts";
@@ -90,26 +90,30 @@ export function providerRoutes(app: ContractApp, dependencies: ProviderRouteDepe
       changes.apiKeyEncrypted = secretBox.seal(apiKey);
       changes.hasApiKey = apiKey.length > 0;
     }
-    if (body.baseUrl !== undefined || body.modelId !== undefined) {
-      const before = await models.Provider.findOne(owner).select({ baseUrl: 1, modelId: 1 }).lean();
-      if (!before) throw new UserError("not_found", "Provider not found");
-      if (
-        (body.baseUrl !== undefined && body.baseUrl !== before.baseUrl) ||
-        (body.modelId !== undefined && body.modelId !== before.modelId)
-      ) {
-        changes.quirks = [];
-        // Whether another model takes images is for its own check to say.
-        changes.images = null;
+    // Read, compared and written under the provider's lock (a turn may be teaching it a quirk).
+    const provider = await withProviderLock(dependencies.locks, request.params.id, async () => {
+      if (body.baseUrl !== undefined || body.modelId !== undefined) {
+        const before = await models.Provider.findOne(owner)
+          .select({ baseUrl: 1, modelId: 1 })
+          .lean();
+        if (!before) throw new UserError("not_found", "Provider not found");
+        if (
+          (body.baseUrl !== undefined && body.baseUrl !== before.baseUrl) ||
+          (body.modelId !== undefined && body.modelId !== before.modelId)
+        ) {
+          changes.quirks = [];
+          // Whether another model takes images is for its own check to say.
+          changes.images = null;
+        }
       }
-    }
-    const provider =
-      Object.keys(changes).length === 0
+      return Object.keys(changes).length === 0
         ? await models.Provider.findOne(owner).lean()
         : await models.Provider.findOneAndUpdate(
             owner,
             { $set: changes },
             { returnDocument: "after" },
           ).lean();
+    });
     if (!provider) throw new UserError("not_found", "Provider not found");
     return { provider: toProvider(provider) };
   });
