@@ -99,6 +99,8 @@ export class TurnStore extends Announcer<TurnStoreEvents> {
   private readonly droneBatches: DroneBatches;
   private readonly models: Models;
   private readonly locks: Locks;
+  /** What the session's writes need (session-writes.ts). */
+  private readonly sessions: Pick<TurnStoreDependencies, "models" | "locks">;
   private readonly seqs: SeqStore;
   private readonly turnIndex: TurnIndex;
   private readonly eventWriter: EventWriter;
@@ -108,6 +110,7 @@ export class TurnStore extends Announcer<TurnStoreEvents> {
     const { models, locks, seqs, turnIndex, eventWriter, health } = dependencies;
     this.models = models;
     this.locks = locks;
+    this.sessions = { models, locks };
     this.seqs = seqs;
     this.turnIndex = turnIndex;
     this.eventWriter = eventWriter;
@@ -306,15 +309,10 @@ export class TurnStore extends Announcer<TurnStoreEvents> {
     // The exchange joins the session's history before the turn is stored as completed and before
     // its slot is freed: nothing may dispatch the session's next turn without it.
     if (updated.status === "completed" && turn.status !== "completed")
-      await rememberExchange({ models: this.models, locks: this.locks }, updated);
+      await rememberExchange(this.sessions, updated);
     // Likewise the pull request the turn's delivery opened: the next turn updates it.
     const pullRequest = pullRequestOf([...stored, ...fresh]);
-    if (pullRequest)
-      await rememberPullRequest(
-        { models: this.models, locks: this.locks },
-        turn.session,
-        pullRequest,
-      );
+    if (pullRequest) await rememberPullRequest(this.sessions, turn.session, pullRequest);
     const heldBefore = holderOf(turn);
     const heldAfter = holderOf(updated);
     // Redis indexes that change with the turn, under its lock so they never overtake each other:
