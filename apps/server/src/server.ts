@@ -213,7 +213,7 @@ export async function createGadgetServer(input: ServerConfig): Promise<GadgetSer
   const turnUpdates = new TurnUpdates(ide, config.turnUpdateIntervalMs);
   const turnParts = { config, models, locks, store, dispatcher, seqs, turnIndex, drones };
   const turns = new TurnService({ ...turnParts, steering: { locks, logger } });
-  const forgeParts = { models, secretBox, logger, lifecycle, turns, outbound };
+  const forgeParts = { models, secretBox, locks, logger, lifecycle, turns, outbound };
   const forgeEvents = createForgeEvents(forgeParts, () => publicUrl);
   const ingest = new TurnIngest({ seqs, store, turnIndex, droneGraceMs: config.droneGraceMs });
   const loss = new DroneLoss({ store, droneGraceMs: config.droneGraceMs });

@@ -229,3 +229,52 @@ describe("forge events from GitHub and GitLab", () => {
     expect((await send("failure")).body).toEqual({ ignored: "check follow-ups are off" });
   });
 });
+
+describe("a project's webhook secret made while the project is edited", () => {
+  it("is the one its events are checked with, and the edits stay", async () => {
+    const user = await signup(fixture.server.url, "forge-events-secret-race");
+    const forgeBody = { kind: "github", apiUrl: forge.githubApiUrl, events: { enabled: true } };
+    const project = (
+      await user.post("/api/projects", {
+        name: "Engine",
+        gitUrl: "https://github.com/ada/engine.git",
+        forge: { ...forgeBody, token },
+      })
+    ).body.project;
+    // An edit of the forge keeps the stored secret by reading it first; FerretDB v1 also rewrites
+    // the whole document on each update. Unlocked, an edit here wrote the old secret back.
+    for (const round of [1, 2, 3, 4, 5]) {
+      const [made] = await Promise.all([
+        user.post(`/api/projects/${project._id}/forge-events/secret`),
+        ...[0, 1, 2, 3, 4, 5, 6, 7].map((index) =>
+          user.patch(
+            `/api/projects/${project._id}`,
+            index % 2 ? { name: `Engine ${index}` } : { forge: forgeBody },
+          ),
+        ),
+      ]);
+      expect(made.status).toBe(201);
+      const body = JSON.stringify({
+        action: "created",
+        issue,
+        comment: { id: round, body: "@gadget please", html_url: "https://x" },
+        sender: { login: "rex", id: 2 },
+      });
+      const answer = await fetch(made.body.url, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          "x-github-event": "issue_comment",
+          "x-github-delivery": `s-${round}`,
+          "x-hub-signature-256": `sha256=${forgeSignature(made.body.secret, body)}`,
+        },
+        body,
+      });
+      expect({ round, status: answer.status }).toEqual({ round, status: 200 });
+      expect(await answer.json()).toEqual({ ignored: "@rex has no write access to ada/engine" });
+    }
+    const stored = (await user.get("/api/projects")).body.projects[0];
+    expect(stored.name).toMatch(/^Engine \d$/);
+    expect(stored.forge).toMatchObject({ kind: "github", events: { enabled: true } });
+  });
+});

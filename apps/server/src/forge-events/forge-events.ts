@@ -20,7 +20,9 @@ import { Types } from "mongoose";
 import type { SecretBox } from "../crypto/secret-box.ts";
 import { openForge } from "../dispatch/work-order.ts";
 import type { Lifecycle } from "../lifecycle.ts";
+import { withProjectLock } from "../manage/project-writes.ts";
 import { ownedBy } from "../owned.ts";
+import type { Locks } from "../redis/locks.ts";
 import { decideCheck, decideStatus } from "./forge-checks.ts";
 import { ForgeClient } from "./forge-client.ts";
 import type { Decision, ForgeEventTurns, StartRequest } from "./forge-event-turns.ts";
@@ -41,6 +43,8 @@ const kept = 500;
 export interface ForgeEventsDependencies {
   models: Models;
   secretBox: SecretBox;
+  /** A project's webhook secret is stored under the project's lock. */
+  locks: Locks;
   logger: Logger;
   /** Holds the server's stop until background work (pruning old deliveries) is done. */
   lifecycle: Lifecycle;
@@ -67,19 +71,21 @@ export class ForgeEvents {
   /** A new webhook secret for the project (the previous one stops working) and its URL. */
   async createSecret(userId: string, projectId: string): Promise<ForgeEventsSecretAnswer> {
     const { models, secretBox } = this.dependencies;
-    const project = ownedBy(await models.Project.findById(projectId).lean(), userId);
-    if (!project) throw new UserError("not_found", "Project not found");
-    if (!project.forge) {
-      throw new UserError(
-        "validation_failed",
-        "Set the project's forge (kind, API URL and token) before its events",
-      );
-    }
     const secret = `gfe_${randomBytes(32).toString("base64url")}`;
-    await models.Project.updateOne(
-      { _id: project._id },
-      { $set: { "forge.eventsSecretEncrypted": secretBox.seal(secret) } },
-    );
+    await withProjectLock(this.dependencies.locks, projectId, async () => {
+      const project = ownedBy(await models.Project.findById(projectId).lean(), userId);
+      if (!project) throw new UserError("not_found", "Project not found");
+      if (!project.forge) {
+        throw new UserError(
+          "validation_failed",
+          "Set the project's forge (kind, API URL and token) before its events",
+        );
+      }
+      await models.Project.updateOne(
+        { _id: project._id },
+        { $set: { "forge.eventsSecretEncrypted": secretBox.seal(secret) } },
+      );
+    });
     return { url: `${this.dependencies.publicUrl()}/api/forge-events/${projectId}`, secret };
   }
 

@@ -5,6 +5,7 @@ import type { Logger } from "@gadget/logging";
 import type { SecretBox } from "../crypto/secret-box.ts";
 import type { Lifecycle } from "../lifecycle.ts";
 import type { OutboundPolicy } from "../outbound/outbound-policy.ts";
+import type { Locks } from "../redis/locks.ts";
 import type { TurnService } from "../turns/turn-service.ts";
 import { ForgeEventTurns } from "./forge-event-turns.ts";
 import { ForgeEvents } from "./forge-events.ts";
@@ -15,6 +16,7 @@ const maxForgeAnswerBytes = 1024 * 1024;
 export interface ForgeEventParts {
   models: Models;
   secretBox: SecretBox;
+  locks: Locks;
   logger: Logger;
   lifecycle: Lifecycle;
   turns: TurnService;

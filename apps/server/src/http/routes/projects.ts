@@ -5,6 +5,7 @@ import { Types } from "mongoose";
 import type { SignIns } from "../../auth/sign-ins.ts";
 import type { SecretBox } from "../../crypto/secret-box.ts";
 import type { ProjectRemotes } from "../../manage/project-remotes.ts";
+import { withProjectLock } from "../../manage/project-writes.ts";
 import type { Removals } from "../../manage/removals.ts";
 import { ownedBy } from "../../owned.ts";
 import type { QuotaDependencies } from "../../quotas.ts";
@@ -127,28 +128,29 @@ export function projectRoutes(app: ContractApp, dependencies: ProjectRouteDepend
   serve(app, rest.projects.update, async (request) => {
     const body = request.body;
     const owner = { _id: request.params.id, user: new Types.ObjectId(userOf(request)) };
-    // A forge, MCP servers or variables may keep stored secrets and settings: read them first.
-    const before =
-      body.forge || body.mcpServers || body.env
-        ? await models.Project.findOne(owner).select({ forge: 1, mcpServers: 1, env: 1 }).lean()
-        : undefined;
-    if (before === null) throw new UserError("not_found", "Project not found");
-    const changes = {
-      ...body,
-      ...(body.allowedHosts ? { allowedHosts: dedupe(body.allowedHosts) } : {}),
-      ...(body.forge ? { forge: storedForge(secretBox, body.forge, before?.forge) } : {}),
-      ...(body.mcpServers
-        ? {
-            mcpServers: storedMcpServers(secretBox, body.mcpServers, before?.mcpServers ?? []),
-          }
-        : {}),
-      ...(body.env ? { env: storedEnv(secretBox, body.env, before?.env ?? [], "env") } : {}),
-    };
-    const project = await models.Project.findOneAndUpdate(
-      owner,
-      { $set: changes },
-      { returnDocument: "after" },
-    ).lean();
+    // Read and write under one lock: the stored secrets kept must be the ones there as it writes.
+    const project = await withProjectLock(dependencies.locks, owner._id, async () => {
+      // A forge, MCP servers or variables may keep stored secrets and settings: read them first.
+      const before =
+        body.forge || body.mcpServers || body.env
+          ? await models.Project.findOne(owner).select({ forge: 1, mcpServers: 1, env: 1 }).lean()
+          : undefined;
+      if (before === null) throw new UserError("not_found", "Project not found");
+      const changes = {
+        ...body,
+        ...(body.allowedHosts ? { allowedHosts: dedupe(body.allowedHosts) } : {}),
+        ...(body.forge ? { forge: storedForge(secretBox, body.forge, before?.forge) } : {}),
+        ...(body.mcpServers
+          ? {
+              mcpServers: storedMcpServers(secretBox, body.mcpServers, before?.mcpServers ?? []),
+            }
+          : {}),
+        ...(body.env ? { env: storedEnv(secretBox, body.env, before?.env ?? [], "env") } : {}),
+      };
+      return models.Project.findOneAndUpdate(owner, { $set: changes }, { returnDocument: "after" })
+        .lean()
+        .exec();
+    });
     if (!project) throw new UserError("not_found", "Project not found");
     return { project: toProject(project) };
   });
