@@ -17,6 +17,7 @@ import {
 import type { ResolvedConfig } from "../config.ts";
 import { sha256 } from "../crypto/tokens.ts";
 import type { Dispatcher } from "../dispatch/dispatcher.ts";
+import { updateDrone } from "../drones/drone-writes.ts";
 import type { PresenceStore } from "../drones/presence.ts";
 import type { Lifecycle } from "../lifecycle.ts";
 import type { Metrics } from "../metrics/metrics.ts";
@@ -334,7 +335,7 @@ export function attachDroneNamespace(
         async (refused) => {
           await ready;
           log.warn(refused, "drone refused an update");
-          await models.Drone.updateOne({ _id: droneId }, { $set: { updateRefused: refused } });
+          await updateDrone(dependencies, { _id: droneId }, { $set: { updateRefused: refused } });
           await publishDrone(dependencies, droneId);
           return {};
         },

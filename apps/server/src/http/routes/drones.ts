@@ -12,6 +12,7 @@ import type { ResolvedConfig } from "../../config.ts";
 import { randomSecret, sha256 } from "../../crypto/tokens.ts";
 import { installLine, shellQuote } from "../../downloads/install-script.ts";
 import { viewDrones } from "../../drones/drone-view.ts";
+import { updateDrone } from "../../drones/drone-writes.ts";
 import type { PresenceStore } from "../../drones/presence.ts";
 import { ownedBy } from "../../owned.ts";
 import type { QuotaDependencies } from "../../quotas.ts";
@@ -193,11 +194,11 @@ export function droneRoutes(
       ...(body.name === undefined ? {} : { name: body.name }),
       ...(body.labels === undefined ? {} : { labels: userLabels(body.labels) }),
     };
-    const drone = await models.Drone.findOneAndUpdate(
+    const drone = await updateDrone(
+      dependencies,
       { _id: request.params.id, user: new Types.ObjectId(userId), revokedAt: null },
       { $set: changes },
-      { returnDocument: "after" },
-    ).lean<DroneDocument>();
+    );
     if (!drone) throw new UserError("not_found", "Drone not found");
     if (body.labels !== undefined) {
       await dependencies.presence.relabel(
