@@ -108,13 +108,14 @@ describe("the database down mid-turn, the browser on another server", () => {
     );
 
     await mongo.kill();
+    // Started again however the wait ends: a server stopping waits for the turn's state to be
+    // written, so the database must be back for afterAll to stop them.
     const waiting = await waitFor(
       () => heard.find((message) => message.turnId === turnId && message.waiting),
       30_000,
       "the browser on server B to hear the turn wait on the database",
-    );
+    ).finally(() => mongo.start());
     expect(waiting?.waiting?.reason).toBe("database");
-    await mongo.start();
     await waitFor(
       () => heard.some((message) => message.turnId === turnId && message.waiting === null),
       60_000,

@@ -101,9 +101,14 @@ export class StorageHealth {
     if (!(error instanceof GadgetError) || error.code !== "unavailable") return null;
     const service = (error.details as { service?: unknown } | undefined)?.service;
     if (service !== "database" && service !== "redis") return null;
+    this.waits(turnId, userId, service);
+    return service;
+  }
+
+  /** `turnId` waits on the outage of `service` going on now (none: nothing to wait on). */
+  waits(turnId: string, userId: string | undefined, service: StorageService): void {
     const outage = this.outages.get(service);
     if (outage) this.wait(turnId, userId, service, outage.since);
-    return service;
   }
 
   private wait(turnId: string, userId: string | undefined, service: StorageService, since: Date) {
@@ -153,14 +158,14 @@ export class StorageHealth {
 
 /**
  * Runs `work` (idempotent) until it succeeds, retrying outages with backoff for up to `forMs`;
- * then throws `unavailable`. Other errors are thrown at once.
+ * then throws `unavailable`. Other errors are thrown at once. `onOutage` hears each outage met.
  * @example await retryWhileUnavailable(health, "database", () => insert(), { forMs: 5_000 });
  */
 export async function retryWhileUnavailable<T>(
   health: StorageHealth,
   service: StorageService,
   work: () => Promise<T>,
-  options: { forMs: number; turnId?: string },
+  options: { forMs: number; turnId?: string; onOutage?: (service: StorageService) => void },
 ): Promise<T> {
   const deadline = Date.now() + options.forMs;
   let delay = 100;
@@ -172,6 +177,7 @@ export async function retryWhileUnavailable<T>(
     } catch (error) {
       const down = health.failed(error, options.turnId);
       if (!down) throw error;
+      options.onOutage?.(down);
       if (Date.now() + delay > deadline) throw unavailableError(down, error);
       await new Promise((resolve) => setTimeout(resolve, delay));
       delay = Math.min(delay * 2, 1_000);

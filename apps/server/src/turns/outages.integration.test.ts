@@ -6,7 +6,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { type AgentEvent, agentEvent } from "@gadget/protocol";
+import { type AgentEvent, agentEvent, type TurnEvent } from "@gadget/protocol";
 import {
   databaseUrl,
   findRepoRoot,
@@ -14,8 +14,10 @@ import {
   startRestartableMongo,
   startRestartableRedis,
 } from "@gadget/services";
+import { Types } from "mongoose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { GadgetServer } from "../server.ts";
+import { StorageHealth } from "../storage/health.ts";
 import {
   type ApiClient,
   IdeClient,
@@ -27,6 +29,7 @@ import {
 import { ScriptedDrone } from "../testing/scripted-drone.ts";
 import { startTestServer } from "../testing/test-server.ts";
 import { WebhookReceiver } from "../testing/webhook-receiver.ts";
+import { EventWriter } from "./store/event-writer.ts";
 
 let base: string;
 let mongo: RestartableService;
@@ -255,6 +258,57 @@ describe("Redis comes back empty", () => {
       await target.close();
     }
   }, 90_000);
+});
+
+describe("the database goes away under a write of several turns' batches", () => {
+  it("tells each turn's user it waits as the write first fails, and answers its batches together", async () => {
+    const { models, logger } = server.context;
+    // What the turns' users hear and what the writer's callers are answered, in order.
+    const heard: string[] = [];
+    const health = new StorageHealth({
+      logger,
+      onFailure: () => heard.push("failure"),
+      onWaiting: ({ turnId }, waiting) => {
+        if (waiting) heard.push(`waits ${turnId}`);
+      },
+    });
+    const writer = new EventWriter(models, health, { gatherMs: 50, retryForMs: 1_000 });
+    const events = (turnSeq: number) => [
+      { ...agentEvent("token", { text: "t" }), seq: turnSeq, at: new Date() } as TurnEvent,
+    ];
+    // Nine writes in a row: the writer is under load and gathers the next three into one write.
+    const warm = String(new Types.ObjectId());
+    for (let index = 1; index <= 9; index++) await writer.write(warm, events(index));
+    const turns = [0, 1, 2].map(() => String(new Types.ObjectId()));
+    const user = String(new Types.ObjectId());
+    await mongo.kill();
+    const outcomes = await Promise.allSettled(
+      turns.map((turnId) =>
+        writer.write(turnId, events(1), user).catch((error: unknown) => {
+          heard.push(`answered ${turnId}`);
+          throw error;
+        }),
+      ),
+    ).finally(() => mongo.start());
+    expect(outcomes.map((outcome) => outcome.status)).toEqual(["rejected", "rejected", "rejected"]);
+    for (const outcome of outcomes) {
+      expect(outcome.status === "rejected" && outcome.reason).toMatchObject({
+        code: "unavailable",
+      });
+    }
+    // Told at the first failure, before any retry gave up; then the three answered together,
+    // not one by one, each after retries of its own.
+    const firstAnswer = heard.findIndex((entry) => entry.startsWith("answered"));
+    expect(
+      heard
+        .slice(0, firstAnswer)
+        .filter((entry) => entry.startsWith("waits"))
+        .sort(),
+    ).toEqual(turns.map((turnId) => `waits ${turnId}`).sort());
+    expect(heard.slice(firstAnswer).sort()).toEqual(
+      turns.map((turnId) => `answered ${turnId}`).sort(),
+    );
+  }, 60_000);
 });
 
 describe("a hostile drone", () => {

@@ -90,7 +90,7 @@ export class DroneBatches {
     // All of the batch is written (duplicates are ignored by the unique index), so a batch whose
     // earlier write failed is stored when the drone sends it again. Awaited below in the turn's
     // chain; the handler here keeps a failure from ever being an unhandled rejection.
-    const written = eventWriter.write(turnId, events);
+    const written = eventWriter.write(turnId, events, meta.userId);
     written.catch(() => undefined);
     // Batches of one turn are written concurrently but applied and let go live in seq order.
     const done = this.chain(turnId, async () => {

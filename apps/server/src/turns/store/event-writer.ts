@@ -8,11 +8,12 @@
 // are durable.
 //
 // Faults stay with their cause: a write that fails because the database is unavailable is retried
-// (the unique {turn, seq} index makes a repeated insert harmless) for `retryForMs`, then every
-// caller gets `unavailable`; a group that fails for any other reason is written again batch by
-// batch, so one bad batch fails only its own caller.
+// (the unique {turn, seq} index makes a repeated insert harmless) for `retryForMs`, its turns
+// waiting on the outage from its first failure (their users see it at once, not once the retries
+// give up), then every caller of the group gets `unavailable` together; a group that fails for any
+// other reason is written again batch by batch, so one bad batch fails only its own caller.
 import { isDuplicateKeyError, type Models } from "@gadget/db";
-import type { TurnEvent } from "@gadget/protocol";
+import { GadgetError, type TurnEvent } from "@gadget/protocol";
 import { Types } from "mongoose";
 import { retryWhileUnavailable, type StorageHealth } from "../../storage/health.ts";
 
@@ -20,6 +21,9 @@ import { retryWhileUnavailable, type StorageHealth } from "../../storage/health.
 const loadWindow = 8;
 
 interface Pending {
+  turnId: string;
+  /** The turn's user, when the caller knows it: told while the turn waits on an outage. */
+  userId: string | undefined;
   documents: Array<TurnEvent & { turn: Types.ObjectId }>;
   resolve: () => void;
   reject: (error: unknown) => void;
@@ -61,12 +65,16 @@ export class EventWriter {
     return this.options.gatherMs ?? 5;
   }
 
-  /** Stores events of one turn; resolves when stored (duplicates of stored seqs are ignored). */
-  write(turnId: string, events: TurnEvent[]): Promise<void> {
+  /**
+   * Stores events of one turn (of `userId`, when known); resolves when stored (duplicates of
+   * stored seqs are ignored).
+   */
+  write(turnId: string, events: TurnEvent[], userId?: string): Promise<void> {
     if (events.length === 0) return Promise.resolve();
     const turn = new Types.ObjectId(turnId);
     return new Promise((resolve, reject) => {
-      this.queue.push({ documents: events.map((event) => ({ ...event, turn })), resolve, reject });
+      const documents = events.map((event) => ({ ...event, turn }));
+      this.queue.push({ turnId, userId, documents, resolve, reject });
       this.pump();
     });
   }
@@ -111,19 +119,20 @@ export class EventWriter {
   /** Writes a group; answers every caller (never rejects). */
   private async writeGroup(group: Pending[]): Promise<void> {
     try {
-      await this.insert(group.flatMap((pending) => pending.documents));
+      await this.insert(group);
       for (const pending of group) pending.resolve();
       return;
     } catch (error) {
-      if (group.length === 1) {
-        group[0]!.reject(error);
+      // An outage outlasted the retries: every batch of the group would meet it again.
+      if (group.length === 1 || isUnavailable(error)) {
+        for (const pending of group) pending.reject(error);
         return;
       }
     }
     // The group failed for a reason of its own: each batch on its own, so only the bad one fails.
     for (const pending of group) {
       try {
-        await this.insert(pending.documents);
+        await this.insert([pending]);
         pending.resolve();
       } catch (error) {
         pending.reject(error);
@@ -131,8 +140,12 @@ export class EventWriter {
     }
   }
 
-  /** One insert, retried while the database is unavailable; a duplicate is already stored. */
-  private insert(documents: Array<TurnEvent & { turn: Types.ObjectId }>): Promise<void> {
+  /**
+   * One insert of `group`'s events, retried while the database is unavailable (its turns wait on
+   * the outage meanwhile); a duplicate is already stored.
+   */
+  private insert(group: Pending[]): Promise<void> {
+    const documents = group.flatMap((pending) => pending.documents);
     return retryWhileUnavailable(
       this.health,
       "database",
@@ -145,7 +158,12 @@ export class EventWriter {
           if (!isDuplicateKeyError(error)) throw error;
         }
       },
-      { forMs: this.options.retryForMs ?? 5_000 },
+      {
+        forMs: this.options.retryForMs ?? 5_000,
+        onOutage: (service) => {
+          for (const pending of group) this.health.waits(pending.turnId, pending.userId, service);
+        },
+      },
     );
   }
 
@@ -171,4 +189,9 @@ export class EventWriter {
       await new Promise((resolve) => setTimeout(resolve, 5));
     }
   }
+}
+
+/** This server's own `unavailable`: the retries gave up on an outage. */
+function isUnavailable(error: unknown): boolean {
+  return error instanceof GadgetError && error.code === "unavailable";
 }

@@ -293,7 +293,7 @@ export class TurnStore extends Announcer<TurnStoreEvents> {
     // that comes back always finds it (a second write could be lost with a stopping server).
     if (mutation.detach && events[0]) Object.assign(state, { lostSeq: events[0].seq });
     // Server events go through the group-commit writer with the drones' events.
-    const insertEvents = () => this.eventWriter.write(turnId, events);
+    const insertEvents = () => this.eventWriter.write(turnId, events, String(turn.user));
     // Events first, so a failed write never leaves a turn whose state is ahead of its log.
     if (!mutation.together) {
       await mutation.after;
