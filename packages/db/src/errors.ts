@@ -43,6 +43,7 @@ export function isDatabaseUnavailable(error: unknown): boolean {
     cause?: unknown;
   };
   if (candidate.name && unreachableNames.has(candidate.name)) return true;
+  if (isUnsentBulkWrite(error)) return true;
   // mongoose's own queue while disconnected: "Operation `x.find()` buffering timed out after 10000ms".
   if (
     candidate.name === "MongooseError" &&
@@ -56,4 +57,28 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   return candidate.cause !== undefined && candidate.cause !== error
     ? isDatabaseUnavailable(candidate.cause)
     : false;
+}
+
+/**
+ * Whether `error` is the driver's own (its class names start with "Mongo"): whatever its message
+ * says, it is not another service's.
+ */
+export function isDatabaseError(error: unknown): boolean {
+  return error instanceof Error && error.name.startsWith("Mongo");
+}
+
+/**
+ * A bulk write (`insertMany`, `bulkWrite`) that reached no server: the driver wraps the network or
+ * server selection error in a `MongoBulkWriteError` with no write errors, the cause kept as its
+ * `errorResponse` (not as `cause`, and without its labels).
+ */
+function isUnsentBulkWrite(error: object): boolean {
+  const bulk = error as { name?: string; writeErrors?: unknown; errorResponse?: unknown };
+  if (bulk.name !== "MongoBulkWriteError") return false;
+  const writeErrors = Array.isArray(bulk.writeErrors) ? bulk.writeErrors : [bulk.writeErrors];
+  return (
+    writeErrors.filter(Boolean).length === 0 &&
+    bulk.errorResponse !== error &&
+    isDatabaseUnavailable(bulk.errorResponse)
+  );
 }

@@ -7,7 +7,7 @@ export {
   type OpenDatabaseOptions,
   openDatabase,
 } from "./database.ts";
-export { isDatabaseUnavailable, isDuplicateKeyError } from "./errors.ts";
+export { isDatabaseError, isDatabaseUnavailable, isDuplicateKeyError } from "./errors.ts";
 export type { ApiTokenDocument } from "./models/api-token.ts";
 export type { ChatSessionDocument } from "./models/chat-session.ts";
 export {

@@ -1,7 +1,7 @@
 // Outages of the services underneath (the database, Redis) as this server meets them: which
 // errors are an outage (retry later) rather than a wrong request, one log line when an outage
 // starts and one when it ends, the turns waiting on it, and the metrics of both.
-import { isDatabaseUnavailable } from "@gadget/db";
+import { isDatabaseError, isDatabaseUnavailable } from "@gadget/db";
 import type { Logger } from "@gadget/logging";
 import { GadgetError, SystemError } from "@gadget/protocol";
 
@@ -25,6 +25,8 @@ const redisUnavailable =
 export function unavailableService(error: unknown): StorageService | null {
   if (error instanceof GadgetError) return null;
   if (isDatabaseUnavailable(error)) return "database";
+  // The database's errors say "ECONNREFUSED" too: Redis's words below are not theirs to match.
+  if (isDatabaseError(error)) return null;
   const message = error instanceof Error ? `${error.name} ${error.message}` : String(error);
   if (redisUnavailable.test(message)) return "redis";
   return null;

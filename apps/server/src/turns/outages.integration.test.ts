@@ -267,9 +267,9 @@ describe("the database goes away under a write of several turns' batches", () =>
     const heard: string[] = [];
     const health = new StorageHealth({
       logger,
-      onFailure: () => heard.push("failure"),
+      onFailure: (service) => heard.push(`failure of the ${service}`),
       onWaiting: ({ turnId }, waiting) => {
-        if (waiting) heard.push(`waits ${turnId}`);
+        if (waiting) heard.push(`waits ${turnId} on the ${waiting.on}`);
       },
     });
     const writer = new EventWriter(models, health, { gatherMs: 50, retryForMs: 1_000 });
@@ -304,7 +304,12 @@ describe("the database goes away under a write of several turns' batches", () =>
         .slice(0, firstAnswer)
         .filter((entry) => entry.startsWith("waits"))
         .sort(),
-    ).toEqual(turns.map((turnId) => `waits ${turnId}`).sort());
+    ).toEqual(turns.map((turnId) => `waits ${turnId} on the database`).sort());
+    // The driver's refused connection is the database's outage, never Redis's (a turn waiting on
+    // Redis is told only to this server's browsers).
+    expect(new Set(heard.filter((entry) => entry.startsWith("failure")))).toEqual(
+      new Set(["failure of the database"]),
+    );
     expect(heard.slice(firstAnswer).sort()).toEqual(
       turns.map((turnId) => `answered ${turnId}`).sort(),
     );
