@@ -55,6 +55,8 @@ export async function launchBrowser(
     viewport: options.viewport ?? { width: 1280, height: 860 },
     colorScheme: options.colorScheme ?? "light",
   });
+  for (const opened of context.pages()) navigatesThroughNetworkChanges(opened);
+  context.on("page", navigatesThroughNetworkChanges);
   const page = context.pages()[0] ?? (await context.newPage());
   return {
     context,
@@ -63,6 +65,24 @@ export async function launchBrowser(
       await context.close();
       await rm(userDataDir, { recursive: true, force: true });
     },
+  };
+}
+
+/**
+ * Chromium aborts a navigation in flight with `net::ERR_NETWORK_CHANGED` when the machine's
+ * interfaces change; the suite's second-host test adds and removes a veth pair while other files'
+ * browsers navigate. Such a `goto` is tried once more, as a person would reload; any other
+ * failure stands.
+ */
+function navigatesThroughNetworkChanges(page: Page): void {
+  const goto = page.goto.bind(page);
+  page.goto = async (url, options) => {
+    try {
+      return await goto(url, options);
+    } catch (error) {
+      if (!String(error).includes("net::ERR_NETWORK_CHANGED")) throw error;
+      return goto(url, options);
+    }
   };
 }
 
