@@ -362,9 +362,11 @@ describe("web IDE with a real drone", () => {
     await turn.locator(".tool-row", { hasText: "read_file" }).getByText(/Read/).waitFor();
     const cards = turn.getByRole("article", { name: /Approval for/ });
     await expect.poll(() => cards.count(), { timeout: 30_000 }).toBe(2);
-    await expect(turn.locator(".status-line").getAttribute("data-status")).resolves.toBe(
-      "awaiting_approval",
-    );
+    // The status comes with the turn's record (`turn_updates`, pushed at most every 250 ms after
+    // the write), a moment after the approval events themselves.
+    await expect
+      .poll(() => turn.locator(".status-line").getAttribute("data-status"), { timeout: 10_000 })
+      .toBe("awaiting_approval");
     // Tall enough for both cards (full-page shots draw the sticky composer mid-page).
     await page.setViewportSize({ width: 1280, height: 1500 });
     await turn.locator(".status-line").scrollIntoViewIfNeeded();

@@ -12,7 +12,10 @@ const notConnected: Ack = { ok: false, error: { code: "unavailable", message: "n
 export class DroneOrders {
   constructor(
     private readonly drones: DronesNamespace,
-    private readonly config: Pick<ResolvedConfig, "serverId" | "workOrderAckTimeoutMs">,
+    private readonly config: Pick<
+      ResolvedConfig,
+      "serverId" | "workOrderAckTimeoutMs" | "droneRequestTimeoutMs"
+    >,
   ) {}
 
   /**
@@ -48,6 +51,11 @@ export class DroneOrders {
 
   /** Tells a drone to stop a turn it may still run (it may start late, or be back after all). */
   cancel(droneId: string, turnId: string): void {
-    this.drones.to(droneRoom(droneId)).emit("turn_cancel", { turnId }, () => undefined);
+    // With a timeout: the Redis adapter keeps a broadcast's id, to know its echo as its own, only
+    // as long as the timeout (a millisecond without one), so a late echo reached the drone twice.
+    this.drones
+      .to(droneRoom(droneId))
+      .timeout(this.config.droneRequestTimeoutMs)
+      .emit("turn_cancel", { turnId }, () => undefined);
   }
 }

@@ -211,12 +211,12 @@ export function attachDroneNamespace(
       for (const turnId of running) {
         if (heldIds.has(turnId) && !stop.includes(turnId)) continue;
         // Interrupted while the connection was down, its process alive: given back from its last
-        // checkpoint as a restarted drone's is, the live run dropped first (decision 0046).
-        const back =
-          !heldIds.has(turnId) &&
-          (await dependencies.autoResumer.returned(droneOf(id), turnId, () =>
-            socket.emit("turn_superseded", { turnId }, () => undefined),
-          ));
+        // checkpoint as a restarted drone's is, the live run dropped first (decision 0046). The
+        // turn itself says so (`returned` reads it); Drone.activeTurns may still name it, as its
+        // mirror is updated only after the interruption is written.
+        const back = await dependencies.autoResumer.returned(droneOf(id), turnId, () =>
+          socket.emit("turn_superseded", { turnId }, () => undefined),
+        );
         if (!back) socket.emit("turn_cancel", { turnId }, () => undefined);
       }
       for (const turnId of heldIds) {
@@ -234,8 +234,9 @@ export function attachDroneNamespace(
           (turn) => turns.hasStarted(turn),
         );
       }
+      // Also one the mirror still names: the loop above left an interrupted turn as it was.
       for (const turnId of journaled) {
-        if (heldIds.has(turnId) || running.includes(turnId)) continue;
+        if (running.includes(turnId)) continue;
         await dependencies.autoResumer.returned(droneOf(id), turnId);
       }
       return rebased;

@@ -1,5 +1,6 @@
 // Turn ownership and control: leases across disconnects, interruption and resume, cancel, approvals.
 import { agentEvent } from "@gadget/protocol";
+import { Types } from "mongoose";
 import { describe, expect, it } from "vitest";
 import { registerDrone, setupWorkspace, signup, waitFor } from "../testing/api-client.ts";
 import { ScriptedDrone, type ScriptedDroneOptions } from "../testing/scripted-drone.ts";
@@ -194,6 +195,29 @@ describe("a drone back after the grace, its journal naming the turn", () => {
     expect(events.at(-2).data.message).toMatch(/came back with this turn; it goes on \(1 of 3/);
   });
 
+  it("is given back though the drone's list of turns still names it (its mirror lags the turn)", async () => {
+    // Drone.activeTurns is updated once the interruption is written, after the turn's lock: a
+    // drone back at that moment found the turn there and was told to cancel it instead.
+    const models = fixture.server.context.models;
+    const running = await lapsed("mirror-running");
+    const journaled = await lapsed("mirror-journaled");
+    for (const { registered, turnId } of [running, journaled]) {
+      await models.Drone.updateOne(
+        { _id: registered.droneId },
+        { $addToSet: { activeTurns: new Types.ObjectId(turnId) } },
+      );
+    }
+    const [still, restarted] = await Promise.all([
+      running.drone.reconnect({ activeTurns: [running.turnId] }),
+      journaled.drone.reconnect({ activeTurns: [], journaledTurns: [journaled.turnId] }),
+    ]);
+    drones.push(still, restarted);
+    expect((await still.nextWorkOrder()).turnId).toBe(running.turnId);
+    expect(still.superseded).toEqual([running.turnId]);
+    expect(still.cancels).toEqual([]);
+    expect((await restarted.nextWorkOrder()).turnId).toBe(journaled.turnId);
+  });
+
   it("is cancelled on a drone that still runs it when the session says off", async () => {
     const { user, drone, turnId, workspace } = await lapsed("still-running-off");
     await user.patch(`/api/sessions/${workspace.sessionId}`, { autoResume: "off" });
@@ -274,6 +298,23 @@ describe("cancel", () => {
     const back = await drone.reconnect();
     drones.push(back);
     await waitFor(() => back.cancels.includes(turnId), 5_000, "cancel on reconnect");
+  });
+  it("tells a drone to stop an interrupted turn once, also when Redis echoes the message late", async () => {
+    const { drone, turnId } = await runningTurn("cancel-once");
+    // A busy event loop: the Redis adapter's own broadcast comes back after its bookkeeping of
+    // it has run out (a millisecond for a message sent without a timeout).
+    const busy = setInterval(() => {
+      const until = Date.now() + 5;
+      while (Date.now() < until);
+    }, 1);
+    try {
+      await fixture.server.turns.finishNow(turnId, "interrupted", "Gone");
+      await waitFor(() => drone.cancels.length > 0, 5_000, "the cancel");
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    } finally {
+      clearInterval(busy);
+    }
+    expect(drone.cancels).toEqual([turnId]);
   });
 });
 

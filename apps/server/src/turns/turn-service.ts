@@ -294,10 +294,12 @@ export class TurnService {
     message: string,
     onlyIf?: (turn: ChatTurnDocument) => boolean | Promise<boolean>,
   ): Promise<ChatTurnDocument | null> {
-    const outcome = await this.dependencies.store.mutate(turnId, async (turn) => {
-      if (isFinalTurnStatus(turn.status)) return null;
+    const { store, drones, config } = this.dependencies;
+    return store.locked(turnId, async (apply) => {
+      const turn = await store.read(turnId);
+      if (!turn || isFinalTurnStatus(turn.status)) return null;
       if (onlyIf && !(await onlyIf(turn))) return null;
-      return {
+      const outcome = await apply(turn, {
         events: [
           { type: "status", data: { message } },
           // An interrupted turn always says why, in its `error` too (the user did not stop it).
@@ -313,15 +315,20 @@ export class TurnService {
             ? { cancelRequestedAt: turn.cancelRequestedAt ?? new Date() }
             : {}),
         },
-      };
+      });
+      if (outcome.turn.drone && reason === "interrupted") {
+        // If the drone is alive after all, it must stop: the turn is no longer its own. Told
+        // under the turn's lock, so before the turn can be given back to it (a drone that comes
+        // back at once is told to drop the run ahead of the new work order, never after it).
+        // With a timeout: without one the Redis adapter forgets the message as its own within a
+        // millisecond and, when Redis echoes it later (a busy machine), delivers it here twice.
+        drones
+          .to(droneRoom(String(outcome.turn.drone)))
+          .timeout(config.droneRequestTimeoutMs)
+          .emit("turn_cancel", { turnId }, () => undefined);
+      }
+      return outcome.turn;
     });
-    if (outcome?.changed && outcome.turn.drone && reason === "interrupted") {
-      // If the drone is alive after all, it must stop: the turn is no longer its own.
-      this.dependencies.drones
-        .to(droneRoom(String(outcome.turn.drone)))
-        .emit("turn_cancel", { turnId }, () => undefined);
-    }
-    return outcome?.turn ?? null;
   }
 
   /** Re-queues an interrupted or failed turn; the work order carries its stored messages. */
