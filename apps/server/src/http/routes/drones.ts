@@ -12,7 +12,7 @@ import type { ResolvedConfig } from "../../config.ts";
 import { randomSecret, sha256 } from "../../crypto/tokens.ts";
 import { installLine, shellQuote } from "../../downloads/install-script.ts";
 import { viewDrones } from "../../drones/drone-view.ts";
-import { updateDrone } from "../../drones/drone-writes.ts";
+import { updateDrone, updateRegistrationToken } from "../../drones/drone-writes.ts";
 import type { PresenceStore } from "../../drones/presence.ts";
 import { ownedBy } from "../../owned.ts";
 import type { QuotaDependencies } from "../../quotas.ts";
@@ -178,11 +178,12 @@ export function droneRoutes(
 
   /** Revokes a registration token: no drone registers with it any more (registered ones stay). */
   serve(app, rest.drones.revokeRegistrationToken, async (request, reply) => {
-    const revoked = await models.RegistrationToken.updateOne(
+    const revoked = await updateRegistrationToken(
+      dependencies,
       { _id: request.params.id, user: new Types.ObjectId(userOf(request)), revokedAt: null },
       { $set: { revokedAt: new Date() } },
     );
-    if (!revoked.matchedCount) throw new UserError("not_found", "Registration token not found");
+    if (!revoked) throw new UserError("not_found", "Registration token not found");
     return reply.status(204).send();
   });
 
@@ -292,7 +293,8 @@ export function droneSelfRoutes(
         if (isDuplicateKeyError(error)) throw invalid;
         throw error;
       });
-      await models.RegistrationToken.updateOne(
+      await updateRegistrationToken(
+        dependencies,
         { _id: registration._id },
         { $set: { usedAt: new Date(), drone: drone._id } },
       );
