@@ -253,12 +253,13 @@ export async function start(options: StartOptions): Promise<number> {
     await mcp.close();
     await pruner.stop();
     terminal.close();
-    process.off("SIGINT", onSignal);
-    process.off("SIGTERM", onSignal);
     await writeFile(
       runtimeFile(options.config),
       JSON.stringify({ pid: 0, connected: false, activeTurns: [] }),
     ).catch(() => {});
     await new Promise<void>((resolve) => logger.flush(() => resolve()));
+    // The signal handlers stay: the process exits as this returns (main.ts), and without them a
+    // signal still on its way (Ctrl-C reaches pnpm too, which passes it on a moment later) would
+    // meet the default action and end a clean stop as killed by SIGINT.
   }
 }

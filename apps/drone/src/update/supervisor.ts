@@ -1,7 +1,7 @@
 // `start --auto-update` run by a person or a service: a small parent that runs the drone from the
 // installation's `current` version and starts it again after it switched to an update (exit 75).
 // A new version that stops with an error right after the switch is rolled back, and remembered.
-import { spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import { hostEnvironment, supervisedVariable } from "../env.ts";
@@ -20,31 +20,37 @@ export async function supervise(
   say: (line: string) => void,
 ): Promise<number> {
   let switched = false;
+  let child: ChildProcess | null = null;
+  let signalled = false;
+  const forward = (signal: NodeJS.Signals) => {
+    signalled = true;
+    child?.kill(signal);
+  };
+  // For the whole run, and left in place as the process exits: a signal still on its way (a
+  // Ctrl-C that pnpm passes on a moment later) meets them rather than the default action.
+  process.on("SIGINT", forward);
+  process.on("SIGTERM", forward);
   for (;;) {
     const bin = path.join(installation.library, "current", "bin", "gadget-drone.js");
     const startedAt = Date.now();
     // Its own process group: a Ctrl-C reaches the drone once, through this parent.
-    const child = spawn(process.execPath, [bin, "start", ...args], {
+    const started = spawn(process.execPath, [bin, "start", ...args], {
       stdio: "inherit",
       detached: true,
       env: { ...hostEnvironment(), [supervisedVariable]: "1" },
     });
-    let signalled = false;
-    const forward = (signal: NodeJS.Signals) => {
-      signalled = true;
-      child.kill(signal);
-    };
-    process.on("SIGINT", forward);
-    process.on("SIGTERM", forward);
+    child = started;
     const code = await new Promise<number>((resolve) => {
-      child.once("exit", (exitCode, signal) => resolve(exitCode ?? (signal ? 1 : 0)));
-      child.once("error", () => resolve(1));
+      started.once("exit", (exitCode, signal) => resolve(exitCode ?? (signal ? 1 : 0)));
+      started.once("error", () => resolve(1));
     });
-    process.off("SIGINT", forward);
-    process.off("SIGTERM", forward);
+    child = null;
     if (code === restartForUpdate && !signalled) {
       switched = true;
-      say(`update: starting gadget-drone ${(await currentVersion(installation)) ?? "?"}`);
+      const next = await currentVersion(installation);
+      // Stopped between the two: nothing to start.
+      if (signalled) return 0;
+      say(`update: starting gadget-drone ${next ?? "?"}`);
       continue;
     }
     if (code !== 0 && switched && !signalled && Date.now() - startedAt < startWindowMs) {
