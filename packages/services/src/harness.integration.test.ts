@@ -1,5 +1,6 @@
 // The harness leaves no process behind: not on stop(), and not when its owner is SIGKILLed.
-import { spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
+import { accessSync, constants, writeFileSync } from "node:fs";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -32,23 +33,23 @@ afterAll(async () => {
 
 /**
  * Runs `script` (TypeScript, from the repository root) as the process that owns a server;
- * resolves with it and the pid it prints after `word`.
+ * resolves with it and the pid it prints after `word` (and any pids after that one, on its line).
  */
 async function startOwner(script: string, word: string) {
   const owner = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], {
     cwd: findRepoRoot(),
     stdio: ["ignore", "pipe", "inherit"],
   });
-  const pid = await new Promise<number>((resolve, reject) => {
+  const [pid, ...more] = await new Promise<number[]>((resolve, reject) => {
     let output = "";
     owner.stdout.on("data", (chunk) => {
       output += String(chunk);
-      const match = new RegExp(`${word} (\\d+)`).exec(output);
-      if (match) resolve(Number(match[1]));
+      const match = new RegExp(`${word}((?: \\d+)+)\n`).exec(output);
+      if (match?.[1]) resolve(match[1].trim().split(" ").map(Number));
     });
     owner.on("exit", (code) => reject(new Error(`owner exited early with ${code}`)));
   });
-  return { owner, pid };
+  return { owner, pid: pid as number, more };
 }
 
 /** Waits until `pid` has ended. */
@@ -60,6 +61,27 @@ function ended(what: string, pid: number): Promise<void> {
     },
     15_000,
   );
+}
+
+/** Whether this process may set the pid the kernel gives next (root, Linux). */
+function canChooseNextPid(): boolean {
+  try {
+    accessSync("/proc/sys/kernel/ns_last_pid", constants.W_OK);
+    return process.getuid?.() === 0;
+  } catch {
+    return false;
+  }
+}
+
+/** Starts a detached `sleep` that the kernel gives `pid` (tried until no other process took it). */
+async function spawnWithPid(pid: number): Promise<ChildProcess> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    writeFileSync("/proc/sys/kernel/ns_last_pid", String(pid - 1));
+    const child = spawn("sleep", ["600"], { detached: true, stdio: "ignore" });
+    if (child.pid === pid) return child;
+    child.kill("SIGKILL");
+  }
+  throw new Error(`pid ${pid} was taken by other processes 50 times`);
 }
 
 describe("service harness processes", () => {
@@ -182,6 +204,44 @@ describe("service harness processes", () => {
     child.kill("SIGKILL");
     await ended("the wrapper's program to stop", inner);
   });
+
+  // Root may choose the next pid (ns_last_pid, as CRIU does); this machine's pid_max is 32768,
+  // and a loaded run's thousands of git and sandbox processes bring a pid round within minutes.
+  it.skipIf(!canChooseNextPid())(
+    "leaves alone a process that was given a watched pid after the watched one ended",
+    async () => {
+      // Two watched: the watchdog runs on while one lives, as a Redis Cluster's does.
+      const owner = `
+        import { spawn } from "node:child_process";
+        import { startReaper } from "./packages/services/src/reaper.ts";
+        const ended = spawn("sleep", ["600"], { detached: true, stdio: "ignore" });
+        const other = spawn("sleep", ["600"], { detached: true, stdio: "ignore" });
+        startReaper([ended.pid, other.pid]);
+        console.log("PIDS " + ended.pid + " " + other.pid);
+        setInterval(() => {}, 1000);
+      `;
+      const { owner: child, pid: watched, more } = await startOwner(owner, "PIDS");
+      const other = more[0] as number;
+      let newcomer: ChildProcess | undefined;
+      try {
+        // The watchdog has read both by now (at its start).
+        await new Promise((resolve) => setTimeout(resolve, 1_000));
+        process.kill(watched, "SIGKILL");
+        await ended("the watched process to end", watched);
+        newcomer = await spawnWithPid(watched);
+        // The watchdog looks twice a second: it has met the newcomer under the old pid.
+        await new Promise((resolve) => setTimeout(resolve, 1_200));
+        child.kill("SIGKILL");
+        await ended("the other watched process to stop", other);
+        // Past the watchdog's SIGKILL round (3 s after its SIGTERM).
+        await new Promise((resolve) => setTimeout(resolve, 3_500));
+        expect(alive(watched), "the newcomer holding the old pid").toBe(true);
+      } finally {
+        child.kill("SIGKILL");
+        newcomer?.kill("SIGKILL");
+      }
+    },
+  );
 
   it("ends a redis-server the same way: its command line kept, an empty argument and all", async () => {
     // What the launcher's kill-at-every-step test met: redis-server rewrote its command line, and

@@ -28,14 +28,34 @@ const marked = () => {
   }
   return found;
 };
+// A pid comes round again within minutes here (Linux's pid_max of 32768 against a suite's thousands
+// of git and sandbox processes): it is ours only while the process holding it is the one that held
+// it when first seen (its start time in /proc). One whose leader has ended may still have a group
+// left to end: no new process is given a pid still in use as a group's id.
+const linux = fs.existsSync("/proc/self/stat");
+const startOf = (pid) => {
+  try {
+    const stat = fs.readFileSync("/proc/" + pid + "/stat", "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19] ?? null;
+  } catch { return null; }
+};
+const started = new Map();
+const remember = (pid) => { if (!started.has(pid)) started.set(pid, startOf(pid)); };
+const ours = (pid) => {
+  if (!linux) return true;
+  const now = startOf(pid);
+  return now === null || now === started.get(pid);
+};
+for (const pid of pids) remember(pid);
 const signal = (pid, name) => {
+  if (!ours(pid)) return false;
   try { process.kill(-pid, name); return true; } catch {}
   try { process.kill(pid, name); return true; } catch { return false; }
 };
 let seen = false;
 const timer = setInterval(() => {
   // Named processes are looked for until one is seen; then their pids are watched like the others.
-  if (!seen) for (const pid of marked()) if (!pids.includes(pid)) pids.push(pid);
+  if (!seen) for (const pid of marked()) if (!pids.includes(pid)) { remember(pid); pids.push(pid); }
   const alive = pids.some((pid) => signal(pid, 0));
   if (alive) seen = true;
   else if (seen) process.exit(0);
@@ -46,8 +66,11 @@ const reap = () => {
   reaping = true;
   clearInterval(timer);
   const targets = [...pids, ...marked()];
-  for (const pid of targets) signal(pid, "SIGTERM");
-  setTimeout(() => { for (const pid of [...targets, ...marked()]) signal(pid, "SIGKILL"); process.exit(0); }, 3000);
+  for (const pid of targets) { remember(pid); signal(pid, "SIGTERM"); }
+  setTimeout(() => {
+    for (const pid of [...targets, ...marked()]) { remember(pid); signal(pid, "SIGKILL"); }
+    process.exit(0);
+  }, 3000);
 };
 process.stdin.on("data", () => {});
 process.stdin.on("end", reap);

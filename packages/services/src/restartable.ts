@@ -62,6 +62,15 @@ function launcher(
     const started = spawn(command, args, { stdio: ["ignore", output, output], detached: true });
     child = started;
     started.on("error", () => {});
+    // Not through kill(): something else ended it (a crash, or a signal from outside), which
+    // the test that meets the outage cannot tell from its own; said where the run's log keeps it.
+    started.once("exit", (code, signal) => {
+      if (child !== started) return;
+      child = null;
+      process.stderr.write(
+        `${url}: ${path.basename(command)} (pid ${started.pid}) ended by itself (${signal ?? `exit ${code}`}):\n${readFileSync(logFile, "utf8").slice(-1_000)}\n`,
+      );
+    });
     if (started.pid) startReaper([started.pid]);
     const port = Number(new URL(url).port);
     await waitUntil(url, ping, 30_000);
