@@ -2,7 +2,7 @@
 // processes on free ports, a master of which a test kills (SIGKILL, no CLUSTER FAILOVER) to watch
 // its replica take over. Each process leads its own group and is reaped if the test process dies.
 import { type ChildProcess, execFile, spawn } from "node:child_process";
-import { mkdirSync, openSync, writeFileSync } from "node:fs";
+import { mkdirSync, openSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { promisify } from "node:util";
 import { startReaper } from "./reaper.ts";
@@ -59,7 +59,18 @@ function startProcess(command: string, args: string[], logFile: string, port: nu
   });
   child.on("error", () => {});
   if (child.pid) startReaper([child.pid]);
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  let killing = false;
+  const exited = new Promise<void>((resolve) =>
+    child.once("exit", (code, signal) => {
+      // Not through kill(): said on stderr with its log, as a restartable server's is.
+      if (!killing) {
+        process.stderr.write(
+          `redis-server on port ${port} (pid ${child.pid}) ended by itself (${signal ?? `exit ${code}`}):\n${readFileSync(logFile, "utf8").slice(-1_000)}\n`,
+        );
+      }
+      resolve();
+    }),
+  );
   const node: RedisProcess = {
     port,
     get running() {
@@ -67,6 +78,7 @@ function startProcess(command: string, args: string[], logFile: string, port: nu
     },
     kill: async () => {
       if (!node.running) return;
+      killing = true;
       child.kill("SIGKILL");
       await exited;
     },
