@@ -1,6 +1,6 @@
 // The harness leaves no process behind: not on stop(), and not when its owner is SIGKILLed.
 import { type ChildProcess, spawn } from "node:child_process";
-import { accessSync, constants, writeFileSync } from "node:fs";
+import { accessSync, constants, readFileSync, writeFileSync } from "node:fs";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -75,13 +75,20 @@ function canChooseNextPid(): boolean {
 
 /** Starts a detached `sleep` that the kernel gives `pid` (tried until no other process took it). */
 async function spawnWithPid(pid: number): Promise<ChildProcess> {
-  for (let attempt = 0; attempt < 50; attempt++) {
-    writeFileSync("/proc/sys/kernel/ns_last_pid", String(pid - 1));
-    const child = spawn("sleep", ["600"], { detached: true, stdio: "ignore" });
-    if (child.pid === pid) return child;
-    child.kill("SIGKILL");
+  const lastPid = "/proc/sys/kernel/ns_last_pid";
+  const before = Number(readFileSync(lastPid, "utf8"));
+  try {
+    for (let attempt = 0; attempt < 50; attempt++) {
+      writeFileSync(lastPid, String(pid - 1));
+      const child = spawn("sleep", ["600"], { detached: true, stdio: "ignore" });
+      if (child.pid === pid) return child;
+      child.kill("SIGKILL");
+    }
+    throw new Error(`pid ${pid} was taken by other processes 50 times`);
+  } finally {
+    // The kernel goes on from where it was: the other tests' processes get pids as before.
+    if (Number(readFileSync(lastPid, "utf8")) < before) writeFileSync(lastPid, String(before));
   }
-  throw new Error(`pid ${pid} was taken by other processes 50 times`);
 }
 
 describe("service harness processes", () => {
