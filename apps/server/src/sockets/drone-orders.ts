@@ -4,7 +4,7 @@
 import type { Ack, IWorkOrder } from "@gadget/protocol";
 import type { ResolvedConfig } from "../config.ts";
 import type { Presence } from "../drones/presence.ts";
-import { type DronesNamespace, droneRoom } from "./rooms.ts";
+import { cancelOnDrone, type DronesNamespace, droneRoom } from "./rooms.ts";
 
 /** The answer when no drone was in the room to hear the order. */
 const notConnected: Ack = { ok: false, error: { code: "unavailable", message: "not connected" } };
@@ -51,11 +51,6 @@ export class DroneOrders {
 
   /** Tells a drone to stop a turn it may still run (it may start late, or be back after all). */
   cancel(droneId: string, turnId: string): void {
-    // With a timeout: the Redis adapter keeps a broadcast's id, to know its echo as its own, only
-    // as long as the timeout (a millisecond without one), so a late echo reached the drone twice.
-    this.drones
-      .to(droneRoom(droneId))
-      .timeout(this.config.droneRequestTimeoutMs)
-      .emit("turn_cancel", { turnId }, () => undefined);
+    cancelOnDrone(this.drones, droneId, turnId, this.config.droneRequestTimeoutMs);
   }
 }

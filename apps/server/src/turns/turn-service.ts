@@ -17,7 +17,7 @@ import type { Dispatcher } from "../dispatch/dispatcher.ts";
 import { ownedBy } from "../owned.ts";
 import { quotaExceeded } from "../quotas.ts";
 import type { Locks } from "../redis/locks.ts";
-import { type DronesNamespace, droneRoom } from "../sockets/rooms.ts";
+import { cancelOnDrone, type DronesNamespace, droneRoom } from "../sockets/rooms.ts";
 import { requeue } from "./auto-resume.ts";
 import type { SeqStore } from "./store/seq-store.ts";
 import { checkTurnImages, imageRefs, storeTurnImages } from "./store/turn-images.ts";
@@ -320,12 +320,7 @@ export class TurnService {
         // If the drone is alive after all, it must stop: the turn is no longer its own. Told
         // under the turn's lock, so before the turn can be given back to it (a drone that comes
         // back at once is told to drop the run ahead of the new work order, never after it).
-        // With a timeout: without one the Redis adapter forgets the message as its own within a
-        // millisecond and, when Redis echoes it later (a busy machine), delivers it here twice.
-        drones
-          .to(droneRoom(String(outcome.turn.drone)))
-          .timeout(config.droneRequestTimeoutMs)
-          .emit("turn_cancel", { turnId }, () => undefined);
+        cancelOnDrone(drones, String(outcome.turn.drone), turnId, config.droneRequestTimeoutMs);
       }
       return outcome.turn;
     });
