@@ -17,6 +17,10 @@ export interface RedisProcess {
   port: number;
   /** Ends it at once (SIGKILL): its clients see connections refused. */
   kill(): Promise<void>;
+  /** Stops it (SIGSTOP): its connections stay open and answer nothing, as a hung host's would. */
+  pause(): void;
+  /** Lets a paused node go on (SIGCONT). */
+  resume(): void;
   readonly running: boolean;
 }
 
@@ -34,6 +38,10 @@ export interface RedisCluster extends RedisTopology {
   masterOf(key: string): Promise<number>;
   /** Resolves once `key`'s slot is served by a master other than `formerPort`, every slot covered. */
   failedOver(key: string, formerPort: number, timeoutMs?: number): Promise<number>;
+  /** The ports of the replicas of the master on `masterPort`. */
+  replicasOf(masterPort: number): Promise<number[]>;
+  /** `cluster_state` as the node on `port` sees it: `ok`, or `fail` while a slot has no master. */
+  stateSeenBy(port: number): Promise<string>;
 }
 
 export interface RedisSentinelSetup extends RedisTopology {
@@ -81,6 +89,12 @@ function startProcess(command: string, args: string[], logFile: string, port: nu
       killing = true;
       child.kill("SIGKILL");
       await exited;
+    },
+    pause: () => {
+      child.kill("SIGSTOP");
+    },
+    resume: () => {
+      child.kill("SIGCONT");
     },
   };
   return node;
@@ -175,6 +189,7 @@ export async function startRedisCluster(directory: string, masters = 3): Promise
     throw error;
   }
   const alive = () => processes.filter((node) => node.running);
+  const portOf = (address: string) => Number(address.split(":")[1]!.split("@")[0]);
   const masterOf = async (key: string) => {
     const [first] = alive();
     const slot = Number((await cli(binaries.cli, first!.port, "cluster", "keyslot", key)).trim());
@@ -186,7 +201,7 @@ export async function startRedisCluster(directory: string, masters = 3): Promise
         const [low, high = low] = range.split("-").map(Number);
         return slot >= low! && slot <= high!;
       });
-      if (serves) return Number(address.split(":")[1]!.split("@")[0]);
+      if (serves) return portOf(address);
     }
     throw new Error(`no master serves the slot of ${key}`);
   };
@@ -195,6 +210,16 @@ export async function startRedisCluster(directory: string, masters = 3): Promise
     processes,
     stop,
     masterOf,
+    replicasOf: async (masterPort) => {
+      const lines = (await cli(binaries.cli, masterPort, "cluster", "nodes")).trim().split("\n");
+      const master = lines.find((line) => line.includes("myself"))!.split(" ")[0];
+      return lines
+        .map((line) => line.split(" "))
+        .filter(([, , flags = "", masterId]) => flags.includes("slave") && masterId === master)
+        .map(([, address = ""]) => portOf(address));
+    },
+    stateSeenBy: async (port) =>
+      /cluster_state:(\w+)/.exec(await cli(binaries.cli, port, "cluster", "info"))?.[1] ?? "",
     failedOver: async (key, formerPort, timeoutMs = 60_000) => {
       let port = formerPort;
       await until(

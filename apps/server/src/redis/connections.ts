@@ -56,9 +56,19 @@ export class RedisConnections {
     return this.track(this.connect({ maxRetriesPerRequest: null }), "redis error");
   }
 
-  /** A connection for a BullMQ queue or worker, which must retry for ever (`label` names it in logs). */
+  /**
+   * A connection for a BullMQ queue or worker, which must retry for ever (`label` names it in logs).
+   * On a Cluster it skips the ready check: a worker awaits the Cluster's `connect()` each time it
+   * renews its blocking connection, and ioredis (5.11 and 6.0) never settles that promise when
+   * the check finds `cluster_state:fail` (it reconnects under a new promise instead). A renewal
+   * during a master's failover left both servers' workers waiting on it for good, and their
+   * queued turns with them (decision 0054).
+   */
   forJobs(label: string): RedisClient {
-    return this.track(this.connect({ maxRetriesPerRequest: null }), `${label} redis error`);
+    return this.track(
+      this.connect({ maxRetriesPerRequest: null }, { enableReadyCheck: false }),
+      `${label} redis error`,
+    );
   }
 
   /**
@@ -78,8 +88,11 @@ export class RedisConnections {
     await Promise.all(this.all.map((client) => client.quit().catch(() => undefined)));
   }
 
-  /** A new client for the target with `options` (a Cluster passes them to each node's connection). */
-  private connect(options: RedisOptions): RedisClient {
+  /**
+   * A new client for the target with `options` (a Cluster passes them to each node's connection)
+   * and, on a Cluster, `cluster` for the Cluster itself.
+   */
+  private connect(options: RedisOptions, cluster: Partial<ClusterOptions> = {}): RedisClient {
     const target = this.target;
     const login: RedisOptions = {
       username: target.username,
@@ -90,7 +103,10 @@ export class RedisConnections {
       case "single":
         return new Redis(target.url, options);
       case "cluster":
-        return new Cluster(target.nodes, clusterOptions({ ...login, ...options }));
+        return new Cluster(target.nodes, {
+          ...clusterOptions({ ...login, ...options }),
+          ...cluster,
+        });
       case "sentinel":
         return new Redis({
           ...login,

@@ -16,10 +16,15 @@ const incrementLua = `return redis.call("incrby", KEYS[1], ARGV[1])`;
  * for a time: under load a fixed pause misses commands.
  */
 async function watch(key: string): Promise<{ commands: string[]; stop: () => Promise<void> }> {
-  const monitor = await client().monitor();
-  // ioredis can report a reply it did not expect on a connection being put into MONITOR mode;
-  // the markers below are what tells whether MONITOR sees everything.
+  // Not `client().monitor()`: ioredis marks a connection "monitoring" a tick after MONITOR's OK,
+  // and a command of another client read in the same chunk as that OK is taken for a reply
+  // nobody asked for ("Command queue state error"), which rejects `monitor()` (59 starts of 200
+  // while another client sent commands). The connection recovers by itself (it reconnects and
+  // sends MONITOR again), so this waits for it to be monitoring; the markers below are what tells
+  // whether MONITOR sees everything.
+  const monitor = client().duplicate({ monitor: true, lazyConnect: false });
   monitor.on("error", () => {});
+  await waitFor(() => monitor.status === "monitoring", 10_000, "MONITOR to start");
   const commands: string[] = [];
   const marks = new Set<string>();
   monitor.on("monitor", (_time: string, args: string[]) => {
