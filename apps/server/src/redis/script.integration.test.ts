@@ -24,7 +24,11 @@ async function watch(key: string): Promise<{ commands: string[]; stop: () => Pro
   // whether MONITOR sees everything.
   const monitor = client().duplicate({ monitor: true, lazyConnect: false });
   monitor.on("error", () => {});
-  await waitFor(() => monitor.status === "monitoring", 10_000, "MONITOR to start");
+  let monitoring = false;
+  monitor.on("monitoring", () => {
+    monitoring = true;
+  });
+  await waitFor(() => monitoring, 10_000, "MONITOR to start");
   const commands: string[] = [];
   const marks = new Set<string>();
   monitor.on("monitor", (_time: string, args: string[]) => {
