@@ -260,10 +260,25 @@ async function main() {
     );
 
     const fmt = (value: number | null) => (value === null ? "—" : `${value.toFixed(0)} ms`);
+    type Startup = ReturnType<typeof readStartup>;
+    const startupLine = (startup: Startup) =>
+      [startup.documentAnswered, startup.scriptsLoaded, startup.firstRequest, startup.readsAnswered]
+        .map(fmt)
+        .join(" · ");
+    const startupSize = (startup: Startup) =>
+      `${(startup.scriptBytes / 1024).toFixed(0)} KB · ${startup.readsBeforeRow || "—"}`;
     const latency = (values: number[], p: number) =>
       values.length === 0 ? "—" : `${percentile(values, p).toFixed(1)} ms`;
     const rows = [
       row("first row shown (from navigation)", [fmt(activity.firstRow), fmt(session.firstRow)]),
+      row(
+        "  of it: document answered · scripts loaded · first API request · last API answer before it",
+        [startupLine(activity.startup), startupLine(session.startup)],
+      ),
+      row("  scripts' size (encoded) · API reads before the first row", [
+        startupSize(activity.startup),
+        startupSize(session.startup),
+      ]),
       row("all rows shown (activity: 100 rows; session: its tool rows)", [
         fmt(activity.allRows),
         fmt(session.allRows),
@@ -406,6 +421,10 @@ async function measurePage(
     ).bench;
     return { shown: bench.shown(), firstRow: bench.firstRow(), allRows: bench.allRows() };
   });
+  // As source text, like the instrument above (tsx's `__name` again).
+  const startup = (await fresh.evaluate(
+    `var __name = (target) => target; (${readStartup.toString()})(${JSON.stringify(result.firstRow)})`,
+  )) as ReturnType<typeof readStartup>;
   const inDom: number[] = [];
   const painted: number[] = [];
   for (const entry of result.shown) {
@@ -416,7 +435,34 @@ async function measurePage(
   }
   if (mode === "activity") await screenshot(fresh, "bench-activity-1000");
   await fresh.close();
-  return { firstRow: result.firstRow, allRows: result.allRows, inDom, painted };
+  return { firstRow: result.firstRow, allRows: result.allRows, inDom, painted, startup };
+}
+
+/**
+ * Where the time to the first row went, from the page's own navigation and resource timings:
+ * the document's answer, the scripts (and their size), the app's first API request, and the
+ * last API answer before the first row (the page's reads it waited for).
+ */
+function readStartup(firstRow: number | null) {
+  // The page's own clock (this runs in the page), not the node:perf_hooks one imported above.
+  const { performance } = globalThis;
+  const navigation = performance.getEntriesByType("navigation")[0] as
+    | PerformanceNavigationTiming
+    | undefined;
+  const resources = performance.getEntriesByType("resource") as PerformanceResourceTiming[];
+  const scripts = resources.filter((entry) => entry.initiatorType === "script");
+  const api = resources.filter((entry) => new URL(entry.name).pathname.startsWith("/api/"));
+  const before = api.filter((entry) => firstRow === null || entry.responseEnd <= firstRow);
+  const latest = (entries: PerformanceResourceTiming[]) =>
+    entries.length === 0 ? null : Math.max(...entries.map((entry) => entry.responseEnd));
+  return {
+    documentAnswered: navigation?.responseEnd ?? null,
+    scriptsLoaded: latest(scripts),
+    scriptBytes: scripts.reduce((sum, entry) => sum + entry.encodedBodySize, 0),
+    firstRequest: api.length === 0 ? null : Math.min(...api.map((entry) => entry.startTime)),
+    readsAnswered: latest(before),
+    readsBeforeRow: before.map((entry) => new URL(entry.name).pathname).join(" "),
+  };
 }
 
 await main();
