@@ -152,6 +152,9 @@ export async function startRedisCluster(directory: string, masters = 3): Promise
   const stop = async () => {
     await Promise.all(processes.map((node) => node.kill()));
   };
+  /** `cluster_state` as the node on `port` sees it. */
+  const stateSeenBy = async (port: number) =>
+    /cluster_state:(\w+)/.exec(await cli(binaries.cli, port, "cluster", "info"))?.[1] ?? "";
   try {
     await Promise.all(
       processes.map((node) =>
@@ -174,8 +177,7 @@ export async function startRedisCluster(directory: string, masters = 3): Promise
       "every node to see the cluster ok and every replica in sync",
       async () => {
         for (const node of processes) {
-          const info = await cli(binaries.cli, node.port, "cluster", "info");
-          if (!info.includes("cluster_state:ok")) return false;
+          if ((await stateSeenBy(node.port)) !== "ok") return false;
           const replication = await cli(binaries.cli, node.port, "info", "replication");
           if (replication.includes("role:slave") && !replication.includes("master_link_status:up"))
             return false;
@@ -218,16 +220,14 @@ export async function startRedisCluster(directory: string, masters = 3): Promise
         .filter(([, , flags = "", masterId]) => flags.includes("slave") && masterId === master)
         .map(([, address = ""]) => portOf(address));
     },
-    stateSeenBy: async (port) =>
-      /cluster_state:(\w+)/.exec(await cli(binaries.cli, port, "cluster", "info"))?.[1] ?? "",
+    stateSeenBy,
     failedOver: async (key, formerPort, timeoutMs = 60_000) => {
       let port = formerPort;
       await until(
         `the slot of ${key} to move off ${formerPort}`,
         async () => {
           for (const node of alive()) {
-            const info = await cli(binaries.cli, node.port, "cluster", "info");
-            if (!info.includes("cluster_state:ok")) return false;
+            if ((await stateSeenBy(node.port)) !== "ok") return false;
           }
           port = await masterOf(key);
           return port !== formerPort;
