@@ -3,7 +3,6 @@
 // and SIGTERM lets the drone carry on through the other process.
 import { randomUUID } from "node:crypto";
 import { agentEvent } from "@gadget/protocol";
-import { databaseUrl } from "@gadget/services";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import {
   ApiClient,
@@ -14,14 +13,8 @@ import {
   waitFor,
 } from "./testing/api-client.ts";
 import { ScriptedDrone } from "./testing/scripted-drone.ts";
-import {
-  type ServerPair,
-  type ServerProcess,
-  startServerPair,
-  startServerProcess,
-} from "./testing/server-process.ts";
+import { type ServerPair, type ServerProcess, startServerPair } from "./testing/server-process.ts";
 
-const name = `two_${randomUUID().slice(0, 8)}`;
 let first: ServerProcess;
 let second: ServerProcess;
 let pair: ServerPair;
@@ -31,7 +24,7 @@ beforeAll(async () => {
   pair = await startServerPair({
     mongoUrl: inject("mongoUrl"),
     redisUrl: inject("redisUrl"),
-    name,
+    name: `two_${randomUUID().slice(0, 8)}`,
     env: { DRONE_GRACE_MS: "20000" },
   });
   ({ first, second } = pair);
@@ -236,55 +229,6 @@ describe("two server processes", () => {
     expect(turns.map((turn: { status: string }) => turn.status)).toEqual(
       sessions.map(() => "completed"),
     );
-  });
-
-  it("dispatch between two of them does not wait for a third that is frozen", async () => {
-    // A third server of the same deployment, stopped (SIGSTOP): still subscribed in Redis, deaf.
-    const third = await startServerProcess({
-      MONGO_URL: databaseUrl(inject("mongoUrl"), `test_${name}`),
-      REDIS_URL: inject("redisUrl"),
-      GADGET_REDIS_PREFIX: `t_${name}`,
-      DRONE_GRACE_MS: "20000",
-    });
-    try {
-      const user = await signup(second.url, "frozen");
-      const workspace = await setupWorkspace(user);
-      const { droneId, credential } = await registerDrone(user);
-      const drone = await ScriptedDrone.connect({
-        url: first.url,
-        droneId,
-        credential,
-        heartbeatMs: 500,
-      });
-      closers.push(drone);
-      await waitFor(async () => (await user.get("/api/drones")).body.drones[0].status === "online");
-      // Dispatches the second server counted as accepted (its metrics, as an operator reads them).
-      const accepted = async () => {
-        const metrics = await (await fetch(`${second.url}/metrics`)).text();
-        return Number(/^gadget_dispatch_latency_seconds_count (\d+)/m.exec(metrics)?.[1] ?? 0);
-      };
-      const before = await accepted();
-      third.child.kill("SIGSTOP");
-      const posted = await user.post(`/api/sessions/${workspace.sessionId}/turns`, {
-        prompt: "past a frozen server",
-        providerId: workspace.providerId,
-      });
-      const turnId = posted.body.turn._id;
-      expect((await drone.nextWorkOrder()).turnId).toBe(turnId);
-      // Accepted on the drone's answer, well inside the 10 s after which silence would put the
-      // turn back and cancel it on the drone.
-      await waitFor(
-        async () => (await accepted()) > before,
-        8_000,
-        "the drone's acceptance, counted by the dispatching server",
-      );
-      await drone.stream(turnId, finish);
-      expect((await user.get(`/api/turns/${turnId}`)).body.turn.status).toBe("completed");
-      expect(drone.cancels).toEqual([]);
-    } finally {
-      third.child.kill("SIGCONT");
-      await third.stop();
-    }
   });
 
   it("keeps a turn across SIGTERM of the drone's server: the drone goes on through the other", async () => {

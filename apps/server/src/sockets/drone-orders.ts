@@ -2,7 +2,6 @@
 // no longer the drone's to run, `turn_cancel`. A drone connected to this server is told on its own
 // socket; any other through its room (the Redis adapter carries it to the server holding it).
 import type { Ack, IWorkOrder } from "@gadget/protocol";
-import { PacketType } from "socket.io-parser";
 import type { ResolvedConfig } from "../config.ts";
 import type { Presence } from "../drones/presence.ts";
 import { cancelOnDrone, type DronesNamespace, droneRoom } from "./rooms.ts";
@@ -36,63 +35,18 @@ export class DroneOrders {
       presence?.serverId === serverId && presence.socketId
         ? this.drones.sockets.get(presence.socketId)
         : undefined;
-    if (local?.connected && local.rooms.has(droneRoom(droneId))) {
-      try {
+    try {
+      if (local?.connected && local.rooms.has(droneRoom(droneId))) {
         return await local.timeout(workOrderAckTimeoutMs).emitWithAck("work_order", order);
-      } catch {
-        return undefined;
       }
+      const answers = await this.drones
+        .to(droneRoom(droneId))
+        .timeout(workOrderAckTimeoutMs)
+        .emitWithAck("work_order", order);
+      return answers[0] ?? notConnected;
+    } catch {
+      return undefined;
     }
-    return this.sendThroughRoom(droneId, order);
-  }
-
-  /**
-   * The work order through the drone's room, taking the first answer. Socket.IO's `emitWithAck`
-   * to a room also waits until every server has said how many of its sockets heard it, so one
-   * busy server would hold up every dispatch to a drone elsewhere (at 4 processes on 2 cores, p50
-   * 42 ms against 20 at one); a drone's room holds its one socket, so its answer is the answer.
-   * It is "not connected" once every server has counted and none held the drone.
-   */
-  private sendThroughRoom(droneId: string, order: IWorkOrder): Promise<Ack | undefined> {
-    const { workOrderAckTimeoutMs } = this.config;
-    const adapter = this.drones.adapter;
-    return new Promise((resolve) => {
-      let settled = false;
-      let servers = 0;
-      let sockets = 0;
-      let everyServer: number | null = null;
-      const settle = (answer: Ack | undefined) => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        resolve(answer);
-      };
-      const timer = setTimeout(() => settle(undefined), workOrderAckTimeoutMs);
-      const counted = () => {
-        if (everyServer !== null && servers >= everyServer && sockets === 0) settle(notConnected);
-      };
-      adapter.broadcastWithAck(
-        { type: PacketType.EVENT, data: ["work_order", order], nsp: this.drones.name },
-        {
-          rooms: new Set([droneRoom(droneId)]),
-          except: new Set(),
-          flags: { timeout: workOrderAckTimeoutMs },
-        },
-        (heard) => {
-          servers += 1;
-          sockets += heard;
-          counted();
-        },
-        (answer: Ack) => settle(answer),
-      );
-      adapter.serverCount().then(
-        (count) => {
-          everyServer = count;
-          counted();
-        },
-        () => settle(undefined),
-      );
-    });
   }
 
   /** Tells a drone to stop a turn it may still run (it may start late, or be back after all). */
