@@ -39,13 +39,16 @@ export async function relayFileRequest<Op extends FileRequest["op"]>(
     parse: (result) => answerSchemas[request.op].parse(result) as FileAnswer<Op>,
   });
   if (answer.answered) return answer.result;
+  // `reason` tells the page which state it is in (it lists again on its own in each).
   if (answer.holders === 0) {
     // Two different fixes for the user: start a drone, or let an online one clone the project.
+    const offline = (await dependencies.presence.onlineOf(userId)).length === 0;
     throw new SystemError(
       "no_drone_online",
-      (await dependencies.presence.onlineOf(userId)).length === 0
+      offline
         ? `No drone is online to open project "${project.name}": start one of your drones`
         : `No online drone has a checkout of project "${project.name}" yet: a drone clones it when it runs the project's first turn`,
+      { details: { reason: offline ? "offline" : "no_checkout" } },
     );
   }
   throw new SystemError(
@@ -53,5 +56,6 @@ export async function relayFileRequest<Op extends FileRequest["op"]>(
     request.sessionId
       ? `No online drone holds this session's worktree of project "${project.name}": start the drone that ran the session's turns`
       : `No drone holding project "${project.name}" answered in time; try again`,
+    { details: { reason: request.sessionId ? "no_worktree" : "no_answer" } },
   );
 }

@@ -59,6 +59,7 @@ describe("file relay", () => {
     expect(response.body.error.message).toBe(
       'No drone is online to open project "Demo Project": start one of your drones',
     );
+    expect(response.body.error.details).toEqual({ reason: "offline" });
     // Online, but without a checkout: the message says how one comes to be.
     const { droneId, credential } = await registerDrone(user);
     const drone = await ScriptedDrone.connect({ url: fixture.server.url, droneId, credential });
@@ -69,6 +70,31 @@ describe("file relay", () => {
     expect(withoutCheckout.body.error.message).toBe(
       'No online drone has a checkout of project "Demo Project" yet: a drone clones it when it runs the project\'s first turn',
     );
+    expect(withoutCheckout.body.error.details).toEqual({ reason: "no_checkout" });
+  });
+
+  it("answers 503 `no_answer` when the drone holding the checkout does not answer in time", async () => {
+    const user = await signup(fixture.server.url, "silentfiles");
+    const { projectId, projectSlug } = await setupWorkspace(user);
+    const { droneId, credential } = await registerDrone(user);
+    const drone = await ScriptedDrone.connect({
+      url: fixture.server.url,
+      droneId,
+      credential,
+      workspaces: [projectSlug],
+      // Holds the request past the server's drone request timeout (5 s in tests).
+      onFileRequest: () => new Promise(() => {}),
+    });
+    drones.push(drone);
+    await waitForDrones(user, "online");
+    const response = await user.get(`/api/projects/${projectId}/files?path=`);
+    expect(response.status).toBe(503);
+    expect(response.body.error).toEqual({
+      code: "no_drone_online",
+      message: 'No drone holding project "Demo Project" answered in time; try again',
+      details: { reason: "no_answer" },
+    });
+    expect(drone.fileRequests).toHaveLength(1);
   });
 
   it("lists, reads and writes through the drone, and relays 409 on a stale baseSha", async () => {

@@ -8,6 +8,7 @@ import type {
   UpdateProjectBody,
 } from "@gadget/protocol";
 import { queryOptions, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { ApiError } from "../api/api-error.ts";
 import type { ApiClient } from "../api/client.ts";
 import { useApi } from "../app/auth.tsx";
 import { keys } from "./keys.ts";
@@ -107,12 +108,24 @@ export interface FilesOf {
   sessionId: string;
 }
 
-/** One directory's entries, as the drone lists them. */
+/** How often a listing no drone could answer is asked again while it is shown. */
+const droneAwayRelistMs = 5_000;
+
+/** Whether no drone could answer a listing: none online, none with a checkout, none in time. */
+export function isDroneAway(error: unknown): error is ApiError {
+  return error instanceof ApiError && error.code === "no_drone_online";
+}
+
+/**
+ * One directory's entries, as the drone lists them. While no drone can answer, it is listed again
+ * every few seconds: the files show once a drone comes online, clones the project or answers.
+ */
 export function useDirectory({ projectId, sessionId }: FilesOf, path: string) {
   const api = useApi();
   return useQuery({
     queryKey: keys.directory(projectId, sessionId, path),
     queryFn: () => api.listFiles(projectId, path, sessionId || undefined),
+    refetchInterval: (query) => (isDroneAway(query.state.error) ? droneAwayRelistMs : false),
   });
 }
 

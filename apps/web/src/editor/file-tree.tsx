@@ -1,9 +1,8 @@
 // The project's file tree, read directory by directory from the drone through the server.
 import type { FileEntry } from "@gadget/protocol";
 import { useState } from "react";
-import { ApiError } from "../api/api-error.ts";
 import { ErrorNote } from "../components/error-note.tsx";
-import { type FilesOf, useDirectory } from "../data/projects.ts";
+import { type FilesOf, isDroneAway, useDirectory } from "../data/projects.ts";
 
 export interface FileTreeProps {
   /** Whose files: the project's default branch, or a session's worktree. */
@@ -26,20 +25,29 @@ function sortEntries(entries: FileEntry[]): FileEntry[] {
     );
 }
 
+/** What the tree says while no drone can list it, by the server's `reason`. */
+const droneAwayWords: Record<string, string> = {
+  offline: "No drone of yours is online. Start one: the project's files show here then.",
+  no_checkout:
+    "No online drone has a checkout of this project yet. The first prompt in a session clones it on the drone that runs it; its files show here then.",
+  no_answer: "The drone holding this project did not answer in time. Looking again…",
+  no_worktree:
+    "No online drone holds this session's worktree. Start the drone that ran its turns: its files show here then.",
+};
+
 function Directory({ path, depth, props }: { path: string; depth: number; props: FileTreeProps }) {
   const listing = useDirectory(props.of, path);
   const [open, setOpen] = useState<Record<string, boolean>>({});
   const retry = () => void listing.refetch();
   if (listing.error) {
     const error = listing.error;
-    // A new project: no drone has cloned it yet. That is not a failure, and it says what to do.
-    if (depth === 0 && error instanceof ApiError && error.code === "no_drone_online") {
+    // No drone could answer (none online, none with a checkout, none in time): not a failure of
+    // the page. It says what to do and lists again on its own.
+    if (depth === 0 && isDroneAway(error)) {
+      const reason = (error.details as { reason?: unknown } | undefined)?.reason;
       return (
         <div className="note" role="status">
-          <p>
-            No online drone has a checkout of this project yet. The first prompt in a session clones
-            it on the drone that runs it; its files show here then.
-          </p>
+          <p>{droneAwayWords[String(reason)] ?? droneAwayWords.no_checkout}</p>
           <button type="button" className="button small" onClick={retry}>
             Look again
           </button>
