@@ -1,6 +1,7 @@
 // Turns that carry on by themselves (real CLI drones, SIGKILL): a drone restarted within the
 // grace continues its turn without any resume call, the model asked again only for the pass that
-// was cut and the cut pass's text dropped (a `retry` marker before it streams again); so does one
+// was cut and the cut pass's text dropped (a `retry` marker before it streams again), also when it
+// comes back under the same PID (PID 1 of its own namespace, as in a container); so does one
 // that comes back after the grace, its journal naming the turn, and what that journal held but
 // never sent is superseded by the rerun; so does one whose process lived while its network was
 // cut past the grace (its live run dropped); a drone that never returns leaves its turn to another
@@ -104,8 +105,13 @@ describe("turns that carry on by themselves", () => {
     return config;
   }
 
-  function start(config: string): DroneProcess {
-    const drone = startCli(["--config", config], home, { GADGET_DRONE_HEARTBEAT_MS: "500" });
+  function start(config: string, wrapper: string[] = []): DroneProcess {
+    const drone = startCli(
+      ["--config", config],
+      home,
+      { GADGET_DRONE_HEARTBEAT_MS: "500" },
+      wrapper,
+    );
     processes.push(drone);
     return drone;
   }
@@ -178,6 +184,36 @@ describe("turns that carry on by themselves", () => {
     expect(events.filter((event) => event.type === "done")).toHaveLength(1);
     drone.child.kill("SIGTERM");
     expect(await drone.exited).toBe(0);
+  }, 60_000);
+
+  it("SIGKILL, then restart with the same PID (as in its container): the turn takes its worktree back", async () => {
+    // PID 1 of a namespace of its own each time, as tini's first child is in a restarted
+    // container: the lock the killed drone left names the PID the new one has.
+    const ownPidNamespace = ["unshare", "--pid", "--fork", "--mount-proc", "--kill-child"];
+    const config = await register("container");
+    let drone = start(config, ownPidNamespace);
+    await waitForDroneOnline(user, "container");
+    const fixture = await createProjectSession(user, {
+      name: "Container",
+      modelUrl: model.baseUrl,
+    });
+    const word = `gadget-wait-container-${process.pid}`;
+    const turnId = await longTurn(fixture.sessionId, fixture.providerId, word);
+    const locks = path.join(home, "container", ".locks");
+    const lockFile = path.join(locks, fixture.projectSlug, `${fixture.sessionId}.lock`);
+    expect(JSON.parse(await readFile(lockFile, "utf8"))).toMatchObject({ pid: 1, turnId });
+
+    drone.child.kill("SIGKILL");
+    await drone.exited;
+    await waitFor(() => processesWithArgument(word).length === 0, 10_000, "the long command gone");
+    model.enqueue({ text: "Finished in the restarted container." });
+    drone = start(config, ownPidNamespace);
+    const turn = await waitForTurn(user, turnId, finalStatuses, 40_000);
+    expect(turn.status).toBe("completed");
+    expect(turn.response).toContain("Finished in the restarted container");
+    // `unshare --kill-child` takes the namespace down with it.
+    drone.child.kill("SIGKILL");
+    await drone.exited;
   }, 60_000);
 
   it("SIGKILL, back after the grace: the turn carries on by itself, its unsent journal superseded", async () => {

@@ -255,6 +255,22 @@ describe("gadget-drone end to end", () => {
     expect(status.stdout).toMatch(/running:\s+yes/);
     drone.child.kill("SIGTERM");
     expect(await drone.exited).toBe(0);
+    const afterStop = await runCli(["status", "--config", path.join(home, "drone.json")], home);
+    expect(afterStop.stdout).toMatch(/running:\s+no/);
+    // A runtime file whose PID another process has now (PIDs wrap; a container restarts its
+    // drone under the same one) does not make a stopped drone look running.
+    await writeFile(
+      path.join(home, "runtime.json"),
+      JSON.stringify({
+        pid: process.pid,
+        identity: "another-boot:1",
+        connected: true,
+        activeTurns: [],
+        updatedAt: new Date().toISOString(),
+      }),
+    );
+    const stopped = await runCli(["status", "--config", path.join(home, "drone.json")], home);
+    expect(stopped.stdout).toMatch(/running:\s+no/);
     // The log file under the config directory has JSON lines, and no secret.
     const log = await readFile(path.join(home, "drone.log"), "utf8");
     expect(

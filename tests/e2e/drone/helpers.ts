@@ -76,12 +76,18 @@ export interface DroneProcess {
   exited: Promise<number | null>;
 }
 
+/**
+ * Runs `gadget-drone start`; `wrapper` is a command line it runs under (e.g. `unshare` for a PID
+ * namespace of its own).
+ */
 export function startCli(
   args: string[],
   home: string,
   env: Record<string, string> = {},
+  wrapper: string[] = [],
 ): DroneProcess {
-  const child = spawn(process.execPath, [droneBin, "start", ...args], {
+  const command = [...wrapper, process.execPath, droneBin, "start", ...args];
+  const child = spawn(command[0] as string, command.slice(1), {
     env: { ...process.env, HOME: home, XDG_CONFIG_HOME: "", XDG_DATA_HOME: "", ...env },
   });
   let output = "";

@@ -11,6 +11,7 @@ import { Drone } from "../drone.ts";
 import { hostEnvironment } from "../env.ts";
 import { automaticLabels } from "../labels.ts";
 import { McpManager } from "../mcp/mcp-manager.ts";
+import { ownIdentity } from "../process-identity.ts";
 import { describeSandbox, openSandbox } from "../sandbox.ts";
 import { Terminal } from "../terminal.ts";
 import { AutoUpdater } from "../update/auto-update.ts";
@@ -146,8 +147,10 @@ export async function start(options: StartOptions): Promise<number> {
   });
 
   const saveRuntime = async () => {
+    const identity = await ownIdentity();
     const runtime: RuntimeStatus = {
       pid: process.pid,
+      ...(identity ? { identity } : {}),
       connected,
       sandbox: sandboxLine,
       activeTurns: [...drone.turns.values()].map((turn) => ({

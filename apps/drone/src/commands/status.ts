@@ -3,6 +3,7 @@ import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { readConfig } from "../config.ts";
 import { automaticLabels } from "../labels.ts";
+import { isSameProcess } from "../process-identity.ts";
 import { describeSandbox, openSandbox } from "../sandbox.ts";
 import { checkServer, droneRecord } from "../server-api.ts";
 
@@ -13,20 +14,13 @@ export function runtimeFile(configFile: string): string {
 
 export interface RuntimeStatus {
   pid: number;
+  /** Which life of `pid` wrote it: a PID left by a drone that died may be another process's now. */
+  identity?: string;
   connected: boolean;
   /** The sandbox line the running drone printed at start. */
   sandbox?: string;
   activeTurns: Array<{ turnId: string; project: string; pass: number; phase: string }>;
   updatedAt: string;
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** What `start` would confine commands with, or why it would refuse. */
@@ -68,7 +62,7 @@ export async function status(configFile: string): Promise<string[]> {
   const runtime = await readFile(runtimeFile(configFile), "utf8")
     .then((text) => JSON.parse(text) as RuntimeStatus)
     .catch(() => null);
-  if (!runtime || !isAlive(runtime.pid)) {
+  if (!runtime || !(await isSameProcess(runtime.pid, runtime.identity))) {
     lines.push(`sandbox:    ${await detectedSandbox(config, configFile)}`);
     lines.push("running:    no (start it with `gadget-drone start`)");
     return lines;

@@ -1,7 +1,8 @@
 // A checkout's runtime lock (docs/architecture.md, "The drone's side"): an exclusive lock file holding the owner's PID, so two turns never edit
-// the same checkout at once. A lock left by a dead process is reclaimed.
+// the same checkout at once. A lock left by a dead process (or an earlier life of its PID) is reclaimed.
 import { mkdir, open, readFile, rm } from "node:fs/promises";
 import path from "node:path";
+import { isSameProcess, ownIdentity } from "../process-identity.ts";
 
 export interface WorkspaceLock {
   readonly file: string;
@@ -10,18 +11,10 @@ export interface WorkspaceLock {
 
 export interface LockOwner {
   pid: number;
+  /** Which life of `pid` holds it (process-identity.ts): a restarted drone may get the same PID. */
+  identity?: string;
   turnId: string;
   since: string;
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: the process exists but belongs to someone else.
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
 }
 
 /** Reads who holds a lock file, or null when there is none (or it is unreadable). */
@@ -39,10 +32,16 @@ export async function lockOwner(file: string): Promise<LockOwner | null> {
  */
 export async function tryLock(file: string, turnId: string): Promise<WorkspaceLock | null> {
   await mkdir(path.dirname(file), { recursive: true });
+  const identity = await ownIdentity();
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
       const handle = await open(file, "wx", 0o600);
-      const owner: LockOwner = { pid: process.pid, turnId, since: new Date().toISOString() };
+      const owner: LockOwner = {
+        pid: process.pid,
+        ...(identity ? { identity } : {}),
+        turnId,
+        since: new Date().toISOString(),
+      };
       await handle.writeFile(JSON.stringify(owner));
       await handle.close();
       return {
@@ -57,7 +56,7 @@ export async function tryLock(file: string, turnId: string): Promise<WorkspaceLo
       if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
       const owner = await lockOwner(file);
       // Reclaim a lock whose process is gone (or a half-written one); otherwise it is busy.
-      if (owner && isAlive(owner.pid)) return null;
+      if (owner && (await isSameProcess(owner.pid, owner.identity))) return null;
       await rm(file, { force: true });
     }
   }

@@ -1,8 +1,10 @@
+import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { readdir, readFile, writeFile } from "node:fs/promises";
+import { readdir, readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { makeTempDir, startGitHttpServer } from "@gadget/testkit";
 import { describe, expect, it } from "vitest";
+import { ownIdentity, processIdentity } from "../process-identity.ts";
 import { createRemote } from "../testing/git-fixtures.ts";
 import { acquireLock, lockOwner, tryLock } from "./lock.ts";
 import { prepareWorkspace } from "./prepare.ts";
@@ -147,6 +149,39 @@ describe("runtime lock", () => {
     const lock = await tryLock(file, "turn-new");
     expect(lock).not.toBeNull();
     expect(await lockOwner(file)).toMatchObject({ turnId: "turn-new" });
+  });
+
+  it("reclaims a lock an earlier life of its own PID left (a drone restarted in its container)", async () => {
+    const file = path.join(await makeTempDir("gadget-lock-"), "demo.lock");
+    const earlier = { pid: process.pid, turnId: "old", since: "x" };
+    // Written by a drone that died: the same PID, another start time (or an older drone's file).
+    await writeFile(file, JSON.stringify({ ...earlier, identity: "another-boot:12345" }));
+    expect(await lockOwner((await tryLock(file, "turn-new"))?.file ?? "")).toMatchObject({
+      turnId: "turn-new",
+      identity: await ownIdentity(),
+    });
+    await rm(file);
+    await writeFile(file, JSON.stringify(earlier));
+    expect(await tryLock(file, "turn-newer")).not.toBeNull();
+  });
+
+  it("reclaims a lock whose PID another process has now, and respects the one that holds it", async () => {
+    const file = path.join(await makeTempDir("gadget-lock-"), "demo.lock");
+    const other = spawn("sleep", ["30"], { stdio: "ignore" });
+    try {
+      const pid = other.pid as number;
+      const identity = await processIdentity(pid);
+      expect(identity).toMatch(/^[0-9a-f-]+:\d+$/);
+      await writeFile(file, JSON.stringify({ pid, identity, turnId: "held", since: "x" }));
+      expect(await tryLock(file, "turn-new")).toBeNull();
+      await writeFile(
+        file,
+        JSON.stringify({ pid, identity: `${identity}0`, turnId: "x", since: "x" }),
+      );
+      expect(await tryLock(file, "turn-new")).not.toBeNull();
+    } finally {
+      other.kill("SIGKILL");
+    }
   });
 
   it("waits for the holder, saying who holds it", async () => {
