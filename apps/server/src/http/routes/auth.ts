@@ -4,12 +4,8 @@ import { isDuplicateKeyError, type Models } from "@gadget/db";
 import { rest, UserError } from "@gadget/protocol";
 import type { FastifyRequest } from "fastify";
 import { bearerToken } from "../../auth/authenticate.ts";
-import {
-  dummyPasswordHash,
-  hashPassword,
-  needsRehash,
-  verifyPassword,
-} from "../../auth/passwords.ts";
+import { signInChecked } from "../../auth/login.ts";
+import { dummyPasswordHash, hashPassword, verifyPassword } from "../../auth/passwords.ts";
 import type { RateLimits } from "../../auth/rate-limit.ts";
 import type { SignIns } from "../../auth/sign-ins.ts";
 import { describeUserAgent } from "../../auth/user-agent.ts";
@@ -103,12 +99,13 @@ export function accountRoutes(app: ContractApp, dependencies: AuthRouteDependenc
         throw new UserError("unauthorized", "Wrong email or password");
       }
       await limits.loginSucceeded(body.email, request.ip);
-      if (needsRehash(user.passwordHash, cost)) {
-        const stronger = await hashPassword(body.password, cost);
-        await models.User.updateOne({ _id: user._id }, { $set: { passwordHash: stronger } });
-      }
       const device = describeUserAgent(request.headers["user-agent"]);
-      return { user: toUser(user), token: await signIns.issue(user._id, device) };
+      const token = await signInChecked(
+        { models, signIns },
+        { user, password: body.password, device },
+        cost,
+      );
+      return { user: toUser(user), token };
     },
     { preValidation: beforeLogin },
   );
