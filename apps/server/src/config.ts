@@ -118,6 +118,8 @@ export const serverDefaults = {
   host: sharedDefaults.host,
   redisPrefix: "gadget",
   droneGraceMs: 60_000,
+  /** How long a stop may take before the process exits without finishing it (main.ts). */
+  stopTimeoutMs: 25_000,
   signup: "open",
   tokenTtlDays: 30,
   allowPrivateNetwork: false,

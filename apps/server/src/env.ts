@@ -36,6 +36,7 @@ const envSchema = sharedEnvironmentSchema.extend({
     .default(serverDefaults.redisPrefix),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   DRONE_GRACE_MS: milliseconds.default(serverDefaults.droneGraceMs),
+  GADGET_STOP_TIMEOUT_MS: milliseconds.default(serverDefaults.stopTimeoutMs),
   GADGET_SIGNUP: z.enum(["open", "invite", "closed"]).optional(),
   GADGET_TOKEN_TTL_DAYS: z.coerce
     .number({ error: "must be a number of days" })
@@ -66,6 +67,8 @@ export interface ServerEnv {
   redisPrefix: string;
   logLevel: string;
   droneGraceMs: number;
+  /** A stop still under way after this long ends the process (exit 1), naming the step it was at. */
+  stopTimeoutMs: number;
   /** Who may sign up: anyone, holders of an invite, or nobody (accounts made with the CLI). */
   signup: "open" | "invite" | "closed";
   /** A token unused for this long stops working. */
@@ -127,6 +130,7 @@ export function loadEnv(source: NodeJS.ProcessEnv): ServerEnv {
     redisPrefix: env.GADGET_REDIS_PREFIX,
     logLevel: env.LOG_LEVEL,
     droneGraceMs: env.DRONE_GRACE_MS,
+    stopTimeoutMs: env.GADGET_STOP_TIMEOUT_MS,
     // Closed in production unless said otherwise: whoever reaches the server could register drones.
     signup: env.GADGET_SIGNUP ?? (env.NODE_ENV === "production" ? "closed" : serverDefaults.signup),
     tokenTtlDays: env.GADGET_TOKEN_TTL_DAYS,

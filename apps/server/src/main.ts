@@ -114,8 +114,21 @@ export async function serve(env: ServerEnv): Promise<void> {
       process.exit(1);
     }
     logger.info({ signal }, "stopping: no new work, flushing, closing sockets");
+    // A stop that hangs (a database or Redis that does not answer) must still end: what it had
+    // not stored, drones send again to another server (they keep events until stored).
+    let step = "starting to stop";
+    setTimeout(() => {
+      logger.error(
+        { step, stopTimeoutMs: env.stopTimeoutMs },
+        `stop still under way after ${env.stopTimeoutMs} ms (at: ${step}): exiting without finishing it`,
+      );
+      process.exit(1);
+    }, env.stopTimeoutMs).unref();
     try {
-      await server.close();
+      await server.close((next) => {
+        step = next;
+      });
+      step = "stopping the private services";
       await stopServices();
       process.exit(0);
     } catch (error) {

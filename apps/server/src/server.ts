@@ -1,7 +1,6 @@
 // createGadgetServer: one server instance (HTTP + Socket.IO on one port), wired to MongoDB and
 // Redis. The composition root: every part is built here, given what it uses, and here alone it is
-// said who hears what. Tests start several in one process on port 0 with their own database and
-// key prefix.
+// said who hears what. Tests start several in one process on port 0, each its own database/prefix.
 import { type Database, type Models, openDatabase } from "@gadget/db";
 import { type Logger, silentLogger } from "@gadget/logging";
 import type { FastifyInstance } from "fastify";
@@ -88,8 +87,8 @@ export interface GadgetServer {
   turns: TurnService;
   sweeper: LeaseSweeper;
   http: FastifyInstance;
-  /** Graceful stop: no new work, flush, disconnect sockets (drones reconnect elsewhere), close. */
-  close(): Promise<void>;
+  /** Graceful stop (drones reconnect elsewhere); `onStep` hears each step as it begins. */
+  close(onStep?: (step: string) => void): Promise<void>;
 }
 
 /**
@@ -338,8 +337,7 @@ export async function createGadgetServer(input: ServerConfig): Promise<GadgetSer
   void webhooks.requeuePending().catch((err: unknown) => logger.warn({ err }, "requeue failed"));
   sweeper.start();
   signIns.start();
-  // Redis back after an outage may have come back empty: its indexes are rebuilt from the
-  // database and queued turns enqueued again now, not at the next periodic repair.
+  // Redis back after an outage may be empty: indexes rebuilt, queued turns enqueued again, now.
   connections.onReturn(() => {
     health.succeeded("redis");
     void Promise.all([sweeper.recover(), webhooks.requeuePending()]).catch((error: unknown) =>
@@ -356,21 +354,24 @@ export async function createGadgetServer(input: ServerConfig): Promise<GadgetSer
   logger.info({ url, publicUrl }, "gadget-code server listening");
 
   let closing: Promise<void> | null = null;
-  const close = () => {
-    closing ??= stopServer({
-      lifecycle,
-      signIns,
-      sweeper,
-      jobs,
-      dispatcher,
-      store,
-      sockets,
-      turnUpdates,
-      http,
-      connections,
-      database,
-      logger,
-    });
+  const close = (onStep?: (step: string) => void) => {
+    closing ??= stopServer(
+      {
+        lifecycle,
+        signIns,
+        sweeper,
+        jobs,
+        dispatcher,
+        store,
+        sockets,
+        turnUpdates,
+        http,
+        connections,
+        database,
+        logger,
+      },
+      onStep,
+    );
     return closing;
   };
 

@@ -30,26 +30,40 @@ export interface StoppedParts {
   logger: Logger;
 }
 
-/** Stops the server; every step waits for the one before it. */
-export async function stopServer(parts: StoppedParts): Promise<void> {
+/**
+ * Stops the server; every step waits for the one before it, and `onStep` hears each as it begins
+ * (main.ts names the one a stop past its deadline was stuck at).
+ */
+export async function stopServer(
+  parts: StoppedParts,
+  onStep: (step: string) => void = () => {},
+): Promise<void> {
   // No new work: readiness fails, requests that start work are refused, sweeps end.
+  onStep("refusing new work");
   parts.lifecycle.stop();
   parts.signIns.stop();
   await parts.sweeper.stop();
   // No new dispatches here; the ones running (jobs, and turns this server just created) end.
+  onStep("finishing dispatches");
   await parts.jobs.stop("dispatch");
   await parts.dispatcher.settled();
   // Drone events taken so far are applied before the drones leave.
+  onStep("storing drone events");
   await parts.store.flush();
   parts.sockets.disconnectLocal();
   // Disconnects being handled (their turns' grace periods), deliveries being queued.
+  onStep("handling disconnects");
   await parts.lifecycle.settled();
+  onStep("closing job queues");
   await parts.jobs.close();
   // Everything written and applied, and the browsers told, before the connections go.
+  onStep("writing what is left");
   await parts.store.drain();
   parts.turnUpdates.flushAll();
+  onStep("closing sockets and HTTP");
   await parts.sockets.close();
   await parts.http.close().catch(() => undefined);
+  onStep("closing Redis and the database");
   await parts.connections.close();
   await parts.database.close();
   parts.logger.info("gadget-code server stopped");
