@@ -387,6 +387,14 @@ function startStream(
   };
 }
 
+/**
+ * A call of `fn` with `argument`, as source text for the page: tsx wraps functions in its
+ * `__name` helper, which does not exist there.
+ */
+function inPage(fn: (argument: never) => unknown, argument: unknown): string {
+  return `var __name = (target) => target; (${fn.toString()})(${JSON.stringify(argument)});`;
+}
+
 async function measurePage(
   page: Page,
   url: string,
@@ -395,10 +403,7 @@ async function measurePage(
   measureMs: number,
 ) {
   const fresh = await page.context().newPage();
-  // As source text: tsx's helpers (`__name`) do not exist in the page.
-  await fresh.addInitScript({
-    content: `var __name = (target) => target; (${instrument.toString()})(${JSON.stringify(mode)});`,
-  });
+  await fresh.addInitScript({ content: inPage(instrument, mode) });
   await fresh.goto(url);
   await fresh.waitForFunction(
     () => (window as unknown as { bench: { allRows(): number | null } }).bench.allRows() !== null,
@@ -421,10 +426,9 @@ async function measurePage(
     ).bench;
     return { shown: bench.shown(), firstRow: bench.firstRow(), allRows: bench.allRows() };
   });
-  // As source text, like the instrument above (tsx's `__name` again).
-  const startup = (await fresh.evaluate(
-    `var __name = (target) => target; (${readStartup.toString()})(${JSON.stringify(result.firstRow)})`,
-  )) as ReturnType<typeof readStartup>;
+  const startup = (await fresh.evaluate(inPage(readStartup, result.firstRow))) as ReturnType<
+    typeof readStartup
+  >;
   const inDom: number[] = [];
   const painted: number[] = [];
   for (const entry of result.shown) {
